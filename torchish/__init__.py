@@ -1,0 +1,46 @@
+"""torchish: PyTorch's API on JAX. `import torchish as torch`.
+
+Public names are re-exported here; nothing is defined in this file except the glue that
+pulls op functions from the registry into this namespace.
+"""
+import jax as _jax
+
+# PyTorch's int64/float64 are real 64-bit types: JAX's x64 mode, with float32/int64 defaults
+# kept by always passing explicit dtypes. float32 matmuls at full precision, as PyTorch's CPU.
+_jax.config.update("jax_enable_x64", True)
+_jax.config.update("jax_default_matmul_precision", "highest")
+
+from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,  # noqa
+                     float32, float64, complex64, complex128, promote_types, result_type,
+                     can_cast, get_default_dtype, set_default_dtype)
+from ._dtype import ALIASES as _ALIASES
+from ._device import device, get_default_device, set_default_device  # noqa: F401
+from ._tensor import Tensor, Size  # noqa: F401
+from . import autograd  # noqa: F401
+from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
+                       is_grad_enabled, is_inference_mode_enabled)
+from . import _ops
+from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
+
+globals().update(_ALIASES)
+globals().update(_ops.public_functions())
+globals().update(_ops.plain_functions())
+from ._ops.creation import from_jax  # noqa: E402,F401
+
+__version__ = "2.13.0+torchish"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+def numel(input):
+    return input.numel()

@@ -1,0 +1,118 @@
+"""`torchish.device`: PyTorch device names mapped onto JAX devices.
+
+`cpu` is JAX's CPU backend; `cuda` / `cuda:N` are JAX's GPU devices (NVIDIA or ROCm). A TPU, when
+present, is reachable as `xla` / `tpu`. The default device follows `set_default_device`.
+"""
+import functools
+
+import jax
+
+__all__ = ["device", "get_default_device", "set_default_device"]
+
+_JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "xla": "tpu", "tpu": "tpu"}
+
+
+class device:
+    __slots__ = ("type", "index")
+
+    def __new__(cls, type_or_str, index=None):
+        if isinstance(type_or_str, device):
+            return type_or_str
+        if isinstance(type_or_str, int):  # torch.device(0) means cuda:0
+            type_or_str, index = "cuda", type_or_str
+        name = str(type_or_str)
+        if ":" in name:
+            name, _, idx = name.partition(":")
+            if index is not None:
+                raise ValueError(f"type (string) must not include an index because index "
+                                 f"was passed explicitly: {type_or_str}")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type_or_str}'")
+            index = int(idx)
+        if name not in _JAX_PLATFORM and name not in ("mps", "meta"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda, xla, tpu, mps, meta device type at start of "
+                f"device string: {type_or_str}")
+        self = object.__new__(cls)
+        object.__setattr__(self, "type", name)
+        object.__setattr__(self, "index", index)
+        return self
+
+    def __setattr__(self, k, v):
+        raise AttributeError("torchish.device is immutable")
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return (isinstance(other, device) and self.type == other.type
+                and self.index == other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (str(self),))
+
+    def __enter__(self):
+        self._prev = get_default_device()
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        set_default_device(self._prev)
+
+
+@functools.lru_cache(maxsize=None)
+def _platform_devices(platform):
+    try:
+        return tuple(jax.devices(platform))
+    except RuntimeError:
+        return ()
+
+
+def jax_device(dev):
+    """The JAX device for a torchish device (RuntimeError, as PyTorch, when there is none)."""
+    dev = device(dev)
+    devs = _platform_devices(_JAX_PLATFORM.get(dev.type, dev.type))
+    if not devs:
+        if dev.type == "cuda":
+            raise RuntimeError("Torch not compiled with CUDA enabled (torchish: JAX sees no "
+                               "GPU; install jax[cuda12] on a machine with an NVIDIA GPU)")
+        raise RuntimeError(f"torchish: no JAX device for '{dev}'")
+    index = dev.index or 0
+    if index >= len(devs):
+        raise RuntimeError("CUDA error: invalid device ordinal" if dev.type == "cuda"
+                           else f"torchish: device index {index} out of range for '{dev.type}'")
+    return devs[index]
+
+
+def from_jax_device(jdev):
+    platform = jdev.platform
+    if platform == "cpu":
+        return CPU
+    kind = "cuda" if platform in ("gpu", "cuda", "rocm") else "xla"
+    return device(kind, _platform_devices(_JAX_PLATFORM[kind]).index(jdev))
+
+
+CPU = device("cpu")
+_default = [CPU]
+
+
+def get_default_device():
+    return _default[0]
+
+
+def set_default_device(dev):
+    _default[0] = CPU if dev is None else device(dev)
+
+
+def cuda_device_count():
+    return len(_platform_devices("gpu"))

@@ -1,0 +1,209 @@
+"""torchish dtypes, PyTorch's type-promotion rules and the default dtype.
+
+Promotion follows PyTorch's `ResultTypeState`: operands are split into three tiers (tensors with
+dims, 0-dim tensors, Python scalars); a lower tier only matters when its *category*
+(bool < integer < floating < complex) is higher than every tier above it.
+"""
+import builtins
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["dtype", "promote_types", "result_type", "can_cast", "get_default_dtype",
+           "set_default_dtype", "from_np"]
+
+
+class dtype:
+    """A PyTorch dtype; `np` is the NumPy dtype of the JAX arrays that carry it."""
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "_category", "_legacy")
+
+    def __init__(self, name, np_dtype, category, legacy):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == 2
+        self.is_complex = category == 3
+        self.is_signed = name not in ("uint8", "bool")
+        self._category = category
+        self._legacy = legacy  # "Float" in `torch.FloatTensor`, also used in error messages
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    def to_complex(self):
+        return {"float32": complex64, "float64": complex128, "float16": complex64,
+                "bfloat16": complex64}.get(self.name, self)
+
+    @property
+    def is_inference(self):
+        return False
+
+
+bool = dtype("bool", np.bool_, 0, "Bool")
+uint8 = dtype("uint8", np.uint8, 1, "Byte")
+int8 = dtype("int8", np.int8, 1, "Char")
+int16 = dtype("int16", np.int16, 1, "Short")
+int32 = dtype("int32", np.int32, 1, "Int")
+int64 = dtype("int64", np.int64, 1, "Long")
+float16 = dtype("float16", np.float16, 2, "Half")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, "BFloat16")
+float32 = dtype("float32", np.float32, 2, "Float")
+float64 = dtype("float64", np.float64, 2, "Double")
+complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat")
+complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble")
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+       complex64, complex128)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}
+ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
+           "short": int16, "cfloat": complex64, "cdouble": complex128, "uint8": uint8}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def from_np(np_dtype):
+    """The torchish dtype of a NumPy/JAX dtype (unsupported widths map to their torch kin)."""
+    d = np.dtype(np_dtype)
+    try:
+        return _BY_NP[d]
+    except KeyError:
+        pass
+    if d.kind == "u":  # torch has no uint16/32/64 tensors in common use
+        return int64
+    raise TypeError(f"can't convert np.ndarray of type {d}. The only supported types are: "
+                    "float64, float32, float16, complex64, complex128, int64, int32, int16, "
+                    "int8, uint8, and bool.")
+
+
+# PyTorch's promotion lattice among same-category types, plus the cross-category rules.
+_INT_ORDER = [uint8, int8, int16, int32, int64]
+
+
+def _promote_pair(a, b):
+    if a is b:
+        return a
+    ca, cb = a._category, b._category
+    if ca != cb:
+        hi, lo = (a, b) if ca > cb else (b, a)
+        if hi.is_complex and lo.is_floating_point and lo is float64:
+            return complex128
+        if hi.is_floating_point or hi.is_complex or lo is bool:
+            return hi
+        return hi
+    if ca == 1:
+        if uint8 in (a, b):  # uint8 with a signed int widens to the next signed type
+            other = b if a is uint8 else a
+            return int16 if other is int8 else other
+        return max(a, b, key=_INT_ORDER.index)
+    if ca == 2:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return max(a, b, key=lambda d: d.itemsize)
+    if ca == 3:
+        return complex128
+    return a
+
+
+_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+
+
+def promote_types(type1, type2):
+    return _PROMOTE[(type1, type2)]
+
+
+_default_float = [float32]
+
+
+def get_default_dtype():
+    return _default_float[0]
+
+
+def set_default_dtype(d):
+    if d not in (float32, float64, float16, bfloat16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = d
+
+
+def default_complex():
+    return complex128 if _default_float[0] is float64 else complex64
+
+
+def scalar_dtype(value):
+    """The dtype a Python scalar takes as a wrapped number (its category's default)."""
+    if isinstance(value, builtins.bool):
+        return bool
+    if isinstance(value, builtins.int):
+        return int64
+    if isinstance(value, builtins.float):
+        return _default_float[0]
+    if isinstance(value, builtins.complex):
+        return default_complex()
+    if isinstance(value, np.generic):
+        return from_np(value.dtype)
+    raise TypeError(f"unsupported scalar {value!r}")
+
+
+def _combine_categories(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        # keep the float width of the higher tier (float64 tensor + 1j -> complex128)
+        return complex128 if higher is float64 else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return _PROMOTE[(higher, lower)]
+    return higher
+
+
+def _tier_fold(acc, d):
+    return d if acc is None else _PROMOTE[(acc, d)]
+
+
+def result_dtype(dim_dtypes, zero_dim_dtypes, scalar_dtypes):
+    """PyTorch's result type from the three tiers of operands (lists of dtypes)."""
+    dim = zero = wrapped = None
+    for d in dim_dtypes:
+        dim = _tier_fold(dim, d)
+    for d in zero_dim_dtypes:
+        zero = _tier_fold(zero, d)
+    for d in scalar_dtypes:
+        wrapped = _tier_fold(wrapped, d)
+    return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+def result_type(tensor1, tensor2):
+    from ._tensor import Tensor
+    tiers = ([], [], [])
+    for x in (tensor1, tensor2):
+        if isinstance(x, Tensor):
+            tiers[0 if x.ndim else 1].append(x.dtype)
+        else:
+            tiers[2].append(scalar_dtype(x))
+    return result_dtype(*tiers)
+
+
+def can_cast(from_, to):
+    """PyTorch's `can_cast`: no casting to a lower category."""
+    if from_._category > to._category:
+        return False
+    return not (from_ is not bool and to is bool)
+
+
+def type_name(d):
+    """`torch.FloatTensor` style name used in autograd error messages."""
+    return f"torch.{d._legacy}Tensor"

@@ -1,0 +1,433 @@
+"""Indexing: `__getitem__` / `__setitem__`, gather/scatter, index_select and friends.
+
+Basic indexing (ints, slices, None, Ellipsis) gives a view, like PyTorch; anything with a tensor,
+list or bool mask is advanced indexing (a copy). A bool mask has a data-dependent shape, so it is
+turned into integer indices on the host (PyTorch does the same `nonzero`); that needs concrete
+values, so masks inside traced code are only supported where the shape does not change
+(`x[mask] = value`, which becomes a `where`).
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from .. import _dtype as dt
+from .registry import Promote, op, check_inplace
+
+P = Promote
+
+
+def _is_basic(item):
+    return item is None or item is Ellipsis or isinstance(item, (int, slice)) and \
+        not isinstance(item, bool)
+
+
+def _expand_ellipsis(key, ndim):
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis and not (
+        isinstance(k, Tensor) and k.dtype is dt.bool) and not isinstance(k, bool)) + sum(
+        k.ndim for k in key if isinstance(k, Tensor) and k.dtype is dt.bool)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * max(ndim - consumed, 0))
+        else:
+            out.append(k)
+    return out
+
+
+def basic_steps(shape, key):
+    """View steps for a basic index key (ints, slices, None), with PyTorch's errors."""
+    steps = []
+    dim = 0  # position in the output being built
+    src = 0  # position in the input
+    for k in key:
+        if k is None:
+            steps.append(("unsqueeze", dim))
+            dim += 1
+            continue
+        if src >= len(shape):
+            raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+        n = shape[src]
+        if isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = k.indices(n)
+            if not (start == 0 and stop == n and step == 1):
+                stop = max(stop, start)
+                steps.append(("slice", dim, start, stop, step))
+            dim += 1
+        else:
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {src} with size {n}")
+            steps.append(("select", dim, k % n))
+        src += 1
+    return tuple(steps)
+
+
+_STEP_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
+               "unsqueeze": "UnsqueezeBackward0"}
+
+
+def _steps_name(kinds, statics):
+    steps = statics["steps"]
+    return _STEP_NAMES[steps[-1][0]] if steps else "AliasBackward0"
+
+
+@op(promote=P.NONE, grad_fn=_steps_name, saves=(), function=False, method=False,
+    view=lambda t, steps: list(steps))
+def _basic_index(input, steps):
+    from .._storage import _apply_steps
+    return _apply_steps(input, steps)
+
+
+@op(promote=P.NONE, grad_fn="IndexBackward0", saves=("indices",), function=False,
+    method=False)
+def _advanced_index(input, indices, key):
+    return input[_rebuild_key(key, indices)]
+
+
+def _rebuild_key(key, arrays):
+    out = []
+    for k in key:
+        if isinstance(k, tuple) and k and k[0] == "T":
+            out.append(arrays[k[1]])
+        elif isinstance(k, tuple) and k and k[0] == "S":
+            out.append(slice(*k[1:]))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _to_index_tensor(k):
+    from .creation import tensor
+    if isinstance(k, Tensor):
+        return k
+    arr = np.asarray(k)
+    if arr.dtype == np.bool_:
+        return tensor(arr)
+    if arr.size == 0:
+        return tensor(arr.astype(np.int64))
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return tensor(arr.astype(np.int64))
+
+
+def _normalize_key(self, key):
+    """(basic steps or None, advanced key, index tensors) for a user key."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if all(_is_basic(k) for k in key):
+        return basic_steps(self.shape, _expand_ellipsis(key, self.ndim)), None, None
+    items = []
+    for k in key:
+        if _is_basic(k):
+            items.append(k)
+        elif isinstance(k, bool):
+            items.append(_to_index_tensor(np.array(k)))
+        else:
+            items.append(_to_index_tensor(k))
+    items = _expand_ellipsis(items, self.ndim)
+    static, arrays = [], []
+    dim = 0
+    for k in items:
+        if isinstance(k, Tensor):
+            if k.dtype is dt.bool:
+                if k.ndim == 0:
+                    static.append(None)  # x[True] adds a dim of size 1 (or 0 for False)
+                    if not bool(k.item()):
+                        static[-1] = ("S", 0, 0, None)
+                    continue
+                _check_mask(self, k, dim)
+                for idx in np.nonzero(np.asarray(k._data)):
+                    static.append(("T", len(arrays)))
+                    arrays.append(_int_tensor(idx))
+                dim += k.ndim
+                continue
+            if k.dtype.is_floating_point or k.dtype.is_complex:
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+            _check_bounds(self, k, dim)
+            static.append(("T", len(arrays)))
+            arrays.append(k)
+            dim += 1
+        elif isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            static.append(("S", k.start, k.stop, k.step))
+            dim += 1
+        elif k is None:
+            static.append(None)
+        else:
+            n = self.shape[dim]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
+            static.append(k)
+            dim += 1
+    if dim > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    return None, tuple(static), arrays
+
+
+def _int_tensor(idx):
+    from .creation import tensor
+    return tensor(np.asarray(idx, dtype=np.int64))
+
+
+def _check_mask(self, mask, dim):
+    shape = self.shape[dim:dim + mask.ndim]
+    for i, (a, b) in enumerate(zip(mask.shape, shape)):
+        if a != b:
+            raise IndexError(f"The shape of the mask [{', '.join(map(str, mask.shape))}] at "
+                             f"index {i} does not match the shape of the indexed tensor "
+                             f"[{', '.join(map(str, self.shape))}] at index {dim + i}")
+
+
+def _check_bounds(self, index, dim):
+    if dim >= self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    data = index._data
+    if isinstance(data, jax.core.Tracer) or index.numel() == 0:
+        return
+    arr = np.asarray(data)
+    n = self.shape[dim]
+    bad = (arr >= n) | (arr < -n)
+    if bad.any():
+        v = int(arr[bad].reshape(-1)[0])
+        raise IndexError(f"index {v} is out of bounds for dimension {dim} with size {n}")
+
+
+def getitem(self, key):
+    steps, static, arrays = _normalize_key(self, key)
+    if steps is not None:
+        return _basic_index(self, steps)
+    return _advanced_index(self, arrays, static)
+
+
+@op(promote=P.NONE, grad_fn="IndexPutBackward0", inplace=True, function=False, method=False,
+    saves=("indices",))
+def _index_put(input, indices, values, key, accumulate=False):
+    idx = _rebuild_key(key, indices)
+    values = values.astype(input.dtype)
+    return input.at[idx].add(values) if accumulate else input.at[idx].set(values)
+
+
+@op(promote=P.NONE, grad_fn="CopyBackwards", inplace=True, function=False, method=False,
+    saves=())
+def copy(input, src, non_blocking=False):
+    return jnp.broadcast_to(src.astype(input.dtype), input.shape)
+
+
+def setitem(self, key, value):
+    check_inplace(self)
+    if not isinstance(key, tuple):
+        key = (key,)
+    if len(key) == 1 and isinstance(key[0], Tensor) and key[0].dtype is dt.bool and \
+            key[0].shape == self.shape and (not isinstance(value, Tensor) or value.ndim == 0):
+        # x[mask] = v keeps the shape: a `where`, which also works inside traced code
+        self.masked_fill_(key[0], value)
+        return
+    steps, static, arrays = _normalize_key(self, key)
+    if not isinstance(value, Tensor):
+        from .creation import tensor
+        value = tensor(value, dtype=self.dtype, device=self.device)
+    if steps is not None:
+        target = _basic_index(self, steps) if steps else self
+        target.copy_(value)
+        return
+    Tensor._index_put_(self, arrays, value, static)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    _, static, arrays = _normalize_key(self, tuple(indices))
+    return Tensor._index_put_(self, arrays, values, static, accumulate)
+
+
+def index_put(self, indices, values, accumulate=False):
+    return index_put_(self.clone(), indices, values, accumulate)
+
+
+Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+Tensor.index_put_ = index_put_
+Tensor.index_put = index_put
+
+
+# ---- gather / scatter family ---------------------------------------------------------------
+
+def _dim(d, ndim):
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def _grid(index, dim):
+    """Full coordinates for gather/scatter: arange on every dim but `dim`."""
+    idx = []
+    for d in range(index.ndim):
+        if d == dim:
+            idx.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[d] = index.shape[d]
+            idx.append(jnp.arange(index.shape[d]).reshape(shape))
+    return tuple(idx)
+
+
+@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("index",))
+def gather(input, dim, index, *, sparse_grad=False):
+    d = _dim(dim, input.ndim)
+    if input.ndim == 0:
+        return input.reshape(index.shape)
+    return input[_grid(index, d)]
+
+
+@op(promote=P.NONE, grad_fn="TakeAlongDimBackward0", saves=("indices",))
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return jnp.take_along_axis(input.reshape(-1), indices.reshape(-1), 0)
+    return jnp.take_along_axis(input, indices, _dim(dim, input.ndim))
+
+
+def _src_part(src, index):
+    if jnp.ndim(src) == 0:
+        return src
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _scatter_name(kinds, statics):
+    return "ScatterBackward1" if isinstance(kinds[2], type) else "ScatterBackward0"
+
+
+@op(promote=P.NONE, grad_fn=_scatter_name, inplace=True, saves=("index",),
+    tensors=("input", "index", "src"))
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    d = _dim(dim, input.ndim)
+    s = value if src is None else src
+    s = _src_part(jnp.asarray(s).astype(input.dtype), index)
+    where = input.at[_grid(index, d)]
+    if reduce == "add":
+        return where.add(s)
+    if reduce == "multiply":
+        return where.multiply(s)
+    return where.set(s)
+
+
+@op(promote=P.NONE, grad_fn="ScatterAddBackward0", inplace=True, saves=("index",))
+def scatter_add(input, dim, index, src):
+    d = _dim(dim, input.ndim)
+    return input.at[_grid(index, d)].add(_src_part(src.astype(input.dtype), index))
+
+
+@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True, saves="inputs")
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    d = _dim(dim, input.ndim)
+    grid = _grid(index, d)
+    s = _src_part(src.astype(input.dtype), index)
+    if reduce == "sum":
+        base = input if include_self else input.at[grid].set(0)
+        return base.at[grid].add(s)
+    if reduce == "prod":
+        base = input if include_self else input.at[grid].set(1)
+        return base.at[grid].multiply(s)
+    if reduce in ("amax", "amin"):
+        fill = -jnp.inf if reduce == "amax" else jnp.inf
+        if not jnp.issubdtype(input.dtype, jnp.floating):
+            info = jnp.iinfo(input.dtype)
+            fill = info.min if reduce == "amax" else info.max
+        base = input if include_self else input.at[grid].set(fill)
+        return base.at[grid].max(s) if reduce == "amax" else base.at[grid].min(s)
+    if reduce == "mean":
+        base = input if include_self else input.at[grid].set(0)
+        total = base.at[grid].add(s)
+        count = jnp.ones_like(input).at[grid].add(1) if include_self else \
+            jnp.zeros_like(input).at[grid].add(1)
+        count = jnp.where(count == 0, 1, count)
+        out = total / count
+        return out if jnp.issubdtype(input.dtype, jnp.floating) else jnp.floor_divide(total, count)
+    raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                       f"{reduce}")
+
+
+@op(promote=P.NONE, grad_fn="IndexSelectBackward0", saves=("index",))
+def index_select(input, dim, index):
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _dim(dim, input.ndim)
+    if input.ndim == 0:
+        return input.reshape(index.shape)
+    return jnp.take(input, index.reshape(-1), axis=d)
+
+
+def _index_along(input, d, index):
+    idx = [slice(None)] * input.ndim
+    idx[d] = index
+    return tuple(idx)
+
+
+@op(promote=P.NONE, grad_fn="IndexAddBackward0", inplace=True, saves=("index",))
+def index_add(input, dim, index, source, *, alpha=1):
+    d = _dim(dim, input.ndim)
+    src = source.astype(input.dtype)
+    return input.at[_index_along(input, d, index)].add(src if alpha == 1 else src * alpha)
+
+
+@op(promote=P.NONE, grad_fn="IndexCopyBackward0", inplace=True, saves=("index",))
+def index_copy(input, dim, index, source):
+    d = _dim(dim, input.ndim)
+    return input.at[_index_along(input, d, index)].set(source.astype(input.dtype))
+
+
+@op(promote=P.NONE, grad_fn="IndexFillBackward0", inplace=True, saves=("index",))
+def index_fill(input, dim, index, value):
+    d = _dim(dim, input.ndim)
+    return input.at[_index_along(input, d, index)].set(jnp.asarray(value).astype(input.dtype))
+
+
+@op(promote=P.NONE, grad_fn="TakeBackward0", saves=("index",))
+def take(input, index):
+    return jnp.take(input.reshape(-1), index)
+
+
+def masked_select(input, mask):
+    from .shape import broadcast_to
+    shape = jnp.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return getitem(broadcast_to(input, shape), broadcast_to(mask, shape))
+
+
+def nonzero(input, *, as_tuple=False):
+    from .creation import tensor
+    arr = np.asarray(input._data)
+    idx = np.nonzero(arr) if arr.ndim else np.nonzero(arr.reshape(1))
+    if as_tuple:
+        return tuple(tensor(i.astype(np.int64), device=input.device) for i in idx)
+    return tensor(np.stack(idx, axis=1).astype(np.int64).reshape(-1, max(arr.ndim, 1))
+                  if arr.ndim else np.zeros((int(arr.item() != 0), 0), np.int64),
+                  device=input.device)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def masked_scatter_(self, mask, source):
+    from .shape import broadcast_to
+    m = np.asarray(broadcast_to(mask, self.shape)._data)
+    n = int(m.sum())
+    positions = tuple(_int_tensor(i) for i in np.nonzero(m))
+    values = source.reshape(-1)[:n]
+    return Tensor._index_put_(self, list(positions), values,
+                              tuple(("T", i) for i in range(len(positions))))
+
+
+def masked_scatter(self, mask, source):
+    return masked_scatter_(self.clone(), mask, source)
+
+
+for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter"):
+    setattr(Tensor, _n, globals()[_n])
+
+PLAIN = ["masked_select", "nonzero", "argwhere", "masked_scatter", "index_put", "index_put_"]

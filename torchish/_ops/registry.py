@@ -1,0 +1,651 @@
+"""The op registry and the one dispatcher every op goes through.
+
+Declare an op once::
+
+    @op(promote=Promote.DEFAULT, grad_fn="AddBackward0", inplace=True,
+        dunders=("__add__", "__radd__", "__iadd__"), saves=())
+    def add(input, other, *, alpha=1):
+        return input + other * alpha
+
+The body is a pure JAX function. Parameters without a default (or those named in `tensors=`)
+are *dynamic*: they may receive Tensors, Python scalars, None or lists of Tensors and are passed
+to the compiled forward as JAX values. All other parameters are *static*: hashable values baked
+into the compiled forward (a tuple, a dtype, a bool). From the declaration the registry builds
+`torchish.add`, `Tensor.add`, `Tensor.add_` and the dunders, all calling `dispatch`, which
+
+1. unwraps tensors, computes the result dtype from the promotion kind (PyTorch's rules, in
+   `_dtype.result_dtype`) and caches a *plan* per (op, static args, operand dtypes/kinds);
+2. runs the plan's jitted forward (casts included, so an op is one XLA dispatch);
+3. wraps outputs (views share the input's storage, see `_storage.py`);
+4. when grad mode is on and an input requires grad, records a `Node` whose backward is the
+   plan's `jax.vjp` pullback, jitted and cached per (plan, which inputs need grads).
+"""
+import enum
+import functools
+import inspect
+import itertools
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype as dt
+from .._tensor import Tensor, _alias, _new_tensor, _wrap
+from .._storage import Storage, extend, read_view, write_view
+from ..autograd import grad_mode
+from ..autograd.graph import Node, edge_of
+
+__all__ = ["op", "Promote", "REGISTRY", "dispatch", "call_jax"]
+
+
+class Promote(enum.Enum):
+    NONE = 0              # operands keep their dtypes (shape ops, indexing)
+    DEFAULT = 1           # promoted dtype in and out
+    INT_TO_FLOAT = 2      # integer/bool results become the default float dtype (div, sqrt)
+    ALWAYS_BOOL = 3       # compute in the promoted dtype, return bool (comparisons)
+    COMPLEX_TO_FLOAT = 4  # complex inputs give real results (abs)
+    INT_TO_LONG = 5       # bool/integer inputs accumulate in int64 (sum, cumsum, prod)
+
+
+REGISTRY = {}
+
+
+class OpDef:
+    def __init__(self, name, body, tensors, statics, promote, promoted, grad_fn,
+                 differentiable, saves, view, returns):
+        self.name = name
+        self.body = body
+        self.tensors = tensors
+        self.statics = statics
+        self.promote = promote
+        self.promoted = frozenset(promoted)
+        self.grad_fn = grad_fn
+        self.differentiable = differentiable
+        self.saves = saves
+        self.view = view
+        self.returns = returns
+        self.plans = {}
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
+       differentiable=True, saves="inputs", view=None, returns=None, function=True,
+       method=True, inplace=False, dunders=(), nn=False, aliases=()):
+    """Declare an op; see the module docstring. Returns the generated public function.
+
+    grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
+               is a tuple per dynamic parameter of "T" (tensor), "s" (scalar), None or "L".
+    saves:     "inputs" | "result" | () | a tuple of parameter names (+ "result"): which values
+               PyTorch saves for backward (modifying them in place makes backward raise).
+    view:      callable(input_tensor, **statics) -> view steps (or None: not a view this time).
+    method:    True binds Tensor.<name> with the first parameter as self; a parameter name
+               binds with that parameter as self.
+    """
+    def deco(body):
+        opname = name or body.__name__
+        sig = inspect.signature(body)
+        params = list(sig.parameters.values())
+        dyn = tuple(tensors) if tensors is not None else tuple(
+            p.name for p in params if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY))
+        statics = tuple(p.name for p in params if p.name not in dyn)
+        definition = OpDef(opname, body, dyn, statics, promote,
+                           dyn if promoted is None else promoted, grad_fn, differentiable,
+                           saves, view, returns)
+        REGISTRY[opname] = definition
+        fn = _generate(definition, sig, "dispatch")
+        definition.function = fn
+        definition.bindings = {"function": function, "method": method, "inplace": inplace,
+                               "dunders": dunders, "nn": nn, "aliases": aliases}
+        if inplace:
+            definition.inplace_fn = _generate(definition, sig, "dispatch_inplace",
+                                              opname + "_")
+        _bind(definition, sig)
+        return fn
+    return deco
+
+
+def _generate(definition, sig, entry, fname=None):
+    """A Python function with the body's exact signature that calls the dispatcher.
+
+    Generated source (like namedtuple) keeps argument parsing at Python's native speed.
+    """
+    params, defaults = [], {}
+    star = False
+    for p in sig.parameters.values():
+        text = p.name
+        if p.kind is p.VAR_POSITIONAL:
+            text = "*" + p.name
+            star = True
+        elif p.kind is p.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        if p.default is not inspect.Parameter.empty:
+            defaults[f"_d_{p.name}"] = p.default
+            text += f"=_d_{p.name}"
+        params.append(text)
+    dyn = "".join(f"{n}, " for n in definition.tensors)
+    stat = "".join(f"{n}, " for n in definition.statics)
+    fname = fname or definition.name
+    src = (f"def {fname}({', '.join(params)}):\n"
+           f"    return _entry(_op, ({dyn}), ({stat}))\n")
+    namespace = dict(defaults, _entry=globals()[entry], _op=definition)
+    exec(src, namespace)
+    fn = namespace[fname]
+    fn.__doc__ = definition.body.__doc__
+    fn.__module__ = "torchish"
+    fn.__qualname__ = fname
+    return fn
+
+
+def _bind(definition, sig):
+    b = definition.bindings
+    method = b["method"]
+    if method:
+        first = next(iter(sig.parameters))
+        meth = definition.function
+        if isinstance(method, str) and method != first:
+            meth = _reorder_method(definition.function, method, sig)
+        setattr(Tensor, definition.name, meth)
+        for alias in b["aliases"]:
+            setattr(Tensor, alias, meth)
+    if b["inplace"]:
+        setattr(Tensor, definition.name + "_", definition.inplace_fn)
+        for alias in b["aliases"]:
+            setattr(Tensor, alias + "_", definition.inplace_fn)
+    for dunder in b["dunders"]:
+        if dunder.startswith("__i"):
+            setattr(Tensor, dunder, definition.inplace_fn)
+        elif dunder.startswith("__r") and dunder not in ("__rshift__",):
+            fn = definition.function
+            setattr(Tensor, dunder, lambda self, other, _f=fn: _f(other, self))
+        else:
+            setattr(Tensor, dunder, definition.function)
+
+
+def _reorder_method(fn, self_name, sig):
+    names = list(sig.parameters)
+    pos = names.index(self_name)
+
+    def method(self, *args, **kwargs):
+        args = list(args)
+        args.insert(pos, self)
+        return fn(*args, **kwargs)
+    method.__name__ = fn.__name__
+    return method
+
+
+def public_functions():
+    """name -> function for every op bound into the `torchish` namespace."""
+    out = {}
+    for d in REGISTRY.values():
+        if d.bindings["function"]:
+            out[d.name] = d.function
+            for alias in d.bindings["aliases"]:
+                out[alias] = d.function
+    return out
+
+
+def functional_ops():
+    return {d.name: d.function for d in REGISTRY.values() if d.bindings["nn"]}
+
+
+# ---- plans: one compiled forward per (op, statics, operand kinds) ------------------------
+
+def _kind_of(v):
+    """The part of an operand that selects a plan (and the leaves it contributes)."""
+    if isinstance(v, Tensor):
+        return (v.dtype, v.ndim == 0)
+    if v is None:
+        return None
+    if isinstance(v, (bool, int, float, complex)):
+        return type(v)
+    if isinstance(v, (list, tuple)):
+        return ("L", tuple(_kind_of(x) for x in v))
+    if hasattr(v, "dtype") and hasattr(v, "shape") and not hasattr(v, "_data"):
+        raise TypeError(f"expected Tensor as element, but got {type(v).__name__}")
+    raise TypeError(f"unsupported operand of type {type(v).__name__}")
+
+
+class Plan:
+    __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
+                 "out_dtype")
+
+    def __init__(self, definition, statics, kinds, out_dtype):
+        self.op = definition
+        self.statics = dict(zip(definition.statics, statics))
+        self.kinds = kinds
+        self.out_dtype = out_dtype
+        self.compute, self.result = _plan_dtypes(definition, self.statics, kinds)
+        self.statics = dict(zip(definition.statics, statics))
+        if out_dtype is not None and self.result is not None and \
+                not dt.can_cast(self.result, out_dtype):
+            raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
+                               f"desired output type {out_dtype._legacy}")
+        self.fwd = self._forward
+        self.jit = jax.jit(self._forward)
+        self.bwd = {}
+
+    def _forward(self, *leaves):
+        it = iter(leaves)
+        args = []
+        compute = self.compute
+        promoted = self.op.promoted
+        for pname, kind in zip(self.op.tensors, self.kinds):
+            value = _rebuild(kind, it)
+            if compute is not None and pname in promoted and value is not None:
+                value = _cast_tree(value, kind, compute)
+            args.append(value)
+        out = self.op.body(*args, **self.statics)
+        target = self.out_dtype or self.result
+        if target is not None:
+            out = _cast_out(out, target, self.op.promote)
+        return out
+
+
+def _rebuild(kind, it):
+    if kind is None:
+        return None
+    if isinstance(kind, tuple) and kind[0] == "L":
+        return [_rebuild(k, it) for k in kind[1]]
+    return next(it)
+
+
+def _cast_tree(value, kind, dtype):
+    if isinstance(value, list):
+        return [_cast_tree(v, k, dtype) for v, k in zip(value, kind[1])]
+    if isinstance(kind, type):  # a Python scalar
+        return jnp.asarray(value, dtype.np)
+    return value if value.dtype == dtype.np else value.astype(dtype.np)
+
+
+def _cast_out(out, dtype, promote):
+    if isinstance(out, (list, tuple)):
+        return type(out)(_cast_out(o, dtype, promote) for o in out)
+    if promote is Promote.ALWAYS_BOOL and dtype is not dt.bool:
+        pass
+    if out.dtype != dtype.np and (out.dtype.kind in "fciub"):
+        if promote is Promote.ALWAYS_BOOL and out.dtype != bool and dtype is dt.bool:
+            return out
+        return out.astype(dtype.np)
+    return out
+
+
+def _flat_kinds(kinds):
+    for k in kinds:
+        if isinstance(k, tuple) and k[0] == "L":
+            yield from _flat_kinds(k[1])
+        elif k is not None:
+            yield k
+
+
+def _plan_dtypes(definition, statics, kinds):
+    kind = definition.promote
+    if not isinstance(kind, Promote):
+        kind = kind(statics)
+    if kind is Promote.NONE:
+        return None, None
+    tiers = ([], [], [])
+    for pname, k in zip(definition.tensors, kinds):
+        if pname not in definition.promoted:
+            continue
+        for leaf in _flat_kinds([k]):
+            if isinstance(leaf, type):
+                tiers[2].append(dt.scalar_dtype(leaf(0)))
+            else:
+                tiers[1 if leaf[1] else 0].append(leaf[0])
+    common = dt.result_dtype(*tiers)
+    if common is None:
+        return None, None
+    requested = statics.get("dtype")
+    if requested is not None and isinstance(requested, dt.dtype):
+        return requested, requested
+    if kind is Promote.INT_TO_FLOAT and not (common.is_floating_point or common.is_complex):
+        common = dt.get_default_dtype()
+    elif kind is Promote.INT_TO_LONG and not (common.is_floating_point or common.is_complex):
+        common = dt.int64
+    if kind is Promote.ALWAYS_BOOL:
+        return common, dt.bool
+    if kind is Promote.COMPLEX_TO_FLOAT:
+        return common, common.to_real()
+    return common, common
+
+
+def _freeze(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Tensor):
+        return _freeze(value.tolist())
+    if isinstance(value, dict):
+        raise TypeError("dict is not a valid static argument")
+    return value
+
+
+def _get_plan(definition, sargs, kinds, out_dtype=None):
+    key = (sargs, kinds, out_dtype)
+    try:
+        return definition.plans[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable static argument (a list for a shape or dims)
+        return _get_plan(definition, _freeze(sargs), kinds, out_dtype)
+    plan = Plan(definition, sargs, kinds, out_dtype)
+    definition.plans[key] = plan
+    return plan
+
+
+# ---- dispatch ---------------------------------------------------------------------------
+
+def _collect(targs):
+    """(kinds, leaves, tensors) of the dynamic operands."""
+    kinds, leaves, tensors = [], [], []
+    for v in targs:
+        if isinstance(v, Tensor):
+            kinds.append((v.dtype, v.ndim == 0))
+            leaves.append(v._data)
+            tensors.append(v)
+        elif isinstance(v, (list, tuple)):
+            sub = []
+            for x in v:
+                if isinstance(x, Tensor):
+                    sub.append((x.dtype, x.ndim == 0))
+                    leaves.append(x._data)
+                    tensors.append(x)
+                elif isinstance(x, (bool, int, float, complex)):
+                    sub.append(type(x))
+                    leaves.append(x)
+                    tensors.append(None)
+                else:
+                    raise TypeError(f"expected Tensor as element {len(sub)} in argument, but "
+                                    f"got {type(x).__name__}")
+            kinds.append(("L", tuple(sub)))
+        else:
+            k = _kind_of(v)
+            kinds.append(k)
+            if k is not None:
+                if not isinstance(v, (bool, int, float, complex)):
+                    v = v.item()
+                leaves.append(v)
+                tensors.append(None)
+    return tuple(kinds), leaves, tensors
+
+
+def _run(plan, leaves):
+    """Run the compiled forward; JAX's errors become PyTorch's."""
+    try:
+        return plan.jit(*leaves)
+    except (TypeError, ValueError) as exc:
+        from .errors import translate
+        raise translate(plan, leaves, exc) from None
+
+
+def dispatch(definition, targs, sargs):
+    kinds, leaves, tensors = _collect(targs)
+    plan = _get_plan(definition, sargs, kinds)
+    out = _run(plan, leaves)
+    device = next((t._storage.device for t in tensors if t is not None), None)
+    first = next((t for t in tensors if t is not None), None)
+    record = (grad_mode.GRAD_ENABLED[0] and definition.differentiable
+              and any(t is not None and t.requires_grad for t in tensors))
+    if isinstance(out, (tuple, list)):
+        if definition.view is not None:  # split/unbind/chunk: every output views the input
+            all_steps = definition.view(first, **plan.statics)
+            outs = [_as_view(first, st, o) for st, o in zip(all_steps, out)]
+        else:
+            outs = [_wrap(o, device) for o in out]
+        result = definition.returns(*outs) if definition.returns else tuple(outs)
+    else:
+        outs = None
+        if definition.view is not None:
+            steps = definition.view(first, **plan.statics)
+            result = _as_view(first, steps, out) if steps is not None else _wrap(out, device)
+        else:
+            result = _wrap(out, device)
+    if record:
+        _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
+    return result
+
+
+def _as_view(src, steps, value):
+    view = src._view
+    if view is None:
+        from .._storage import base_view
+        view = base_view(src._storage.data.shape)
+    for step in steps:
+        view = extend(view, step)
+    t = _alias(src, view)
+    t._cache, t._cache_base = value, src._storage.data
+    return t
+
+
+def _grad_name(definition, kinds, statics):
+    g = definition.grad_fn
+    if g is None:
+        return definition.name.capitalize() + "Backward0"
+    return g if isinstance(g, str) else g(kinds, statics)
+
+
+def _record(plan, leaves, tensors, outs, kinds):
+    definition = plan.op
+    edges = [edge_of(t) if t is not None else None for t in tensors]
+    diff_out = tuple(o.dtype.is_floating_point or o.dtype.is_complex for o in outs)
+    if not any(diff_out) or all(e is None for e in edges):
+        return None
+    mask = tuple(e is not None for e in edges)
+    saved = _saved(definition, tensors, outs)
+    node = Node(_grad_name(definition, kinds, plan.statics), edges, leaves, tensors,
+                _plan_vjp(plan, mask, diff_out), [(o.shape, o.dtype) for o in outs], saved,
+                plan.fwd)
+    for i, o in enumerate(outs):
+        if diff_out[i]:
+            o._grad_fn = node
+            o._output_nr = i
+    if saved is not None and definition.saves in ("result",) or (
+            isinstance(definition.saves, tuple) and "result" in definition.saves):
+        node._saved = list(node._saved) + [(o, o._storage.version) for o in outs
+                                           if o._grad_fn is node]
+    return node
+
+
+def _saved(definition, tensors, outs):
+    saves = definition.saves
+    if saves == () or saves is None:
+        return None
+    if saves == "result":
+        return []
+    names = definition.tensors if saves == "inputs" else saves
+    out = []
+    it = iter(tensors)
+    # tensors are flat (lists expanded), names are per parameter: walk both
+    for pname, t in zip(definition.tensors, tensors):
+        if pname in names and t is not None:
+            out.append((t, t._storage.version))
+    return out
+
+
+def _plan_vjp(plan, mask, diff_out):
+    key = (mask, diff_out)
+    fn = plan.bwd.get(key)
+    if fn is None:
+        fn = jax.jit(_make_vjp(plan.fwd, mask, diff_out))
+        plan.bwd[key] = fn
+    return fn
+
+
+def _make_vjp(fwd, mask, diff_out):
+    positions = [i for i, m in enumerate(mask) if m]
+    multi = len(diff_out) > 1 or diff_out != (True,)
+
+    def vjp(leaves, cts):
+        def f(*diff):
+            full = list(leaves)
+            for i, v in zip(positions, diff):
+                full[i] = v
+            out = fwd(*full)
+            if isinstance(out, (tuple, list)):
+                return [o for o, d in zip(out, diff_out) if d]
+            return [out]
+        primal_out, pullback = jax.vjp(f, *[leaves[i] for i in positions])
+        diff_cts = [c for c, d in zip(cts, diff_out) if d]
+        diff_cts = [jnp.zeros_like(p) if c is None else c.astype(p.dtype)
+                    for c, p in zip(diff_cts, primal_out)]
+        grads = pullback(diff_cts)
+        result = [None] * len(leaves)
+        for i, g in zip(positions, grads):
+            result[i] = g
+        return result
+    return vjp
+
+
+# ---- in-place ops ----------------------------------------------------------------------
+
+_LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                  "operation.")
+
+
+def check_inplace(self):
+    if grad_mode.GRAD_ENABLED[0]:
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError(_LEAF_MSG)
+        base = self._base
+        if base is not None and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(_VIEW_LEAF_MSG)
+
+
+def dispatch_inplace(definition, targs, sargs):
+    self = targs[0]
+    check_inplace(self)
+    kinds, leaves, tensors = _collect(targs)
+    plan = _get_plan(definition, sargs, kinds, self.dtype)
+    out = _run(plan, leaves)
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    if out.shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(out.shape)}")
+    record = (grad_mode.GRAD_ENABLED[0] and definition.differentiable
+              and any(t is not None and t.requires_grad for t in tensors)
+              and (self.dtype.is_floating_point or self.dtype.is_complex))
+    write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
+    return self
+
+
+def write_inplace(self, value, plan, leaves, tensors, kinds):
+    """Write `value` into `self` and, when `plan` is given, record the in-place op."""
+    if plan is None:
+        self._set_data(value)
+        return
+    base = self._base
+    if base is None:
+        edges = [edge_of(t) if t is not None else None for t in tensors]
+        saved = _saved(plan.op, tensors[1:], [])
+        self._set_data(value)
+        mask = tuple(e is not None for e in edges)
+        node = Node(_grad_name(plan.op, kinds, plan.statics), edges, leaves, tensors,
+                    _plan_vjp(plan, mask, (True,)), [(self.shape, self.dtype)], saved,
+                    plan.fwd)
+        self._grad_fn = node
+        self._output_nr = 0
+        return
+    # In-place on a view: the base gets CopySlices, the view AsStridedBackward0 (as PyTorch).
+    view = self._view
+    base_old = base._data
+    fwd = plan.fwd
+
+    def copy_slices(base_value, *rest):
+        args = list(rest)
+        args.insert(0, read_view(base_value, view.steps))
+        return write_view(base_value, view, fwd(*args))
+
+    base_edge = edge_of(base)
+    self._set_data(value)
+    node = call_jax_record("CopySlices", copy_slices, [base_old] + leaves[1:],
+                           [base] + list(tensors[1:]), [base_edge] + [
+                               edge_of(t) if t is not None else None for t in tensors[1:]],
+                           [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,
+                                                            view.size, view.stride,
+                                                            view.offset))
+    base._grad_fn = node
+    base._output_nr = 0
+    refresh_view_grad_fn(self)
+
+
+def refresh_view_grad_fn(view_tensor):
+    base = view_tensor._base
+    steps = view_tensor._view.steps
+    node = call_jax_record("AsStridedBackward0", lambda b: read_view(b, steps), [base._data],
+                           [base], [edge_of(base)], [(view_tensor.shape, view_tensor.dtype)],
+                           key=("view", steps))
+    view_tensor._grad_fn = node
+    view_tensor._output_nr = 0
+
+
+# ---- ad-hoc JAX functions with autograd ------------------------------------------------
+
+_FN_VJP = {}
+
+
+def call_jax_record(name, fn, leaves, inputs, edges, out_avals, key=None):
+    """Record a node for `fn(*leaves)` (already computed by the caller)."""
+    mask = tuple(e is not None for e in edges)
+    diff_out = tuple(True for _ in out_avals)
+    vjp = None
+    if key is not None:
+        vjp = _FN_VJP.get((key, mask))
+    if vjp is None:
+        vjp = jax.jit(_make_vjp(fn, mask, diff_out)) if key is not None else \
+            _make_vjp(fn, mask, diff_out)
+        if key is not None:
+            _FN_VJP[(key, mask)] = vjp
+    return Node(name, edges, leaves, inputs, vjp, out_avals, None, fn)
+
+
+def call_jax(name, fn, inputs, key=None):
+    """Apply a JAX function to tensors (and constants), recording it for autograd.
+
+    For code outside the registry that needs a one-off differentiable computation: device
+    moves, `create_graph` backward passes. `key` (hashable) enables caching of the backward.
+    """
+    leaves = [t._data if isinstance(t, Tensor) else t for t in inputs]
+    out = fn(*leaves)
+    multi = isinstance(out, (tuple, list))
+    outs_raw = list(out) if multi else [out]
+    tensors = [t if isinstance(t, Tensor) else None for t in inputs]
+    device = next((t.device for t in tensors if t is not None), None)
+    outs = [None if o is None else _wrap(o, device) for o in outs_raw]
+    if grad_mode.GRAD_ENABLED[0] and any(t is not None and t.requires_grad for t in tensors):
+        live = [i for i, o in enumerate(outs) if o is not None and
+                (o.dtype.is_floating_point or o.dtype.is_complex)]
+        if live:
+            def live_fn(*a):
+                r = fn(*a)
+                r = list(r) if multi else [r]
+                return [r[i] for i in live]
+            edges = [edge_of(t) if t is not None else None for t in tensors]
+            node = call_jax_record(name, live_fn, leaves, tensors, edges,
+                                   [(outs[i].shape, outs[i].dtype) for i in live],
+                                   key=None if key is None else (key, tuple(live)))
+            for j, i in enumerate(live):
+                outs[i]._grad_fn = node
+                outs[i]._output_nr = j
+    return outs if multi else outs[0]
+
+
+def record_backward(node, cts):
+    """Run `node`'s backward on Tensors, itself recorded (for create_graph=True)."""
+    node._check_saved()
+    leaves = node._leaf_values()
+    inputs = []
+    for i, leaf in enumerate(leaves):
+        t = node._inputs[i] if node._inputs is not None else None
+        inputs.append(t if t is not None and t._data is leaf else leaf)
+    n = len(leaves)
+    cts = [c if c is None or isinstance(c, Tensor) else _wrap(c) for c in cts]
+    vjp = node._vjp
+
+    def backward_fn(*args):
+        return [g for g in vjp(list(args[:n]), list(args[n:]))]
+    grads = call_jax(node._name + "Backward", backward_fn, inputs + cts)
+    return grads

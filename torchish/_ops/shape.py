@@ -1,0 +1,581 @@
+"""Shape ops. Views (view, transpose, select, split, ...) alias their input's storage: each
+declares `view=`, a function giving the view steps (see `_storage.py`) for the call."""
+import math
+
+import jax
+import jax.numpy as jnp
+
+from .._storage import base_view, view_strides, _apply_steps
+from .registry import Promote, op, REGISTRY
+
+P = Promote
+
+
+def _wrap_dim(d, ndim):
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def _sizes(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def infer_shape(shape, numel):
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _meta(t):
+    return t._view or base_view(t._storage.data.shape)
+
+
+# ---- view / reshape ----------------------------------------------------------------------
+
+def _view_steps(t, shape):
+    shape = infer_shape(_sizes(shape), t.numel())
+    v = _meta(t)
+    if view_strides(v.size, v.stride, shape) is None:
+        return None
+    return [("reshape", shape)]
+
+
+def _view_only(t, shape):
+    steps = _view_steps(t, shape)
+    if steps is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return steps
+
+
+@op(promote=P.NONE, grad_fn="ViewBackward0", saves=(), view=_view_only, function=False)
+def view(input, *shape):
+    from .._dtype import dtype as _dt
+    if len(shape) == 1 and isinstance(shape[0], _dt):
+        raise NotImplementedError("torchish: Tensor.view(dtype) is not supported yet")
+    return jnp.reshape(input, infer_shape(_sizes(shape), input.size))
+
+
+@op(promote=P.NONE, grad_fn="UnsafeViewBackward0", saves=(), function=False, method=False)
+def _reshape_copy(input, shape):
+    return jnp.reshape(input, shape)
+
+
+def reshape(input, *shape):
+    shape = infer_shape(_sizes(shape), input.numel())
+    if _view_steps(input, shape) is not None:
+        return view(input, shape)
+    return _reshape_copy(input, shape)
+
+
+def view_as(input, other):
+    return view(input, other.shape)
+
+
+def reshape_as(input, other):
+    return reshape(input, other.shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input.shape
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.ndim)
+    shape = input.shape
+    sizes = infer_shape(sizes, shape[d])
+    return view(input, shape[:d] + sizes + shape[d + 1:]) if _view_steps(
+        input, shape[:d] + sizes + shape[d + 1:]) else reshape(input, shape[:d] + sizes + shape[d + 1:])
+
+
+# ---- dims: permute, transpose, squeeze, unsqueeze, expand --------------------------------
+
+def _perm(dims, ndim):
+    dims = _sizes(dims)
+    perm = tuple(_wrap_dim(d, ndim) for d in dims)
+    if len(perm) != ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {ndim} is not equal to len(dims) = {len(perm)}")
+    if len(set(perm)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return perm
+
+
+@op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(),
+    view=lambda t, dims: [("permute", _perm(dims, t.ndim))])
+def permute(input, *dims):
+    return jnp.transpose(input, _perm(dims, input.ndim))
+
+
+def _transpose_perm(ndim, dim0, dim1):
+    perm = list(range(ndim))
+    if ndim:
+        a, b = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)
+        perm[a], perm[b] = perm[b], perm[a]
+    return tuple(perm)
+
+
+@op(promote=P.NONE, grad_fn="TransposeBackward0", saves=(), aliases=("swapaxes", "swapdims"),
+    view=lambda t, dim0, dim1: [("permute", _transpose_perm(t.ndim, dim0, dim1))])
+def transpose(input, dim0, dim1):
+    return jnp.transpose(input, _transpose_perm(input.ndim, dim0, dim1))
+
+
+def _t_check(ndim):
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return tuple(range(ndim))[::-1]
+
+
+@op(promote=P.NONE, grad_fn="TBackward0", saves=(),
+    view=lambda t: [("permute", _t_check(t.ndim))])
+def t(input):
+    return jnp.transpose(input, _t_check(input.ndim))
+
+
+def _movedim_perm(ndim, source, destination):
+    src = [_wrap_dim(d, ndim) for d in (source if isinstance(source, tuple) else (source,))]
+    dst = [_wrap_dim(d, ndim) for d in (destination if isinstance(destination, tuple)
+                                        else (destination,))]
+    order = [d for d in range(ndim) if d not in src]
+    perm = [None] * ndim
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(order)
+    return tuple(p if p is not None else next(it) for p in perm)
+
+
+@op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(), aliases=("moveaxis",),
+    view=lambda t, source, destination: [("permute", _movedim_perm(t.ndim, source, destination))])
+def movedim(input, source, destination):
+    return jnp.transpose(input, _movedim_perm(input.ndim, source, destination))
+
+
+def _squeeze_dims(shape, dim):
+    if dim is None:
+        return tuple(i for i, n in enumerate(shape) if n == 1)
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return tuple(sorted({_wrap_dim(d, len(shape)) for d in dims if len(shape)} & {
+        i for i, n in enumerate(shape) if n == 1}))
+
+
+def _squeeze_name(kinds, statics):
+    d = statics.get("dim")
+    return "SqueezeBackward0" if d is None else (
+        "SqueezeBackward2" if isinstance(d, tuple) else "SqueezeBackward1")
+
+
+@op(promote=P.NONE, grad_fn=_squeeze_name, saves=(), inplace=False,
+    view=lambda t, dim=None: [("squeeze", _squeeze_dims(t.shape, dim))])
+def squeeze(input, dim=None):
+    return jnp.squeeze(input, _squeeze_dims(input.shape, dim))
+
+
+def _unsq(ndim, dim):
+    n = ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+@op(promote=P.NONE, grad_fn="UnsqueezeBackward0", saves=(),
+    view=lambda t, dim: [("unsqueeze", _unsq(t.ndim, dim))])
+def unsqueeze(input, dim):
+    return jnp.expand_dims(input, _unsq(input.ndim, dim))
+
+
+def _expand_shape(shape, sizes):
+    sizes = _sizes(sizes)
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the "
+                           "number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    out = list(sizes[:lead])
+    for i, n in enumerate(shape):
+        s = sizes[lead + i]
+        if s == -1:
+            s = n
+        elif n != 1 and s != n:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({n}) at non-singleton dimension {lead + i}.  Target "
+                               f"sizes: {list(sizes)}.  Tensor sizes: {list(shape)}")
+        out.append(s)
+    return tuple(out)
+
+
+@op(promote=P.NONE, grad_fn="ExpandBackward0", saves=(),
+    view=lambda t, *sizes: [("expand", _expand_shape(t.shape, sizes))])
+def expand(input, *sizes):
+    return jnp.broadcast_to(input, _expand_shape(input.shape, sizes))
+
+
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+# ---- select / narrow / split / unbind / diagonal -------------------------------------------
+
+def _select_step(shape, dim, index):
+    d = _wrap_dim(dim, len(shape))
+    n = shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(shape)} at dimension {d}")
+    return ("select", d, index % n)
+
+
+@op(promote=P.NONE, grad_fn="SelectBackward0", saves=(),
+    view=lambda t, dim, index: [_select_step(t.shape, dim, index)])
+def select(input, dim, index):
+    return _apply_steps(input, [_select_step(input.shape, dim, index)])
+
+
+def _narrow_step(shape, dim, start, length):
+    d = _wrap_dim(dim, len(shape))
+    if start < 0:
+        start += shape[d]
+    if not (0 <= start and start + length <= shape[d]):
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({shape[d]}).")
+    return ("slice", d, start, start + length, 1)
+
+
+@op(promote=P.NONE, grad_fn="SliceBackward0", saves=(),
+    view=lambda t, dim, start, length: [_narrow_step(t.shape, dim, start, length)])
+def narrow(input, dim, start, length):
+    return _apply_steps(input, [_narrow_step(input.shape, dim, start, length)])
+
+
+def _split_steps(shape, split_size_or_sections, dim):
+    d = _wrap_dim(dim, len(shape))
+    n = shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        bounds = [(s, min(s + size, n)) for s in range(0, n, size)] if size else [(0, 0)]
+        if not bounds:
+            bounds = [(0, 0)]
+    else:
+        sections = split_size_or_sections
+        if sum(sections) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={list(sections)}")
+        bounds, s = [], 0
+        for k in sections:
+            bounds.append((s, s + k))
+            s += k
+    return [[("slice", d, a, b, 1)] for a, b in bounds]
+
+
+def _split_name(kinds, statics):
+    return "SplitBackward0" if isinstance(statics["split_size_or_sections"], int) else \
+        "SplitWithSizesBackward0"
+
+
+@op(promote=P.NONE, grad_fn=_split_name, saves=(),
+    view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections, dim))
+def split(input, split_size_or_sections, dim=0):
+    return [_apply_steps(input, s) for s in _split_steps(input.shape, split_size_or_sections, dim)]
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, tuple(split_sizes), dim)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input.shape[_wrap_dim(dim, input.ndim)]
+    return split(input, max(1, -(-n // chunks)), dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    n = input.shape[_wrap_dim(dim, input.ndim)]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        idx = [0] + [min(max(i, 0), n) for i in indices_or_sections] + [n]
+        sizes = [max(b - a, 0) for a, b in zip(idx, idx[1:])]
+    return split(input, tuple(sizes), dim)
+
+
+def _unbind_steps(shape, dim):
+    d = _wrap_dim(dim, len(shape))
+    return [[("select", d, i)] for i in range(shape[d])]
+
+
+@op(promote=P.NONE, grad_fn="UnbindBackward0", saves=(),
+    view=lambda t, dim=0: _unbind_steps(t.shape, dim))
+def unbind(input, dim=0):
+    return [_apply_steps(input, s) for s in _unbind_steps(input.shape, dim)]
+
+
+def _diag_step(ndim, offset, dim1, dim2):
+    return ("diagonal", offset, _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim))
+
+
+@op(promote=P.NONE, grad_fn="DiagonalBackward0", saves=(),
+    view=lambda t, offset=0, dim1=0, dim2=1: [_diag_step(t.ndim, offset, dim1, dim2)])
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return _apply_steps(input, [_diag_step(input.ndim, offset, dim1, dim2)])
+
+
+def _as_strided_step(t, size, stride, storage_offset):
+    if t._view is not None and t._view.steps:
+        raise NotImplementedError("torchish: as_strided on a view is not supported yet")
+    return ("as_strided", tuple(size), tuple(stride), storage_offset or 0)
+
+
+@op(promote=P.NONE, grad_fn="AsStridedBackward0", saves=(),
+    view=lambda t, size, stride, storage_offset=None: [
+        _as_strided_step(t, size, stride, storage_offset)])
+def as_strided(input, size, stride, storage_offset=None):
+    return _apply_steps(input, [("as_strided", tuple(size), tuple(stride), storage_offset or 0)])
+
+
+@op(promote=P.NONE, grad_fn="AliasBackward0", saves=(), function=False, method=False,
+    view=lambda t, steps: list(steps))
+def _view_steps_op(input, steps):
+    return _apply_steps(input, steps)
+
+
+# ---- copies: contiguous, clone, cat, stack, flip, roll, repeat ----------------------------
+
+@op(promote=P.NONE, grad_fn="CloneBackward0", saves=())
+def clone(input, *, memory_format=None):
+    return jnp.copy(input)
+
+
+def contiguous(input, memory_format=None):
+    return input if input.is_contiguous() else clone(input)
+
+
+def _cat_dim(tensors, dim):
+    shapes = [x.shape for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    if not shapes:
+        return 0, shapes
+    ref = shapes[0]
+    d = _wrap_dim(dim, len(ref))
+    for i, s in enumerate(shapes):
+        if len(s) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
+                               f"and {len(s)}")
+        for k in range(len(ref)):
+            if k != d and s[k] != ref[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref[k]} but got size {s[k]} for tensor "
+                                   f"number {i} in the list.")
+    return d, shapes
+
+
+@op(grad_fn="CatBackward0", saves=(), aliases=("concat", "concatenate"), method=False)
+def cat(tensors, dim=0):
+    d, _ = _cat_dim(tensors, dim)
+    parts = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)]
+    if not parts:
+        return tensors[0]
+    return jnp.concatenate(parts, axis=d)
+
+
+@op(grad_fn="StackBackward0", saves=(), method=False)
+def stack(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(tensors[1:], 1):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(x.shape)} at "
+                               f"entry {i}")
+    return jnp.stack(tensors, axis=_unsq(tensors[0].ndim, dim))
+
+
+def hstack(tensors):
+    tensors = [atleast_1d(x) for x in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([atleast_2d(x) for x in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat([atleast_3d(x) for x in tensors], 2)
+
+
+def column_stack(tensors):
+    return hstack([x.reshape(-1, 1) if x.ndim <= 1 else x for x in tensors])
+
+
+def atleast_1d(x):
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def atleast_2d(x):
+    return x.reshape(1, -1) if x.ndim < 2 else x
+
+
+def atleast_3d(x):
+    if x.ndim == 0:
+        return x.reshape(1, 1, 1)
+    if x.ndim == 1:
+        return x.reshape(1, -1, 1)
+    if x.ndim == 2:
+        return x.unsqueeze(-1)
+    return x
+
+
+@op(promote=P.NONE, grad_fn="FlipBackward0", saves=())
+def flip(input, *dims):
+    dims = _sizes(dims)
+    return jnp.flip(input, tuple(_wrap_dim(d, input.ndim) for d in dims)) if dims else input
+
+
+def fliplr(input):
+    return flip(input, 1)
+
+
+def flipud(input):
+    return flip(input, 0)
+
+
+@op(promote=P.NONE, grad_fn="RollBackward0", saves=())
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return jnp.roll(input.reshape(-1), shifts).reshape(input.shape)
+    return jnp.roll(input, shifts, dims)
+
+
+@op(promote=P.NONE, grad_fn="Rot90Backward0", saves=())
+def rot90(input, k=1, dims=(0, 1)):
+    return jnp.rot90(input, k, axes=tuple(dims))
+
+
+@op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False)
+def repeat(input, *sizes):
+    sizes = _sizes(sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    x = input.reshape((1,) * (len(sizes) - input.ndim) + input.shape)
+    return jnp.tile(x, sizes)
+
+
+def tile(input, *dims):
+    dims = _sizes(dims)
+    dims = (1,) * (input.ndim - len(dims)) + tuple(dims)
+    return repeat(input, dims)
+
+
+@op(promote=P.NONE, grad_fn="RepeatInterleaveBackward0", saves=(), tensors=("input",))
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if dim is None:
+        return jnp.repeat(input.reshape(-1), repeats)
+    return jnp.repeat(input, repeats, axis=_wrap_dim(dim, input.ndim))
+
+
+@op(promote=P.NONE, grad_fn="TrilBackward0", saves=(), inplace=True)
+def tril(input, diagonal=0):
+    return jnp.tril(input, diagonal)
+
+
+@op(promote=P.NONE, grad_fn="TriuBackward0", saves=(), inplace=True)
+def triu(input, diagonal=0):
+    return jnp.triu(input, diagonal)
+
+
+@op(promote=P.NONE, grad_fn="DiagBackward0", saves=())
+def diag(input, diagonal=0):
+    return jnp.diag(input, diagonal)
+
+
+@op(promote=P.NONE, grad_fn="DiagEmbedBackward0", saves=())
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    n = input.shape[-1] + abs(offset)
+    eye = jnp.eye(n, k=offset, dtype=input.dtype)
+    idx = jnp.arange(input.shape[-1])
+    out = jnp.zeros(input.shape[:-1] + (n, n), input.dtype)
+    rows = idx + max(-offset, 0)
+    cols = idx + max(offset, 0)
+    out = out.at[..., rows, cols].set(input)
+    del eye
+    return jnp.moveaxis(out, (-2, -1), (dim1, dim2)) if (dim1, dim2) != (-2, -1) else out
+
+
+@op(promote=P.NONE, grad_fn="UnfoldBackward0", saves=(), function=False)
+def unfold(input, dimension, size, step):
+    d = _wrap_dim(dimension, input.ndim)
+    n = (input.shape[d] - size) // step + 1
+    idx = jnp.arange(n)[:, None] * step + jnp.arange(size)[None, :]
+    x = jnp.take(input, idx.reshape(-1), axis=d)
+    x = x.reshape(input.shape[:d] + (n, size) + input.shape[d + 1:])
+    return jnp.moveaxis(x, d + 1, -1)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    tensors = _sizes(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
+        else tensors
+    n = len(tensors)
+    shape = [t.numel() for t in tensors]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * n
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        view_shape[pos] = -1
+        out.append(t.reshape(view_shape).expand(shape))
+    return tuple(out)
+
+
+def _bind_plain():
+    """Bind the Python-level shape functions above as Tensor methods."""
+    from .._tensor import Tensor
+    names = ["reshape", "view_as", "reshape_as", "flatten", "unflatten", "expand_as",
+             "broadcast_to", "split_with_sizes", "chunk", "tensor_split", "contiguous",
+             "fliplr", "flipud", "tile"]
+    for n in names:
+        setattr(Tensor, n, globals()[n])
+
+
+_bind_plain()
+
+PLAIN = ["reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
+         "tensor_split", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+         "atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]

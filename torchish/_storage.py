@@ -1,0 +1,214 @@
+"""Shared storage, view descriptions and the version counter.
+
+JAX arrays are immutable, so aliasing is modelled explicitly. A `Storage` holds the *base*
+tensor's whole array and the version counter shared by every alias. A view is a `View`: the chain
+of view steps from the base array (applied with fast native JAX ops, compiled once per chain) plus
+PyTorch's stride metadata (size, stride, storage offset), which answers `stride()`,
+`is_contiguous()`, `view` compatibility and, for writes into a view, which base elements it
+covers (a flat index map scattered into the base).
+"""
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class Storage:
+    __slots__ = ("data", "version", "device", "__weakref__")
+
+    def __init__(self, data, device):
+        self.data = data
+        self.version = 0
+        self.device = device
+
+    def nbytes(self):
+        return self.data.size * self.data.dtype.itemsize
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class View:
+    """How a view reads its base: `steps` from the base array; `size/stride/offset` as torch."""
+    __slots__ = ("steps", "size", "stride", "offset", "_index_map")
+
+    def __init__(self, steps, size, stride, offset):
+        self.steps = steps
+        self.size = size
+        self.stride = stride
+        self.offset = offset
+        self._index_map = None
+
+    def index_map(self):
+        """Flat positions in the base of every element of the view (row-major)."""
+        if self._index_map is None:
+            idx = np.full(self.size, self.offset, dtype=np.int64)
+            for d, (n, s) in enumerate(zip(self.size, self.stride)):
+                shape = [1] * len(self.size)
+                shape[d] = n
+                idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+            self._index_map = idx
+        return self._index_map
+
+
+def base_view(shape):
+    return View((), tuple(shape), contiguous_strides(shape), 0)
+
+
+# ---- the view steps: metadata transform + array transform, one entry per kind ------------
+
+def _meta_select(size, stride, offset, dim, index):
+    return (size[:dim] + size[dim + 1:], stride[:dim] + stride[dim + 1:],
+            offset + index * stride[dim])
+
+
+def _meta_slice(size, stride, offset, dim, start, stop, step):
+    n = max(0, (stop - start + step - 1) // step)
+    return (size[:dim] + (n,) + size[dim + 1:],
+            stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
+            offset + (start * stride[dim] if n else 0))
+
+
+def _meta_permute(size, stride, offset, perm):
+    return tuple(size[p] for p in perm), tuple(stride[p] for p in perm), offset
+
+
+def _meta_unsqueeze(size, stride, offset, dim):
+    new_stride = stride[dim] * size[dim] if dim < len(size) else 1
+    return size[:dim] + (1,) + size[dim:], stride[:dim] + (new_stride,) + stride[dim:], offset
+
+
+def _meta_squeeze(size, stride, offset, dims):
+    keep = [d for d in range(len(size)) if d not in dims]
+    return tuple(size[d] for d in keep), tuple(stride[d] for d in keep), offset
+
+
+def _meta_expand(size, stride, offset, shape):
+    lead = len(shape) - len(size)
+    new_stride = [0] * lead
+    for d, n in enumerate(size):
+        new_stride.append(stride[d] if n == shape[lead + d] else 0)
+    return tuple(shape), tuple(new_stride), offset
+
+
+def _meta_diagonal(size, stride, offset, diag_offset, dim1, dim2):
+    if diag_offset >= 0:
+        n = max(0, min(size[dim1], size[dim2] - diag_offset))
+        offset += diag_offset * stride[dim2] if n else 0
+    else:
+        n = max(0, min(size[dim1] + diag_offset, size[dim2]))
+        offset -= diag_offset * stride[dim1] if n else 0
+    keep = [d for d in range(len(size)) if d not in (dim1, dim2)]
+    return (tuple(size[d] for d in keep) + (n,),
+            tuple(stride[d] for d in keep) + (stride[dim1] + stride[dim2],), offset)
+
+
+def _meta_reshape(size, stride, offset, shape):
+    new_stride = view_strides(size, stride, shape)
+    assert new_stride is not None
+    return tuple(shape), new_stride, offset
+
+
+def _meta_as_strided(size, stride, offset, new_size, new_stride, new_offset):
+    return tuple(new_size), tuple(new_stride), new_offset
+
+
+_META = {"select": _meta_select, "slice": _meta_slice, "permute": _meta_permute,
+         "unsqueeze": _meta_unsqueeze, "squeeze": _meta_squeeze, "expand": _meta_expand,
+         "diagonal": _meta_diagonal, "reshape": _meta_reshape, "as_strided": _meta_as_strided}
+
+
+def _apply_step(x, step, base_size):
+    kind, *a = step
+    if kind == "select":
+        return jax.lax.index_in_dim(x, a[1], a[0], keepdims=False)
+    if kind == "slice":
+        dim, start, stop, st = a
+        stop = max(stop, start)
+        return jax.lax.slice_in_dim(x, start, stop, st, dim)
+    if kind == "permute":
+        return jnp.transpose(x, a[0])
+    if kind == "unsqueeze":
+        return jnp.expand_dims(x, a[0])
+    if kind == "squeeze":
+        return jnp.squeeze(x, a[0]) if a[0] else x
+    if kind == "expand":
+        return jnp.broadcast_to(x, a[0])
+    if kind == "diagonal":
+        return jnp.diagonal(x, a[0], a[1], a[2])
+    if kind == "reshape":
+        return jnp.reshape(x, a[0])
+    if kind == "as_strided":
+        view = View((), a[0], a[1], a[2])
+        return x.reshape(-1)[view.index_map()] if math.prod(a[0]) else \
+            jnp.zeros(a[0], x.dtype)
+    raise AssertionError(kind)
+
+
+def _apply_steps(base, steps):
+    for step in steps:
+        base = _apply_step(base, step, None)
+    return base
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled_steps(steps):
+    return jax.jit(lambda base: _apply_steps(base, steps))
+
+
+def read_view(base, steps):
+    if isinstance(base, jax.core.Tracer):
+        return _apply_steps(base, steps)
+    return _compiled_steps(steps)(base)
+
+
+def extend(view, step):
+    """The view obtained by applying one more step to `view`."""
+    size, stride, offset = _META[step[0]](view.size, view.stride, view.offset, *step[1:])
+    return View(view.steps + (step,), size, stride, offset)
+
+
+def write_view(base, view, value):
+    """The new base array after writing `value` (view-shaped) into the view's elements."""
+    if not view.steps:
+        return value
+    idx = view.index_map().reshape(-1)
+    return base.reshape(-1).at[idx].set(value.reshape(-1)).reshape(base.shape)
+
+
+def view_strides(old_size, old_stride, new_size):
+    """PyTorch's `computeStride`: strides viewing `old` as `new_size`, or None if impossible."""
+    if not old_size:
+        return contiguous_strides(new_size)
+    if math.prod(old_size) == 0:
+        return contiguous_strides(new_size) if tuple(old_size) != tuple(new_size) \
+            else tuple(old_stride)
+    new_stride = [0] * len(new_size)
+    view_d = len(new_size) - 1
+    chunk_base_stride = old_stride[-1] if old_stride else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_size) - 1, -1, -1):
+        tensor_numel *= old_size[tensor_d]
+        if tensor_d == 0 or (old_size[tensor_d - 1] != 1 and
+                             old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_size[view_d] == 1):
+                new_stride[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_size[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_stride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_stride)

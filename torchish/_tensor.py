@@ -1,0 +1,549 @@
+"""`Tensor` and `Size`.
+
+A Tensor is a handle on a `Storage` (the shared base array and version counter) plus, for views,
+a `View` describing how it reads that storage. It carries the autograd fields (`requires_grad`,
+`grad`, `grad_fn`). It has almost no math of its own: op methods are bound from the op registry
+(`_ops/registry.py`); what is here is the part of the API that is about the tensor object itself.
+"""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtype as dt
+from ._device import CPU, device as _device_cls, from_jax_device
+from ._storage import Storage, View, base_view, contiguous_strides, read_view, write_view
+from .autograd import grad_mode
+
+__all__ = ["Tensor", "Size"]
+
+
+class Size(tuple):
+    """`torch.Size`: a tuple that prints as `torch.Size([2, 3])`."""
+
+    def __new__(cls, sizes=()):
+        return super().__new__(cls, (int(s) for s in sizes))
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(s) for s in self)}])"
+
+    __str__ = __repr__
+
+    def __getitem__(self, item):
+        r = super().__getitem__(item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def numel(self):
+        return math.prod(self)
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def _new_tensor(cls=None):
+    t = object.__new__(cls or Tensor)
+    t._view = None
+    t._cache = None
+    t._cache_base = None
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    t._acc = None
+    t._hooks = None
+    t._post_acc_hooks = None
+    t._retains_grad = False
+    t._stopgrad = False
+    return t
+
+
+def _wrap(array, device=None, requires_grad=False):
+    """A new leaf tensor owning `array` (a jax.Array or tracer)."""
+    t = _new_tensor()
+    if device is None:
+        device = _array_device(array)
+    t._storage = Storage(array, device)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _array_device(array):
+    if isinstance(array, jax.core.Tracer):
+        return CPU
+    try:
+        return from_jax_device(next(iter(array.devices())))
+    except (AttributeError, StopIteration):
+        return CPU
+
+
+def _alias(src, view=None, cls=None):
+    """A tensor sharing `src`'s storage (and version counter), optionally as a further view."""
+    t = _new_tensor(cls)
+    t._storage = src._storage
+    t._view = src._view if view is None else view
+    t._cache, t._cache_base = src._cache, src._cache_base
+    t._base = src._base if src._base is not None else (src if t._view is not None else None)
+    return t
+
+
+class Tensor:
+    __slots__ = ("_storage", "_view", "_cache", "_cache_base", "_requires_grad", "_grad",
+                 "_grad_fn", "_output_nr", "_base", "_acc", "_hooks", "_post_acc_hooks",
+                 "_retains_grad", "_stopgrad", "__dict__", "__weakref__")
+
+    __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
+
+    def __new__(cls, *args, **kwargs):
+        # Legacy constructor: torch.Tensor(2, 3) (uninitialised) or torch.Tensor([1, 2]).
+        from ._ops.creation import tensor as _tensor_fn, empty
+        if len(args) == 1 and not isinstance(args[0], int):
+            return _tensor_fn(args[0], dtype=dt.get_default_dtype())
+        return empty(*args, dtype=dt.get_default_dtype(), device=kwargs.get("device"))
+
+    # ---- data access ---------------------------------------------------------------------
+    @property
+    def _data(self):
+        view = self._view
+        storage = self._storage
+        if view is None:
+            data = storage.data
+        elif self._cache_base is storage.data:
+            data = self._cache
+        else:
+            data = read_view(storage.data, view.steps)
+            self._cache, self._cache_base = data, storage.data
+        if self._stopgrad and isinstance(data, jax.core.Tracer):
+            data = jax.lax.stop_gradient(data)
+        return data
+
+    def _set_data(self, value):
+        """Write `value` into this tensor's elements in place (through every alias)."""
+        storage = self._storage
+        value = jnp.asarray(value)
+        if value.dtype != storage.data.dtype:
+            value = value.astype(storage.data.dtype)
+        shape = self.shape
+        if value.shape != shape:
+            value = jnp.broadcast_to(value, shape)
+        if self._view is None:
+            storage.data = value
+        else:
+            storage.data = write_view(storage.data, self._view, value)
+            self._cache, self._cache_base = value, storage.data
+        storage.version += 1
+
+    def jax(self):
+        """The tensor's value as a JAX array (no copy)."""
+        return self._data
+
+    # ---- metadata --------------------------------------------------------------------------
+    @property
+    def shape(self):
+        view = self._view
+        return Size(view.size if view is not None else self._storage.data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self.shape[_wrap_dim(dim, self.ndim)]
+
+    @property
+    def dtype(self):
+        return dt._BY_NP[self._storage.data.dtype]
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def ndim(self):
+        view = self._view
+        return len(view.size) if view is not None else self._storage.data.ndim
+
+    def dim(self):
+        return self.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def stride(self, dim=None):
+        view = self._view or base_view(self._storage.data.shape)
+        if dim is None:
+            return tuple(view.stride)
+        return view.stride[_wrap_dim(dim, self.ndim)]
+
+    def storage_offset(self):
+        return self._view.offset if self._view is not None else 0
+
+    def is_contiguous(self, memory_format=None):
+        view = self._view
+        if view is None:
+            return True
+        expected = contiguous_strides(view.size)
+        return all(s == e or n == 1 for s, e, n in zip(view.stride, expected, view.size))
+
+    def data_ptr(self):
+        # A stable fake address: storages are identified by object identity.
+        return id(self._storage) * 64 + self.storage_offset() * self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._storage
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    is_nested = False
+    layout = "torch.strided"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    @property
+    def _version(self):
+        return self._storage.version
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __hash__(self):
+        return id(self)
+
+    # ---- autograd fields -------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._grad_fn is not None or self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self._grad_fn is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return
+        if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        node = self._grad_fn
+        if node._retain is None:
+            node._retain = {}
+        node._retain[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from .autograd.graph import _RemovableHandle
+        if self._grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            return _RemovableHandle(self._hooks, hook)
+        node = self._grad_fn
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        hooks = node._tensor_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from .autograd.graph import _RemovableHandle
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _RemovableHandle(self._post_acc_hooks, hook)
+
+    def _accumulator(self):
+        if self._acc is None:
+            from .autograd.graph import AccumulateGrad
+            self._acc = AccumulateGrad(self)
+        return self._acc
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        t = _alias(self)
+        t._stopgrad = True
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
+                               "using DistributedDataParallel (DDP) for training, and "
+                               "gradient_as_bucket_view is set as True, gradients are views "
+                               "of DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the "
+                               "Optimizer.zero_grad() function in torch/optim/optimizer.py as "
+                               "the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._stopgrad = True
+        return self
+
+    @property
+    def data(self):
+        t = _alias(self)
+        return t
+
+    @data.setter
+    def data(self, other):
+        self._storage = other._storage
+        self._view = other._view
+        self._cache, self._cache_base = other._cache, other._cache_base
+
+    # ---- conversion to Python / NumPy --------------------------------------------------------
+    def numpy(self, *, force=False):
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return np.asarray(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = np.asarray(self._data)
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def item(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return _to_python(np.asarray(self._data).reshape(()), self.dtype)
+
+    def tolist(self):
+        arr = np.asarray(self._data)
+        if self.dtype is dt.bfloat16 or self.dtype is dt.float16:
+            arr = arr.astype(np.float64)
+        return arr.tolist()
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reversed__(self):
+        return iter(self.flip(0).unbind(0)) if self.ndim else self
+
+    def __contains__(self, element):
+        return bool((self == element).any().item())
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import format_tensor
+        fn = self._grad_fn
+        name = fn.name() if fn is not None else None
+        if name is not None and "::" in name:
+            name = name.rsplit("::", 1)[-1]
+        device = None if self.device.type == "cpu" else str(self.device)
+        return format_tensor(np.asarray(self._data), self.dtype.name, device=device,
+                             requires_grad=self.requires_grad, grad_fn_name=name,
+                             default_float_dtype=dt.get_default_dtype().name)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self) if not spec else format(repr(self), spec)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        with grad_mode.no_grad():
+            new = self.clone()
+        new = _rewrap_like(self, new)
+        new._requires_grad = self.requires_grad if self.is_leaf else False
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        new.__dict__.update(__import__("copy").deepcopy(self.__dict__, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, proto):
+        # Plain pickling (multiprocessing, copy): rebuild from a NumPy copy.
+        return (_rebuild, (np.asarray(self._data), str(self.device), self.requires_grad))
+
+    def __getstate__(self):
+        return None
+
+    def __dlpack__(self, stream=None):
+        return self._data.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __jax_array__(self):
+        return self._data
+
+    @property
+    def T(self):
+        return self.permute(*range(self.ndim - 1, -1, -1))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T.conj()
+
+    @property
+    def mH(self):
+        return self.mT.conj()
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return dt.type_name(self.dtype)
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1].replace("Tensor", "")
+            dtype = {d._legacy: d for d in dt.ALL}[name]
+        return self.to(dtype)
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else _device_cls(
+            device if not isinstance(device, int) else f"cuda:{device}"))
+
+    def __torch_function__(self, *args, **kwargs):
+        return NotImplemented
+
+
+def _rebuild(array, device, requires_grad):
+    from ._ops.creation import tensor
+    return tensor(array, device=device, requires_grad=requires_grad)
+
+
+def _rewrap_like(template, new):
+    if type(template) is not Tensor and type(new) is Tensor:
+        t = _alias(new, cls=type(template))
+        t.__dict__.update(getattr(template, "__dict__", {}))
+        return t
+    return new
+
+
+def _to_python(arr, d):
+    if d is dt.bool:
+        return bool(arr)
+    if d.is_complex:
+        return complex(arr)
+    if d.is_floating_point:
+        return float(arr)
+    return int(arr)
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim

@@ -1,0 +1,17 @@
+"""`torchish.autograd`: backward, grad, grad modes, custom Functions."""
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
+                        is_grad_enabled, is_inference_mode_enabled)
+from .engine_api import backward, grad  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from .anomaly import detect_anomaly, set_detect_anomaly  # noqa: F401
+from . import graph  # noqa: F401
+
+
+def __getattr__(name):
+    if name == "Variable":
+        from .._tensor import Tensor
+        return Tensor
+    if name in ("functional", "gradcheck", "forward_ad"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(name)

@@ -1,0 +1,110 @@
+"""`backward()` and `autograd.grad()`: argument checking on top of the engine in graph.py."""
+import jax.numpy as jnp
+
+from .graph import edge_of, run_backward
+
+
+def _tensors(x):
+    from .._tensor import Tensor
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grad_outputs, create_graph):
+    from .._tensor import Tensor, _wrap
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one gradient per output: got {len(grad_outputs)} "
+                           f"gradients for {len(outputs)} outputs")
+    out = []
+    for t, g in zip(outputs, grad_outputs):
+        if g is None:
+            if t.requires_grad and t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t.requires_grad and not t.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   f"outputs but got {t.dtype}")
+            g = jnp.ones(t.shape, t.dtype.np)
+            out.append(_wrap(g, t.device) if create_graph else g)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError("gradients can be either Tensors or None, but got "
+                                f"{type(g).__name__}")
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{g.shape} and output[0] has a shape of {t.shape}.")
+            out.append(g if create_graph else g._data)
+    return out
+
+
+def _roots(outputs, grads):
+    roots = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        e = edge_of(t) if t.requires_grad else None
+        if e is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        roots.append((e, g))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    outputs = _tensors(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grads = _make_grads(outputs, grad_tensors, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    only = None
+    if inputs is not None:
+        inputs = _tensors(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        only = set()
+        for t in inputs:
+            if t.grad_fn is not None:
+                t.retain_grad()
+                only.add(t.grad_fn)
+            else:
+                only.add(t._accumulator())
+    run_backward(_roots(outputs, grads), retain_graph, create_graph, only_leaves=only)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    from .._tensor import Tensor, _wrap
+    outputs = _tensors(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = _tensors(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = _make_grads(outputs, grad_outputs, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = []
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(edge_of(t))
+    captured = run_backward(_roots(outputs, grads), retain_graph, create_graph,
+                            capture=set(edges), accumulate=False)
+    result = []
+    for t, e in zip(inputs, edges):
+        g = captured.get(e)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if materialize_grads:
+                g = jnp.zeros(t.shape, t.dtype.np)
+        if g is not None and not isinstance(g, Tensor):
+            g = _wrap(g, t.device)
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,153 @@
+"""`torchish.autograd.Function`: user-defined forward/backward, recorded as one node."""
+import functools
+
+from . import grad_mode
+from .graph import Node, edge_of
+
+
+class FunctionCtx:
+    def __init__(self):
+        self._saved = ()
+        self._saved_versions = ()
+        self.needs_input_grad = ()
+        self._non_differentiable = set()
+        self._dirty = set()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+        self._saved_versions = tuple(t._storage.version if t is not None else None
+                                     for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self._saved is None:
+            from .graph import _FREED_MSG
+            raise RuntimeError(_FREED_MSG)
+        for t, v in zip(self._saved, self._saved_versions):
+            if t is not None and t._storage.version != v:
+                from .._dtype import type_name
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{type_name(t.dtype)} {list(t.shape)}] is at "
+                    f"version {t._storage.version}; expected version {v} instead. Hint: enable "
+                    "anomaly detection to find the operation that failed to compute its "
+                    "gradient, with torch.autograd.set_detect_anomaly(True).")
+        return self._saved
+
+    saved_variables = saved_tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors):
+        self._dirty.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_name = name + "Backward"
+
+
+class Function(metaclass=_FunctionMeta):
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("jvp is not implemented for this Function")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        uses_setup = cls.setup_context is not Function.setup_context
+        with grad_mode.no_grad():
+            if uses_setup:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        multi = isinstance(output, tuple)
+        outs = list(output) if multi else [output]
+        tensor_inputs = [a if isinstance(a, Tensor) else None for a in args]
+        record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
+        outs = [_own(o, args) if isinstance(o, Tensor) else o for o in outs]
+        if record:
+            edges = [edge_of(t) if t is not None else None for t in tensor_inputs]
+            avals = [(o.shape, o.dtype) if isinstance(o, Tensor) else (None, None) for o in outs]
+            node = Node(cls._backward_name, edges, [None] * len(args), tensor_inputs, None,
+                        avals, None)
+            node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, len(args))
+            for i, o in enumerate(outs):
+                if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and (
+                        o.dtype.is_floating_point or o.dtype.is_complex):
+                    o._grad_fn = node
+                    o._output_nr = i
+                    o._requires_grad = False
+        return tuple(outs) if multi else outs[0]
+
+
+def _own(out, args):
+    """An output that is an input tensor returned as is must still be a new graph node."""
+    if any(out is a for a in args):
+        return out.view_as(out) if not out.requires_grad else out.detach().view_as(out)
+    return out
+
+
+def _run_backward(cls, ctx, node, n_inputs, cts, create_graph):
+    from .._tensor import Tensor, _wrap
+    from ..import _ops  # noqa: F401  (ops bound before user code runs)
+    grads_out = []
+    for c, (shape, dtype) in zip(cts, node._out_avals):
+        if c is None and ctx.materialize_grads and shape is not None:
+            from .._ops.creation import zeros
+            c = zeros(shape, dtype=dtype)
+        elif c is not None and not isinstance(c, Tensor):
+            c = _wrap(c)
+        grads_out.append(c)
+    with grad_mode.set_grad_enabled(create_graph):
+        result = cls.backward(ctx, *grads_out)
+    if not isinstance(result, tuple):
+        result = (result,)
+    if len(result) < n_inputs or (len(result) > n_inputs and
+                                  any(r is not None for r in result[n_inputs:])):
+        raise RuntimeError(f"function {cls._backward_name} returned an incorrect number of "
+                           f"gradients (expected {n_inputs}, got {len(result)})")
+    result = result[:n_inputs]
+    out = []
+    for g, e in zip(result, node._edges):
+        if e is None or g is None:
+            out.append(None)
+        else:
+            out.append(g if create_graph else g._data)
+    return out
+
+
+def once_differentiable(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with grad_mode.no_grad():
+            return fn(ctx, *args)
+    return wrapper

@@ -1,0 +1,350 @@
+"""Graph nodes and the backward engine.
+
+A `Node` is one recorded op: its `grad_fn` name, the edges to the nodes that produced its inputs,
+the input values it was called with (`leaves`) and a `vjp(leaves, cotangents)` function - the
+op's `jax.vjp` pullback, compiled and cached by the dispatcher. The engine walks the graph
+iteratively in PyTorch's order (ready nodes by decreasing sequence number; AccumulateGrad first).
+"""
+import heapq
+import itertools
+
+import jax
+import jax.numpy as jnp
+
+from . import grad_mode
+
+_SEQ = itertools.count()
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class Node:
+    """A recorded operation (the object behind `tensor.grad_fn`)."""
+    __slots__ = ("_name", "_edges", "_leaves", "_inputs", "_vjp", "_out_avals", "_saved",
+                 "_seq", "_tensor_hooks", "_retain", "_hooks", "_pre_hooks", "_fn",
+                 "_in_avals_cache", "_tensor_vjp", "metadata", "__weakref__")
+
+    def __init__(self, name, edges, leaves, inputs, vjp, out_avals, saved=(), fn=None):
+        self._name = name
+        self._edges = edges          # per leaf: (node, output_nr) or None
+        self._leaves = leaves        # the op's input values (arrays / scalars)
+        self._inputs = inputs        # the input Tensors (for create_graph), None for scalars
+        self._vjp = vjp              # (leaves, cts) -> grads aligned with edges
+        self._out_avals = out_avals  # (shape, dtype) per output, to materialise zero cts
+        self._saved = saved          # (tensor, version) pairs checked at backward
+        self._fn = fn                # the forward as a JAX function of the leaves
+        self._seq = next(_SEQ)
+        self._tensor_hooks = None    # output_nr -> [hook] (register_hook on non-leaves)
+        self._retain = None          # output_nr -> weakref to tensor with retain_grad()
+        self._hooks = []
+        self._pre_hooks = []
+        self._in_avals_cache = None
+        self._tensor_vjp = None      # custom Functions: backward written with Tensors
+        self.metadata = {}
+
+    def name(self):
+        return self._name
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._edges)
+
+    def register_hook(self, fn):
+        self._hooks.append(fn)
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        self._pre_hooks.append(fn)
+        return _RemovableHandle(self._pre_hooks, fn)
+
+    def __repr__(self):
+        return f"<{self._name} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        return self.apply_arrays([g._data for g in grads])
+
+    def _check_saved(self):
+        if self._leaves is None and self._saved is not None:
+            raise RuntimeError(_FREED_MSG)
+        for tensor, version in self._saved or ():
+            if tensor._storage.version != version:
+                from .._dtype import type_name
+                shape = list(tensor.shape)
+                where = ""
+                if tensor.grad_fn is not None:
+                    where = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{type_name(tensor.dtype)} {shape}]{where} is at "
+                    f"version {tensor._storage.version}; expected version {version} instead. "
+                    "Hint: enable anomaly detection to find the operation that failed to "
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+
+    def _leaf_values(self):
+        if self._leaves is not None:
+            return self._leaves
+        # Freed, and nothing was saved: the pullback does not depend on the values.
+        return [jnp.zeros(s, d) if s is not None else 0 for s, d in self._in_avals()]
+
+    def _in_avals(self):
+        return self._in_avals_cache
+
+    def apply_arrays(self, cts):
+        self._check_saved()
+        return self._vjp(self._leaf_values(), cts)
+
+    def release(self):
+        if self._saved is None:  # nothing saved: keep only the shapes
+            self._in_avals_cache = [(jnp.shape(x), jnp.result_type(x)) if hasattr(x, "shape")
+                                    else (None, None) for x in self._leaves]
+        self._leaves = None
+        self._inputs = None
+
+
+class AccumulateGrad:
+    """The node of a leaf that requires grad: adds incoming gradients into `variable.grad`."""
+    __slots__ = ("variable", "_hooks", "_pre_hooks", "metadata", "__weakref__")
+    _seq = float("inf")  # PyTorch runs AccumulateGrad as soon as it is ready
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._hooks = []
+        self._pre_hooks = []
+        self.metadata = {}
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    next_functions = ()
+
+    def register_hook(self, fn):
+        self._hooks.append(fn)
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        self._pre_hooks.append(fn)
+        return _RemovableHandle(self._pre_hooks, fn)
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+    def __lt__(self, other):
+        return id(self) < id(other)
+
+
+class _RemovableHandle:
+    _ids = itertools.count()
+
+    def __init__(self, hooks, fn):
+        self._hooks, self._fn = hooks, fn
+        self.id = next(self._ids)
+
+    def remove(self):
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def edge_of(tensor):
+    """The graph edge a tensor's gradient flows into, or None when it needs none."""
+    fn = tensor.grad_fn
+    if fn is not None:
+        return (fn, tensor._output_nr)
+    if tensor._requires_grad:
+        return (tensor._accumulator(), 0)
+    return None
+
+
+# ---- the engine ----------------------------------------------------------------------------
+
+def _graph_deps(roots):
+    """Dependency counts of every node reachable from `roots`, found without recursion."""
+    deps = {}
+    seen = set()
+    stack = list(roots)
+    for r in roots:
+        seen.add(id(r))
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for e in getattr(node, "_edges", ()):
+            if e is None:
+                continue
+            nxt = e[0]
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps, order
+
+
+def _needed_nodes(order, targets):
+    """Nodes from which some target is reachable (others need not run)."""
+    needed = set()
+    changed = True
+    target_ids = {id(t) for t in targets}
+    # Reverse discovery order approximates a topological order; iterate to a fixed point.
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if id(node) in needed:
+                continue
+            if id(node) in target_ids or any(
+                    e is not None and id(e[0]) in needed for e in getattr(node, "_edges", ())):
+                needed.add(id(node))
+                changed = True
+    return needed
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
+                 accumulate=True, only_leaves=None):
+    """Backpropagate `roots` = [(edge, gradient)].
+
+    Gradients are JAX arrays, or Tensors when `create_graph` (so backward is itself recorded).
+    `capture` maps edges (node, output_nr) whose incoming gradient should be returned (for
+    `autograd.grad`); `only_leaves` limits accumulation to these AccumulateGrad nodes.
+    """
+    from .._tensor import Tensor, _wrap
+    from .._ops.registry import record_backward
+
+    root_nodes = []
+    buffers = {}
+    for (node, nr), grad in roots:
+        if node not in buffers:
+            root_nodes.append(node)
+            buffers[node] = {}
+        buffers[node][nr] = _add(buffers[node].get(nr), grad)
+
+    deps, order = _graph_deps(root_nodes)
+    targets = None
+    if capture is not None:
+        targets = [e[0] for e in capture]
+    elif only_leaves is not None:
+        targets = list(only_leaves)
+    needed = _needed_nodes(order, targets) if targets is not None else None
+    captured = {}
+
+    heap = []
+    for n in root_nodes:
+        if deps.get(n, 0) == 0:
+            heapq.heappush(heap, (-n._seq, id(n), n))
+    prev_mode = grad_mode.GRAD_ENABLED[0]
+    grad_mode.GRAD_ENABLED[0] = bool(create_graph)
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads_in = buffers.pop(node, {})
+            if isinstance(node, AccumulateGrad):
+                if capture is not None and (node, 0) in capture:
+                    captured[(node, 0)] = grads_in.get(0)
+                if accumulate and (only_leaves is None or node in only_leaves):
+                    if needed is None or id(node) in needed:
+                        _accumulate(node, grads_in.get(0), create_graph)
+                continue
+            if node._tensor_hooks or node._retain or node._pre_hooks:
+                grads_in = _run_tensor_hooks(node, grads_in, create_graph)
+            if capture is not None:
+                for nr, g in grads_in.items():
+                    if (node, nr) in capture:
+                        captured[(node, nr)] = g
+            run = needed is None or id(node) in needed
+            if run and any(g is not None for g in grads_in.values()):
+                cts = [grads_in.get(i) for i in range(len(node._out_avals))]
+                if node._tensor_vjp is not None:
+                    node._check_saved()
+                    grads = node._tensor_vjp(cts, create_graph)
+                elif create_graph:
+                    grads = record_backward(node, cts)
+                else:
+                    grads = node.apply_arrays(cts)
+                for hook in node._hooks:
+                    hook(node, grads, cts)
+            else:
+                grads = [None] * len(node._edges)
+            if not retain_graph:
+                node.release()
+            for e, g in zip(node._edges, grads):
+                if e is None:
+                    continue
+                nxt, nr = e
+                if g is not None:
+                    slot = buffers.setdefault(nxt, {})
+                    slot[nr] = _add(slot.get(nr), g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+    finally:
+        grad_mode.GRAD_ENABLED[0] = prev_mode
+    return captured
+
+
+def _as_tensor_grad(g):
+    from .._tensor import Tensor, _wrap
+    return g if isinstance(g, Tensor) else _wrap(g)
+
+
+def _run_tensor_hooks(node, grads_in, create_graph):
+    for nr in list(grads_in):
+        hooks = (node._tensor_hooks or {}).get(nr, ())
+        for hook in hooks:
+            res = hook(_as_tensor_grad(grads_in[nr]))
+            if res is not None:
+                grads_in[nr] = res if create_graph else res._data
+        ref = (node._retain or {}).get(nr)
+        t = ref() if ref is not None else None
+        if t is not None and grads_in[nr] is not None:
+            g = _as_tensor_grad(grads_in[nr])
+            if t._grad is None:
+                t._grad = g if create_graph else g.detach().clone()
+            else:
+                t._grad = t._grad + g
+    for hook in node._pre_hooks:
+        res = hook(node, [grads_in.get(i) for i in range(len(node._out_avals))])
+        if res is not None:
+            grads_in = {i: g for i, g in enumerate(res)}
+    return grads_in
+
+
+def _accumulate(node, grad, create_graph):
+    if grad is None:
+        return
+    var = node.variable
+    for hook in var._hooks or ():
+        res = hook(_as_tensor_grad(grad))
+        if res is not None:
+            grad = res if create_graph else res._data
+    for hook in node._pre_hooks:
+        res = hook((_as_tensor_grad(grad),))
+        if res is not None:
+            grad = res[0] if create_graph else res[0]._data
+    from .._tensor import Tensor, _wrap
+    if var._grad is None:
+        var._grad = grad if isinstance(grad, Tensor) else _wrap(grad, device=var.device)
+    elif create_graph or isinstance(grad, Tensor):
+        var._grad = var._grad + _as_tensor_grad(grad)
+    else:
+        # PyTorch adds in place into an existing .grad when not building a graph
+        var._grad._set_data(var._grad._data + grad)
+    for hook in var._post_acc_hooks or ():
+        hook(var)
+    for hook in node._hooks:
+        hook((_as_tensor_grad(grad),), ())
