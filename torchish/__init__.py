@@ -44,3 +44,5 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
+
+from . import nn  # noqa: E402,F401

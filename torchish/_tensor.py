@@ -447,7 +447,8 @@ class Tensor:
                              requires_grad=self.requires_grad, grad_fn_name=name,
                              default_float_dtype=dt.get_default_dtype().name)
 
-    __str__ = __repr__
+    def __str__(self):
+        return self.__repr__()
 
     def __format__(self, spec):
         if self.ndim == 0 and spec:

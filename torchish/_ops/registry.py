@@ -48,6 +48,13 @@ class Promote(enum.Enum):
 
 REGISTRY = {}
 
+# Required parameters with these names are static (ints, shapes, strings) unless an op lists
+# its dynamic parameters explicitly with `tensors=`.
+STATIC_NAMES = frozenset({
+    "dim", "dim0", "dim1", "dim2", "k", "n", "split_size_or_sections", "start", "length",
+    "dimension", "size", "step", "shifts", "dims", "equation", "chunks", "reduce", "steps",
+    "key", "shape", "stride", "dtype", "destination"})
+
 
 class OpDef:
     def __init__(self, name, body, tensors, statics, promote, promoted, grad_fn,
@@ -88,11 +95,14 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         params = list(sig.parameters.values())
         dyn = tuple(tensors) if tensors is not None else tuple(
             p.name for p in params if p.default is inspect.Parameter.empty
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY))
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)
+            and p.name not in STATIC_NAMES)
         statics = tuple(p.name for p in params if p.name not in dyn)
         definition = OpDef(opname, body, dyn, statics, promote,
                            dyn if promoted is None else promoted, grad_fn, differentiable,
                            saves, view, returns)
+        definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
+                                  None)
         REGISTRY[opname] = definition
         fn = _generate(definition, sig, "dispatch")
         definition.function = fn
@@ -210,7 +220,7 @@ def _kind_of(v):
 
 class Plan:
     __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
-                 "out_dtype")
+                 "out_dtype", "_kw", "_var")
 
     def __init__(self, definition, statics, kinds, out_dtype):
         self.op = definition
@@ -223,6 +233,8 @@ class Plan:
                 not dt.can_cast(self.result, out_dtype):
             raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
                                f"desired output type {out_dtype._legacy}")
+        self._kw = dict(self.statics)
+        self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
         self.fwd = self._forward
         self.jit = jax.jit(self._forward)
         self.bwd = {}
@@ -237,7 +249,7 @@ class Plan:
             if compute is not None and pname in promoted and value is not None:
                 value = _cast_tree(value, kind, compute)
             args.append(value)
-        out = self.op.body(*args, **self.statics)
+        out = self.op.body(*args, *self._var, **self._kw)
         target = self.out_dtype or self.result
         if target is not None:
             out = _cast_out(out, target, self.op.promote)

@@ -168,7 +168,7 @@ def _movedim_perm(ndim, source, destination):
     return tuple(p if p is not None else next(it) for p in perm)
 
 
-@op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(), aliases=("moveaxis",),
+@op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(), aliases=("moveaxis",), tensors=("input",),
     view=lambda t, source, destination: [("permute", _movedim_perm(t.ndim, source, destination))])
 def movedim(input, source, destination):
     return jnp.transpose(input, _movedim_perm(input.ndim, source, destination))
@@ -253,7 +253,7 @@ def _select_step(shape, dim, index):
     return ("select", d, index % n)
 
 
-@op(promote=P.NONE, grad_fn="SelectBackward0", saves=(),
+@op(promote=P.NONE, grad_fn="SelectBackward0", saves=(), tensors=("input",),
     view=lambda t, dim, index: [_select_step(t.shape, dim, index)])
 def select(input, dim, index):
     return _apply_steps(input, [_select_step(input.shape, dim, index)])

@@ -1,0 +1,18 @@
+"""`torchish.nn.functional`: the registry's `nn=True` ops plus the functions in `_functional/`
+(each file lists its public names in `__all__`)."""
+import importlib as _importlib
+import os as _os
+
+from .._ops.registry import functional_ops as _functional_ops
+
+globals().update(_functional_ops())
+
+_FAMILIES = ["activation", "linear", "loss", "dropout", "sparse", "conv", "pooling",
+             "normalization", "vision", "distance", "attention", "padding", "rnn"]
+_here = _os.path.join(_os.path.dirname(__file__), "_functional")
+for _name in _FAMILIES:
+    if not _os.path.exists(_os.path.join(_here, _name + ".py")):
+        continue
+    _mod = _importlib.import_module(f"{__package__}._functional.{_name}")
+    for _fn in getattr(_mod, "__all__", ()):
+        globals()[_fn] = getattr(_mod, _fn)

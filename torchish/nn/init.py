@@ -1,0 +1,1 @@
+"""`torchish.nn.init`: parameter initialisation drawing exactly what PyTorch draws."""

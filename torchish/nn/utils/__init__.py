@@ -1,0 +1,1 @@
+"""`torchish.nn.utils`."""
