@@ -46,3 +46,5 @@ def numel(input):
     return input.numel()
 
 from . import nn  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401

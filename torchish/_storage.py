@@ -1,7 +1,7 @@
 """Shared storage, view descriptions and the version counter.
 
 JAX arrays are immutable, so aliasing is modelled explicitly. A `Storage` holds the *base*
-tensor's whole array and the version counter shared by every alias. A view is a `View`: the chain
+tensor's whole array; aliases also share a version counter (`Tensor._vc`). A view is a `View`: the chain
 of view steps from the base array (applied with fast native JAX ops, compiled once per chain) plus
 PyTorch's stride metadata (size, stride, storage offset), which answers `stride()`,
 `is_contiguous()`, `view` compatibility and, for writes into a view, which base elements it
@@ -16,11 +16,10 @@ import numpy as np
 
 
 class Storage:
-    __slots__ = ("data", "version", "device", "__weakref__")
+    __slots__ = ("data", "device", "__weakref__")
 
     def __init__(self, data, device):
         self.data = data
-        self.version = 0
         self.device = device
 
     def nbytes(self):

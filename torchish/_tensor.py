@@ -62,6 +62,7 @@ def _new_tensor(cls=None):
     t._post_acc_hooks = None
     t._retains_grad = False
     t._stopgrad = False
+    t._vc = None
     return t
 
 
@@ -71,6 +72,7 @@ def _wrap(array, device=None, requires_grad=False):
     if device is None:
         device = _array_device(array)
     t._storage = Storage(array, device)
+    t._vc = [0]
     t._requires_grad = requires_grad
     return t
 
@@ -88,6 +90,7 @@ def _alias(src, view=None, cls=None):
     """A tensor sharing `src`'s storage (and version counter), optionally as a further view."""
     t = _new_tensor(cls)
     t._storage = src._storage
+    t._vc = src._vc  # the version counter is shared by every alias (except `.data`)
     t._view = src._view if view is None else view
     t._cache, t._cache_base = src._cache, src._cache_base
     t._base = src._base if src._base is not None else (src if t._view is not None else None)
@@ -97,7 +100,7 @@ def _alias(src, view=None, cls=None):
 class Tensor:
     __slots__ = ("_storage", "_view", "_cache", "_cache_base", "_requires_grad", "_grad",
                  "_grad_fn", "_output_nr", "_base", "_acc", "_hooks", "_post_acc_hooks",
-                 "_retains_grad", "_stopgrad", "__dict__", "__weakref__")
+                 "_retains_grad", "_stopgrad", "_vc", "__dict__", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
@@ -138,7 +141,7 @@ class Tensor:
         else:
             storage.data = write_view(storage.data, self._view, value)
             self._cache, self._cache_base = value, storage.data
-        storage.version += 1
+        self._vc[0] += 1
 
     def jax(self):
         """The tensor's value as a JAX array (no copy)."""
@@ -240,7 +243,7 @@ class Tensor:
 
     @property
     def _version(self):
-        return self._storage.version
+        return self._vc[0]
 
     def __len__(self):
         if self.ndim == 0:
@@ -265,8 +268,7 @@ class Tensor:
                     "use var_no_grad = var.detach().")
             return
         if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad=True):
@@ -371,6 +373,7 @@ class Tensor:
     @property
     def data(self):
         t = _alias(self)
+        t._vc = [0]  # unlike detach(), `.data` does not share the version counter
         return t
 
     @data.setter

@@ -137,7 +137,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     d = dt.from_np(ndarray.dtype)
-    return _leaf(np.ascontiguousarray(ndarray).astype(d.np, copy=False), CPU, False)
+    return _leaf(np.asarray(ndarray, order="C").astype(d.np, copy=False), CPU, False)
 
 
 def from_jax(array):

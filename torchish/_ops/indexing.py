@@ -220,7 +220,6 @@ def copy(input, src, non_blocking=False):
 
 
 def setitem(self, key, value):
-    check_inplace(self)
     if not isinstance(key, tuple):
         key = (key,)
     if len(key) == 1 and isinstance(key[0], Tensor) and key[0].dtype is dt.bool and \
@@ -233,9 +232,11 @@ def setitem(self, key, value):
         from .creation import tensor
         value = tensor(value, dtype=self.dtype, device=self.device)
     if steps is not None:
+        # through a view, as PyTorch: the base gets CopySlices
         target = _basic_index(self, steps) if steps else self
         target.copy_(value)
         return
+    check_inplace(self)
     Tensor._index_put_(self, arrays, value, static)
 
 

@@ -120,7 +120,7 @@ def sub(input, other, *, alpha=1):
     return input - _scaled(other, alpha)
 
 
-@op(grad_fn="RsubBackward1", saves=())
+@op(grad_fn="RsubBackward1", saves=(), dunders=("__rsub__",))
 def rsub(input, other, *, alpha=1):
     return other - _scaled(input, alpha)
 

@@ -32,7 +32,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
 from .._storage import Storage, extend, read_view, write_view
 from ..autograd import grad_mode
-from ..autograd.graph import Node, edge_of
+from ..autograd.graph import Node, edge_of, saved_entry
 
 __all__ = ["op", "Promote", "REGISTRY", "dispatch", "call_jax"]
 
@@ -103,6 +103,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                            saves, view, returns)
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
+        # parameters passed positionally (those before *varargs); the rest go by keyword
+        definition.positional = tuple(p.name for p in params[:[q.kind for q in params].index(
+            inspect.Parameter.VAR_POSITIONAL)]) if definition.varargs else ()
         REGISTRY[opname] = definition
         fn = _generate(definition, sig, "dispatch")
         definition.function = fn
@@ -167,7 +170,8 @@ def _bind(definition, sig):
     for dunder in b["dunders"]:
         if dunder.startswith("__i"):
             setattr(Tensor, dunder, definition.inplace_fn)
-        elif dunder.startswith("__r") and dunder not in ("__rshift__",):
+        elif dunder.startswith("__r") and dunder not in ("__rshift__",) and not (
+                definition.name == "rsub" or definition.name.startswith("_r")):
             fn = definition.function
             setattr(Tensor, dunder, lambda self, other, _f=fn: _f(other, self))
         else:
@@ -249,7 +253,9 @@ class Plan:
             if compute is not None and pname in promoted and value is not None:
                 value = _cast_tree(value, kind, compute)
             args.append(value)
-        out = self.op.body(*args, *self._var, **self._kw)
+        named = dict(zip(self.op.tensors, args), **self._kw)
+        positional = [named.pop(n) for n in self.op.positional]
+        out = self.op.body(*positional, *self._var, **named)
         target = self.out_dtype or self.result
         if target is not None:
             out = _cast_out(out, target, self.op.promote)
@@ -402,7 +408,7 @@ def dispatch(definition, targs, sargs):
               and any(t is not None and t.requires_grad for t in tensors))
     if isinstance(out, (tuple, list)):
         if definition.view is not None:  # split/unbind/chunk: every output views the input
-            all_steps = definition.view(first, **plan.statics)
+            all_steps = definition.view(first, *plan._var, **plan._kw)
             outs = [_as_view(first, st, o) for st, o in zip(all_steps, out)]
         else:
             outs = [_wrap(o, device) for o in out]
@@ -410,7 +416,7 @@ def dispatch(definition, targs, sargs):
     else:
         outs = None
         if definition.view is not None:
-            steps = definition.view(first, **plan.statics)
+            steps = definition.view(first, *plan._var, **plan._kw)
             result = _as_view(first, steps, out) if steps is not None else _wrap(out, device)
         else:
             result = _wrap(out, device)
@@ -455,7 +461,7 @@ def _record(plan, leaves, tensors, outs, kinds):
             o._output_nr = i
     if saved is not None and definition.saves in ("result",) or (
             isinstance(definition.saves, tuple) and "result" in definition.saves):
-        node._saved = list(node._saved) + [(o, o._storage.version) for o in outs
+        node._saved = list(node._saved) + [saved_entry(o) for o in outs
                                            if o._grad_fn is node]
     return node
 
@@ -472,7 +478,7 @@ def _saved(definition, tensors, outs):
     # tensors are flat (lists expanded), names are per parameter: walk both
     for pname, t in zip(definition.tensors, tensors):
         if pname in names and t is not None:
-            out.append((t, t._storage.version))
+            out.append(saved_entry(t))
     return out
 
 
@@ -573,7 +579,7 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
 
     base_edge = edge_of(base)
     self._set_data(value)
-    node = call_jax_record("CopySlices", copy_slices, [base_old] + leaves[1:],
+    node = call_jax_record("torch::autograd::CopySlices", copy_slices, [base_old] + leaves[1:],
                            [base] + list(tensors[1:]), [base_edge] + [
                                edge_of(t) if t is not None else None for t in tensors[1:]],
                            [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,

@@ -53,7 +53,7 @@ def _view_steps(t, shape):
     return [("reshape", shape)]
 
 
-def _view_only(t, shape):
+def _view_only(t, *shape):
     steps = _view_steps(t, shape)
     if steps is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -125,7 +125,7 @@ def _perm(dims, ndim):
 
 
 @op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(),
-    view=lambda t, dims: [("permute", _perm(dims, t.ndim))])
+    view=lambda t, *dims: [("permute", _perm(dims, t.ndim))])
 def permute(input, *dims):
     return jnp.transpose(input, _perm(dims, input.ndim))
 

@@ -95,13 +95,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     captured = run_backward(_roots(outputs, grads), retain_graph, create_graph,
                             capture=set(edges), accumulate=False)
     result = []
-    for t, e in zip(inputs, edges):
+    for i, (t, e) in enumerate(zip(inputs, edges)):
         g = captured.get(e)
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if this "
+                                   "is the desired behavior.")
             if materialize_grads:
                 g = jnp.zeros(t.shape, t.dtype.np)
         if g is not None and not isinstance(g, Tensor):

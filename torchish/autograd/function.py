@@ -16,7 +16,7 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
-        self._saved_versions = tuple(t._storage.version if t is not None else None
+        self._saved_versions = tuple(t._version if t is not None else None
                                      for t in tensors)
 
     @property
@@ -25,12 +25,12 @@ class FunctionCtx:
             from .graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
         for t, v in zip(self._saved, self._saved_versions):
-            if t is not None and t._storage.version != v:
+            if t is not None and t._version != v:
                 from .._dtype import type_name
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{type_name(t.dtype)} {list(t.shape)}] is at "
-                    f"version {t._storage.version}; expected version {v} instead. Hint: enable "
+                    f"version {t._version}; expected version {v} instead. Hint: enable "
                     "anomaly detection to find the operation that failed to compute its "
                     "gradient, with torch.autograd.set_detect_anomaly(True).")
         return self._saved

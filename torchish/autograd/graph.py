@@ -63,7 +63,7 @@ class Node:
         return _RemovableHandle(self._pre_hooks, fn)
 
     def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
+        return f"<{self._name.rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
     def __call__(self, *grads):
         return self.apply_arrays([g._data for g in grads])
@@ -71,19 +71,21 @@ class Node:
     def _check_saved(self):
         if self._leaves is None and self._saved is not None:
             raise RuntimeError(_FREED_MSG)
-        for tensor, version in self._saved or ():
-            if tensor._storage.version != version:
+        for tensor, version, producer in self._saved or ():
+            if tensor._version != version:
                 from .._dtype import type_name
                 shape = list(tensor.shape)
                 where = ""
-                if tensor.grad_fn is not None:
-                    where = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
+                if producer is not None:
+                    # PyTorch names the op that produced the saved tensor, without "Backward0"
+                    where = f", which is output {producer[1]} of {_op_name(producer[0])},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{type_name(tensor.dtype)} {shape}]{where} is at "
-                    f"version {tensor._storage.version}; expected version {version} instead. "
+                    f"version {tensor._version}; expected version {version} instead. "
                     "Hint: enable anomaly detection to find the operation that failed to "
-                    "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                    "check_nan=False).")
 
     def _leaf_values(self):
         if self._leaves is not None:
@@ -99,11 +101,25 @@ class Node:
         return self._vjp(self._leaf_values(), cts)
 
     def release(self):
+        if self._leaves is None:
+            return
         if self._saved is None:  # nothing saved: keep only the shapes
             self._in_avals_cache = [(jnp.shape(x), jnp.result_type(x)) if hasattr(x, "shape")
                                     else (None, None) for x in self._leaves]
         self._leaves = None
         self._inputs = None
+
+
+def _op_name(node):
+    name = node.name().rsplit("::", 1)[-1]
+    stripped = name.rstrip("0123456789")
+    return stripped[:-len("Backward")] if stripped.endswith("Backward") else name
+
+
+def saved_entry(tensor):
+    """What a node remembers of a tensor it saves: the tensor, its version and its producer."""
+    fn = tensor._grad_fn
+    return (tensor, tensor._version, (fn, tensor._output_nr) if fn is not None else None)
 
 
 class AccumulateGrad:

@@ -1,0 +1,505 @@
+"""Autograd semantics, differential against real PyTorch.
+
+Each case is one program written against the `torch` API and run twice: with real PyTorch and
+with torchish. Outputs (values, grads, grad_fn names, versions, raised errors) must agree.
+Cases that must hold without PyTorch (known values) are at the end.
+"""
+import sys
+
+import numpy as np
+import pytest
+
+import torchish
+
+torch = pytest.importorskip("torch")
+
+
+def _np(x):
+    if x is None:
+        return None
+    if hasattr(x, "detach"):
+        x = x.detach()
+        if hasattr(x, "cpu"):
+            x = x.cpu()
+        return np.asarray(x.numpy())
+    return x
+
+
+def both(program):
+    """Run `program(T)` with T = torch and T = torchish; return both results."""
+    return program(torch), program(torchish)
+
+
+def assert_same(a, b, rtol=1e-6, atol=1e-7):
+    if isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), (a, b)
+        for x, y in zip(a, b):
+            assert_same(x, y, rtol, atol)
+        return
+    if a is None or isinstance(a, (str, bool, int)):
+        assert a == b, (a, b)
+        return
+    if isinstance(a, float):
+        assert b == pytest.approx(a, rel=rtol, abs=atol)
+        return
+    na, nb = _np(a), _np(b)
+    assert na.shape == nb.shape, (na.shape, nb.shape)
+    assert str(a.dtype) == str(b.dtype), (a.dtype, b.dtype)
+    np.testing.assert_allclose(nb, na, rtol=rtol, atol=atol)
+
+
+def run_both(program, **tol):
+    ra, rb = both(program)
+    assert_same(ra, rb, **tol)
+    return ra, rb
+
+
+def errors_of(program):
+    """(type name, message) raised by the program, per library."""
+    out = []
+    for T in (torch, torchish):
+        try:
+            program(T)
+        except Exception as exc:  # noqa: BLE001 - comparing the exact error is the point
+            out.append((type(exc).__name__, str(exc)))
+        else:
+            out.append(None)
+    return out
+
+
+# ---- grad_fn names (torch-facts section 5) ------------------------------------------------
+
+GRAD_FN_CASES = {
+    "add": lambda T, x: x + x,
+    "sub": lambda T, x: x - 1,
+    "rsub": lambda T, x: 1 - x,
+    "mul": lambda T, x: x * 2,
+    "div": lambda T, x: x / 2,
+    "rdiv": lambda T, x: 2 / x,
+    "pow_scalar": lambda T, x: x ** 2,
+    "pow_half": lambda T, x: x.pow(0.5),
+    "square": lambda T, x: x.square(),
+    "pow_tensor": lambda T, x: x ** x,
+    "rpow": lambda T, x: 2 ** x,
+    "neg": lambda T, x: -x,
+    "sum": lambda T, x: x.sum(),
+    "sum_dim": lambda T, x: x.sum(0),
+    "mean": lambda T, x: x.mean(),
+    "mean_dim": lambda T, x: x.mean(1),
+    "mm": lambda T, x: x @ x.t(),
+    "matmul3d": lambda T, x: x.unsqueeze(0).expand(2, 3, 4) @ x.t().unsqueeze(0),
+    "bmm": lambda T, x: T.bmm(x.unsqueeze(0), x.t().unsqueeze(0)),
+    "dot": lambda T, x: T.dot(x[0], x[1]),
+    "mv": lambda T, x: T.mv(x, x[0]),
+    "exp": lambda T, x: x.exp(),
+    "log": lambda T, x: x.log(),
+    "relu": lambda T, x: x.relu(),
+    "sigmoid": lambda T, x: x.sigmoid(),
+    "tanh": lambda T, x: x.tanh(),
+    "softmax": lambda T, x: x.softmax(-1),
+    "log_softmax": lambda T, x: x.log_softmax(-1),
+    "view": lambda T, x: x.view(12),
+    "reshape_contig": lambda T, x: x.reshape(12),
+    "flatten": lambda T, x: x.flatten(),
+    "reshape_noncontig": lambda T, x: x.t().reshape(12),
+    "transpose": lambda T, x: x.transpose(0, 1),
+    "t": lambda T, x: x.t(),
+    "T": lambda T, x: x.T,
+    "permute": lambda T, x: x.permute(1, 0),
+    "select": lambda T, x: x[0],
+    "select_col": lambda T, x: x[:, 1],
+    "slice": lambda T, x: x[1:3],
+    "narrow": lambda T, x: x.narrow(1, 0, 2),
+    "mask": lambda T, x: x[x > 0],
+    "index_list": lambda T, x: x[[0, 2]],
+    "cat": lambda T, x: T.cat([x, x]),
+    "stack": lambda T, x: T.stack([x, x]),
+    "expand": lambda T, x: x[0:1].expand(3, 4),
+    "unsqueeze": lambda T, x: x.unsqueeze(0),
+    "squeeze_dim": lambda T, x: x.unsqueeze(0).squeeze(0),
+    "squeeze": lambda T, x: x.unsqueeze(0).squeeze(),
+    "clone": lambda T, x: x.clone(),
+    "to_double": lambda T, x: x.to(T.float64),
+    "max": lambda T, x: x.max(),
+    "min": lambda T, x: x.min(),
+    "max_dim": lambda T, x: x.max(dim=1)[0],
+    "maximum": lambda T, x: T.maximum(x, x * 2),
+    "where": lambda T, x: T.where(x > 0, x, x * 2),
+    "norm": lambda T, x: x.norm(),
+    "var": lambda T, x: x.var(),
+    "std": lambda T, x: x.std(),
+    "clamp": lambda T, x: x.clamp(-0.5, 0.5),
+    "cumsum": lambda T, x: x.cumsum(0),
+    "prod": lambda T, x: x.prod(),
+    "chunk": lambda T, x: x.chunk(2)[0],
+    "split": lambda T, x: x.split(2)[1],
+    "unbind": lambda T, x: x.unbind()[0],
+    "repeat": lambda T, x: x.repeat(2, 1),
+    "masked_fill": lambda T, x: x.masked_fill(x > 0, 0.0),
+    "einsum": lambda T, x: T.einsum("ij,kj->ik", x, x),
+    "abs": lambda T, x: x.abs(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_FN_CASES))
+def test_grad_fn_name(case):
+    def program(T):
+        T.manual_seed(0) if hasattr(T, "manual_seed") and T is torch else None
+        x = T.tensor(np.linspace(-1.5, 2.0, 12).reshape(3, 4).astype(np.float32),
+                     requires_grad=True)
+        y = GRAD_FN_CASES[case](T, x)
+        return y.grad_fn.name(), tuple(y.shape), str(y.dtype)
+    run_both(program)
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_FN_CASES))
+def test_backward_values(case):
+    def program(T):
+        x = T.tensor(np.linspace(-1.5, 2.0, 12).reshape(3, 4), dtype=T.float64,
+                     requires_grad=True)
+        y = GRAD_FN_CASES[case](T, x)
+        (y * T.arange(y.numel(), dtype=y.dtype).reshape(y.shape).cos()).sum().backward()
+        return x.grad
+    run_both(program, rtol=1e-10, atol=1e-12)
+
+
+def test_leaf_accumulate_grad_and_next_functions():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2 + 1
+        fn = y.grad_fn
+        mul = fn.next_functions[0][0]
+        return (fn.name(), mul.name(), mul.next_functions[0][0].name(),
+                fn.next_functions[1][0] is None, x.is_leaf, y.is_leaf)
+    run_both(program)
+
+
+def test_inplace_versions_and_copyslices():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x * 1
+        out = [(a.grad_fn.name(), a._version)]
+        a.add_(1)
+        out.append((a.grad_fn.name(), a._version))
+        a.mul_(2)
+        out.append((a.grad_fn.name(), a._version))
+        a[0] = 0
+        out.append((a.grad_fn.name(), a._version))
+        a.sum().backward()
+        return out, x.grad
+    run_both(program)
+
+
+def test_inplace_on_view_of_nonleaf():
+    def program(T):
+        x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        b = x * 3
+        v = b[1]
+        v.mul_(x[0])
+        names = (b.grad_fn.name(), v.grad_fn.name(), b._version, v._version)
+        (b * T.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        return names, x.grad, b
+    run_both(program)
+
+
+def test_setitem_from_tensor_requiring_grad():
+    def program(T):
+        w = T.tensor([1.5, -2.0], requires_grad=True)
+        z = T.zeros(4)
+        z[1:3] = w * w
+        z[0] = w[1]
+        (z * T.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        return z.grad_fn.name(), z.requires_grad, w.grad
+    run_both(program)
+
+
+def test_detach_shares_storage_and_version():
+    def program(T):
+        t = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        d = t.detach()
+        out = [d.requires_grad, d.grad_fn is None, d.is_leaf]
+        d.zero_()
+        out += [t, t._version, d._version]
+        t2 = t * 2
+        d2 = t2.detach()
+        d2.add_(1)
+        out += [t2, t2._version]
+        return out
+    run_both(program)
+
+
+def test_detach_inplace_makes_leaf():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.detach_()
+        return y.is_leaf, y.requires_grad, y.grad_fn is None
+    run_both(program)
+
+
+def test_data_attribute():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        d = x.data
+        d.mul_(3)
+        v0 = x._version
+        x.data = T.tensor([5.0, 6.0])
+        y = (x * x).sum()
+        y.backward()
+        return d.requires_grad, x, x.grad, v0
+    run_both(program)
+
+
+def test_saved_tensor_modified_inplace_raises():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = x.sigmoid()
+        s.mul_(2)
+        s.sum().backward()
+    a, b = errors_of(program)
+    assert a == b
+
+
+def test_add_saves_nothing_so_inplace_is_fine():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x * 1
+        b = a + 1
+        a.add_(5)
+        b.sum().backward()
+        return x.grad
+    run_both(program)
+
+
+ERROR_CASES = {
+    "no_grad_fn": lambda T: T.tensor([1.0]).sum().backward(),
+    "detached_chain": lambda T: (lambda x: (x ** 2).detach().sum().backward())(
+        T.tensor([1.0, 2.0], requires_grad=True)),
+    "non_scalar": lambda T: (T.tensor([1.0, 2.0], requires_grad=True) * 2).backward(),
+    "twice": lambda T: (lambda y: (y.backward(), y.backward()))(
+        (T.tensor([1.0, 2.0], requires_grad=True) ** 2).sum()),
+    "leaf_inplace": lambda T: T.tensor([1.0], requires_grad=True).add_(1),
+    "int_requires_grad": lambda T: T.tensor([1, 2]).requires_grad_(),
+    "numpy_requires_grad": lambda T: T.tensor([1.0], requires_grad=True).numpy(),
+    "view_leaf_inplace": lambda T: T.tensor([1.0, 2.0], requires_grad=True)[0].mul_(2),
+    "setitem_leaf": lambda T: T.tensor([1.0, 2.0], requires_grad=True).__setitem__(0, 1.0),
+    "grad_unused": lambda T: (lambda x, y: T.autograd.grad((x * 2).sum(), [x, y]))(
+        T.tensor([1.0], requires_grad=True), T.tensor([2.0], requires_grad=True)),
+    "grad_no_req": lambda T: T.autograd.grad(
+        (T.tensor([1.0], requires_grad=True) * 2).sum(), [T.tensor([1.0])]),
+    "requires_grad_nonleaf_false": lambda T: setattr(
+        T.tensor([1.0], requires_grad=True) * 2, "requires_grad", False),
+    "view_incompatible": lambda T: T.zeros(2, 3).t().view(6),
+    "int_add_float_inplace": lambda T: T.tensor([1, 2]).add_(1.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERROR_CASES))
+def test_errors_match(case):
+    a, b = errors_of(ERROR_CASES[case])
+    assert a is not None, "torch did not raise"
+    assert b is not None, f"torchish did not raise (torch: {a})"
+    assert a[0] == b[0]
+    assert a[1].split("\n")[0] == b[1].split("\n")[0]
+
+
+def test_retain_graph_and_accumulation():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = (x ** 3).sum()
+        y.backward(retain_graph=True)
+        g1 = x.grad.clone()
+        y.backward()
+        return g1, x.grad
+    run_both(program)
+
+
+def test_grad_accumulates_in_place():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).sum().backward()
+        g = x.grad
+        (x * 3).sum().backward()
+        return g, x.grad, g is x.grad
+    run_both(program)
+
+
+def test_higher_order_create_graph():
+    def program(T):
+        x = T.tensor([0.5, 1.5, -2.0], dtype=T.float64, requires_grad=True)
+        y = (x ** 3 * x.sin()).sum()
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        (h,) = T.autograd.grad(g.sum(), x, create_graph=True)
+        (k,) = T.autograd.grad(h.sum(), x)
+        return g, h, k
+    run_both(program, rtol=1e-10)
+
+
+def test_backward_create_graph_then_grad_of_grad():
+    def program(T):
+        x = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+        y = (x.exp() * x).sum()
+        y.backward(create_graph=True)
+        g = x.grad
+        z = (g * g).sum()
+        (gg,) = T.autograd.grad(z, x)
+        return g, gg
+    run_both(program, rtol=1e-10)
+
+
+def test_autograd_grad_nonleaf_inputs_and_grad_outputs():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        h = x * x
+        y = h.sin()
+        gh, gx = T.autograd.grad(y, [h, x], grad_outputs=T.tensor([1.0, 0.5, 2.0]))
+        return gh, gx, x.grad
+    run_both(program)
+
+
+def test_allow_unused_and_materialize():
+    def program(T):
+        x = T.tensor([1.0], requires_grad=True)
+        y = T.tensor([2.0], requires_grad=True)
+        return T.autograd.grad((x * 2).sum(), [x, y], allow_unused=True)
+    run_both(program)
+
+
+def test_backward_inputs_argument():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        w = T.tensor([3.0, 4.0], requires_grad=True)
+        (x * w).sum().backward(inputs=[w])
+        return x.grad, w.grad
+    run_both(program)
+
+
+def test_hooks_and_retain_grad():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(g.clone()) or g * 10)
+        h = x * 3
+        h.retain_grad()
+        h.register_hook(lambda g: g + 1)
+        (h * h).sum().backward()
+        return seen[0], x.grad, h.grad, h.retains_grad, x.retains_grad
+    run_both(program)
+
+
+def test_grad_modes():
+    def program(T):
+        x = T.tensor([1.0], requires_grad=True)
+        out = []
+        with T.no_grad():
+            out.append((x * 2).requires_grad)
+            with T.enable_grad():
+                out.append((x * 2).requires_grad)
+        with T.set_grad_enabled(False):
+            out.append((x * 2).requires_grad)
+        out.append(T.is_grad_enabled())
+        T.set_grad_enabled(False)
+        out.append((x * 2).requires_grad)
+        T.set_grad_enabled(True)
+        with T.inference_mode():
+            out.append((x * 2).requires_grad)
+
+        @T.no_grad()
+        def f(a):
+            return a * 2
+
+        @T.no_grad
+        def g(a):
+            return a * 2
+
+        @T.enable_grad()
+        def h(a):
+            return a * 2
+        out.append(f(x).requires_grad)
+        out.append(g(x).requires_grad)
+        with T.no_grad():
+            out.append(h(x).requires_grad)
+        return out
+    run_both(program)
+
+
+def test_custom_function():
+    def program(T):
+        class Cube(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                ctx.save_for_backward(x)
+                ctx.k = k
+                return x ** 3 * k
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * 3 * x ** 2 * ctx.k, None
+
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = Cube.apply(x, 2.0)
+        names = (y.grad_fn.name(), type(y.grad_fn).__name__ if False else None)
+        y.sum().backward()
+        return names, y, x.grad
+    run_both(program)
+
+
+def test_custom_function_non_differentiable_and_needs_input_grad():
+    def program(T):
+        class SortF(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.needs = ctx.needs_input_grad
+                values, idx = x.sort()
+                ctx.mark_non_differentiable(idx)
+                ctx.save_for_backward(idx)
+                return values * w, idx
+
+            @staticmethod
+            def backward(ctx, gv, gi):
+                (idx,) = ctx.saved_tensors
+                g = T.zeros_like(gv)
+                g[idx] = gv
+                return g, None
+
+        x = T.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        v, i = SortF.apply(x, T.tensor(2.0))
+        v.sum().backward()
+        return i.requires_grad, x.grad
+    run_both(program)
+
+
+def test_long_chain_backward_is_iterative():
+    x = torchish.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        y.sum().backward()
+    finally:
+        sys.setrecursionlimit(limit)
+    assert x.grad.tolist() == [1.0]
+
+
+def test_finite_differences_float64():
+    fns = [lambda t: (t.sin() * t.exp()).sum(),
+           lambda t: (t @ t.t()).tanh().sum(),
+           lambda t: t.softmax(-1).log().mul(t).sum(),
+           lambda t: t.norm() + t.var(0).sum() + t.prod(),
+           lambda t: t.max(dim=1).values.sum() + t.cumsum(1).pow(2).sum()]
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(3, 4))
+    for fn in fns:
+        x = torchish.tensor(base, requires_grad=True)
+        fn(x).backward()
+        num = np.zeros_like(base)
+        eps = 1e-6
+        for idx in np.ndindex(base.shape):
+            p, m = base.copy(), base.copy()
+            p[idx] += eps
+            m[idx] -= eps
+            num[idx] = (fn(torchish.tensor(p)).item() - fn(torchish.tensor(m)).item()) / (2 * eps)
+        np.testing.assert_allclose(x.grad.numpy(), num, rtol=1e-6, atol=1e-6)
