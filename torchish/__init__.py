@@ -46,5 +46,9 @@ def numel(input):
     return input.numel()
 
 from . import nn  # noqa: E402,F401
-from . import serialization  # noqa: E402,F401
+from . import serialization, linalg, cuda, accelerator, backends, distributed  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+
+from ._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

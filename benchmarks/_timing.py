@@ -1,0 +1,41 @@
+"""Shared timing helper for the benchmarks: best-of-repeats mean time per call."""
+import time
+
+
+def per_call(fn, *, number=200, repeat=7, sync=None):
+    """Seconds per call of `fn()`: the best of `repeat` runs of `number` calls each.
+
+    `sync(result)` waits for asynchronous work (JAX dispatch) to finish inside the timing.
+    """
+    result = fn()
+    if sync:
+        sync(result)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            result = fn()
+        if sync:
+            sync(result)
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def jax_sync(x):
+    import jax
+    jax.block_until_ready(x)
+
+
+def torchish_sync(x):
+    import jax
+    leaves = x if isinstance(x, (list, tuple)) else [x]
+    jax.block_until_ready([t._data for t in leaves if hasattr(t, "_data")])
+
+
+def table(rows, header):
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))

@@ -1,0 +1,40 @@
+"""Make `import torch` (and every `torch.*` submodule) resolve to torchish.
+
+Used by `python -m torchish SCRIPT`; call `install()` to do the same in-process.
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+from ._unsupported import stub_module
+
+
+class _TorchAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "torch" or fullname.startswith("torch."):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        real = "torchish" + spec.name[len("torch"):]
+        try:
+            return importlib.import_module(real)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (real == exc.name or real.startswith(exc.name + ".")):
+                raise
+            return stub_module(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+def install():
+    """Alias `torch` to torchish in this interpreter (before anything imports real torch)."""
+    if any(isinstance(f, _TorchAliasFinder) for f in sys.meta_path):
+        return
+    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _TorchAliasFinder())
+    import torchish
+    sys.modules["torch"] = torchish

@@ -1,0 +1,55 @@
+"""`torchish.linalg`: PyTorch's linalg namespace over the registry's linalg ops."""
+import collections
+
+from ._ops import linalg as _l
+from ._ops.reduction import norm as _norm
+from ._unsupported import module_getattr
+
+inv = _l.inverse
+det = _l.det
+solve = _l.linalg_solve
+cholesky = _l.linalg_cholesky
+svdvals = _l.linalg_svdvals
+eigvalsh = _l.linalg_eigvalsh
+pinv = _l.linalg_pinv
+matrix_exp = _l.linalg_matrix_exp
+matrix_power = _l.matrix_power
+matrix_rank = _l.linalg_matrix_rank
+matrix_norm = _l.linalg_matrix_norm
+solve_triangular = _l.linalg_solve_triangular
+cross = _l.cross
+
+_QR = collections.namedtuple("QR", ["Q", "R"])
+_SVD = collections.namedtuple("SVD", ["U", "S", "Vh"])
+_EIGH = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+_SLOGDET = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+def qr(A, mode="reduced"):
+    return _QR(*_l.linalg_qr(A, mode))
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    return _SVD(*_l.linalg_svd(A, full_matrices))
+
+
+def eigh(A, UPLO="L"):
+    return _EIGH(*_l.linalg_eigh(A, UPLO))
+
+
+def slogdet(A):
+    return _SLOGDET(*_l.linalg_slogdet(A))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return _norm(x, ord, dim, keepdim, dtype)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if ord is None or (isinstance(ord, (int, float)) and (dim is None or isinstance(dim, int))
+                       and not (A.ndim == 2 and dim is None and ord is not None)):
+        return _norm(A, 2 if ord is None else ord, dim, keepdim, dtype)
+    return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)
+
+
+__getattr__ = module_getattr(__name__)
