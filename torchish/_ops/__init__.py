@@ -1,12 +1,15 @@
 """The op families. Importing them fills the registry and binds the Tensor methods."""
-from . import pointwise, reduction, shape, indexing, linalg, creation  # noqa: F401
+from . import pointwise, reduction, shape, indexing, linalg, creation, random_ops  # noqa: F401
+from . import nn_rnn  # noqa: F401
+from . import nn_ops  # noqa: F401
+from . import nn_conv, nn_norm  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
 
 
 def plain_functions():
     """Functions written in Python over ops (overload resolution, composites)."""
     out = {}
-    for mod in (shape, indexing, linalg, creation):
+    for mod in (shape, indexing, linalg, creation, random_ops):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)
     out.update(reduction.OVERLOADS)

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from . import grad_mode
 
 _SEQ = itertools.count()
+BACKWARD_RUNS = [0]  # how many backward passes ran (compile tells forwards from steps)
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -239,9 +240,9 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     `capture` maps edges (node, output_nr) whose incoming gradient should be returned (for
     `autograd.grad`); `only_leaves` limits accumulation to these AccumulateGrad nodes.
     """
-    from .._tensor import Tensor, _wrap
     from .._ops.registry import record_backward
 
+    BACKWARD_RUNS[0] += 1
     root_nodes = []
     buffers = {}
     for (node, nr), grad in roots:

@@ -1,0 +1,235 @@
+"""Random sampling functions and in-place `Tensor` samplers (`uniform_`, `normal_`, ...).
+
+Eager values come from the generator's engine (PyTorch's CPU algorithm, on the host) and are
+placed on the tensor's device. When the target's data is a JAX tracer (compiled code), values
+come from JAX's PRNG instead (see `_random_trace.py`).
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype as dt
+from .. import _random_trace
+from .._tensor import Tensor
+from .._device import jax_device
+from ..random import engine_of
+from .creation import _leaf, _size, empty
+from .registry import check_inplace
+
+
+def _traced(t):
+    return isinstance(t._data, jax.core.Tracer) or _random_trace.active()
+
+
+def _key(generator):
+    if _random_trace.active():
+        return _random_trace.split()
+    seed = engine_of(generator).fork_jax_key()
+    return jax.random.PRNGKey(seed & 0x7FFFFFFFFFFFFFFF)
+
+
+def _fill(self, values):
+    """Write sampled values into `self` in place (no autograd history, as PyTorch)."""
+    check_inplace(self)
+    if isinstance(values, np.ndarray):
+        values = jax.device_put(values, jax_device(self.device))
+    self._set_data(values)
+    return self
+
+
+# ---- in-place samplers ---------------------------------------------------------------------
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)
+    if _traced(self):
+        u = jax.random.uniform(_key(generator), self.shape, jnp.float32 if
+                               self.dtype is not dt.float64 else jnp.float64)
+        return _fill(self, (u * (to - from_) + from_).astype(self.dtype.np))
+    return _fill(self, engine_of(generator).uniform(tuple(self.shape), self.dtype.name,
+                                                    from_, to))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if _traced(self):
+        n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
+                              self.dtype is not dt.float64 else jnp.float64)
+        return _fill(self, (n * std + mean).astype(self.dtype.np))
+    return _fill(self, engine_of(generator).normal(tuple(self.shape), self.dtype.name, mean, std,
+                                                   contiguous=self.is_contiguous()))
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        if _traced(self):
+            return _fill(self, jax.random.bernoulli(_key(generator), p._data, self.shape)
+                         .astype(self.dtype.np))
+        probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
+        return _fill(self, engine_of(generator).bernoulli_tensor(probs, self.dtype.name))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    if _traced(self):
+        return _fill(self, jax.random.bernoulli(_key(generator), p, self.shape)
+                     .astype(self.dtype.np))
+    return _fill(self, engine_of(generator).bernoulli_scalar(tuple(self.shape), p,
+                                                             self.dtype.name))
+
+
+def random_(self, from_=None, to=None, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)
+    if _traced(self):
+        hi = to if to is not None else (from_ if from_ is not None else 2 ** 24)
+        lo = 0 if to is None else from_
+        return _fill(self, jax.random.randint(_key(generator), self.shape, lo, hi)
+                     .astype(self.dtype.np))
+    eng = engine_of(generator)
+    if from_ is None and to is None:
+        return _fill(self, eng.random_(tuple(self.shape), self.dtype.name))
+    if to is None:
+        from_, to = 0, from_
+    return _fill(self, eng.random_from_to(tuple(self.shape), self.dtype.name, from_, to))
+
+
+def _simple(name, jax_sampler):
+    def sampler(self, *args, generator=None):
+        if _traced(self):
+            return _fill(self, jax_sampler(_key(generator), self.shape, *args)
+                         .astype(self.dtype.np))
+        return _fill(self, getattr(engine_of(generator), name)(tuple(self.shape),
+                                                               self.dtype.name, *args))
+    sampler.__name__ = name + "_"
+    return sampler
+
+
+exponential_ = _simple("exponential", lambda k, s, lambd=1.0: jax.random.exponential(k, s) / lambd)
+geometric_ = _simple("geometric", lambda k, s, p: jax.random.geometric(k, p, s))
+log_normal_ = _simple("log_normal", lambda k, s, mean=1.0, std=2.0: jnp.exp(
+    jax.random.normal(k, s) * std + mean))
+cauchy_ = _simple("cauchy", lambda k, s, median=0.0, sigma=1.0: median + sigma *
+                  jax.random.cauchy(k, s))
+
+
+# ---- functions ---------------------------------------------------------------------------
+
+def _new(size, dtype, device, requires_grad, sampler, *args, generator=None):
+    t = empty(*size, dtype=dtype, device=device)
+    sampler(t, *args, generator=generator)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    return _new(_size(size), dtype, device, requires_grad, uniform_, generator=generator)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    return _new(_size(size), dtype, device, requires_grad, normal_, generator=generator)
+
+
+def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, size=None, low=None, high=None):
+    args = list(args)
+    if size is None:
+        size = args.pop()
+    if high is None:
+        high = args.pop() if args else None
+    if low is None:
+        low = args.pop() if args else 0
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return _new(_size((size,) if isinstance(size, int) else (tuple(size),)), dtype or dt.int64,
+                device, requires_grad, random_, low, high, generator=generator)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    d = dtype or dt.int64
+    if _random_trace.active():
+        return _leaf(jax.random.permutation(_key(generator), n).astype(d.np), device,
+                     requires_grad)
+    return _leaf(engine_of(generator).randperm(n, d.name), device, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+           layout=None, device=None, requires_grad=False):
+    m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not m_t and not s_t:
+        if size is None:
+            raise TypeError("normal() missing required argument 'size'")
+        return _new(_size((size,) if isinstance(size, int) else (tuple(size),)), dtype, device,
+                    requires_grad, normal_, mean, std, generator=generator)
+    if m_t and not s_t:
+        out_t = empty(*mean.shape, dtype=mean.dtype, device=mean.device)
+        normal_(out_t, 0.0, std, generator=generator)
+        return out_t.add_(mean)
+    ref = std if not m_t else (mean if mean.numel() >= std.numel() else std)
+    out_t = empty(*ref.shape, dtype=std.dtype if s_t else ref.dtype, device=ref.device)
+    normal_(out_t, 0.0, 1.0, generator=generator)
+    return out_t.mul_(std).add_(mean)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    out_t = empty(*input.shape, dtype=input.dtype, device=input.device)
+    return bernoulli_(out_t, input if p is None else p, generator=generator)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    probs = np.asarray(input.detach()._data)
+    if np.any(probs < 0) or not np.all(np.isfinite(probs)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    two_d = probs.reshape(-1, probs.shape[-1])
+    if np.any(two_d.sum(-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    idx = engine_of(generator).multinomial(two_d, num_samples, replacement)
+    return _leaf(np.asarray(idx, np.int64).reshape(probs.shape[:-1] + (num_samples,)),
+                 input.device, False)
+
+
+def poisson(input, generator=None):
+    rates = np.asarray(input.detach()._data)
+    return _leaf(np.asarray(engine_of(generator).poisson(rates)).astype(input.dtype.np),
+                 input.device, False)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, generator=None):
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad, generator=generator)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, generator=None):
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad, generator=generator)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None, generator=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, generator=generator)
+
+
+for _name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
+              "log_normal_", "cauchy_"):
+    setattr(Tensor, _name, globals()[_name])
+Tensor.bernoulli = bernoulli
+Tensor.multinomial = multinomial
+
+PLAIN = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+         "poisson", "rand_like", "randn_like", "randint_like"]

@@ -1,0 +1,215 @@
+"""Discrete samplers of PyTorch's CPU generator: randperm, poisson, multinomial.
+
+Helpers of ``_random_engine.MT19937Engine`` (which exposes them as methods); each consumes the
+engine's raw stream in exactly PyTorch 2.13's order. ``randperm`` and ``poisson`` are inherently
+sequential (swaps, rejection loops), so their random draws are made in bulk and only the
+bookkeeping runs per element.
+"""
+import ctypes
+import ctypes.util
+import math
+
+import numpy as np
+
+_U64 = np.uint64
+
+
+def _libm_lgamma():
+    # PyTorch calls glibc's lgamma; CPython's math.lgamma is its own (different) code.
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        fn = lib.lgamma
+        fn.restype = ctypes.c_double
+        fn.argtypes = [ctypes.c_double]
+        return fn
+    except (OSError, AttributeError):  # pragma: no cover - non-glibc platforms
+        return math.lgamma
+
+
+_lgamma = _libm_lgamma()
+
+
+# ----------------------------------------------------------------------------- randperm
+
+_SMALL_N = 0xFFFFFFFF // 20        # below this PyTorch keeps the old random() % (n - i) shuffle
+_FLOAT_LIMITS = {"float16": ((1 << 11) + 1, "2049", "Half"),
+                 "float32": ((1 << 24) + 1, "2^24+1", "Float"),
+                 "float64": ((1 << 53) + 1, "2^53+1", "Double")}
+
+
+def randperm(engine, n, name):
+    from ._random_engine import cast_from_int64
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if name in _FLOAT_LIMITS and n > _FLOAT_LIMITS[name][0]:
+        _, text, tname = _FLOAT_LIMITS[name]
+        raise RuntimeError(f"n cannot be greater than {text} for {tname} type.")
+    if n < _SMALL_N:
+        perm = list(range(n))
+        if n > 1:
+            z = (engine._raw(n - 1) % np.arange(n, 1, -1, dtype=_U64)).tolist()
+            for i, zi in enumerate(z):          # Fisher-Yates forward: swap r[i], r[i + z]
+                j = i + zi
+                perm[i], perm[j] = perm[j], perm[i]
+    else:
+        # "inside-out" shuffle with random64() % (i + 1), used for huge n
+        perm = [0] * n
+        z = (engine.random64(n) % np.arange(1, n + 1, dtype=_U64)).tolist()
+        for i, zi in enumerate(z):
+            perm[i] = perm[zi]
+            perm[zi] = i
+    return cast_from_int64(np.array(perm, np.int64), name)
+
+
+# ----------------------------------------------------------------------------- poisson
+
+class _UniformReader:
+    """U53 uniforms read ahead from a clone; ``commit`` advances the engine by what was used."""
+
+    def __init__(self, engine, chunk=256):
+        self._engine = engine
+        self._clone = engine.clone()
+        self._buf = np.empty(0)
+        self._pos = 0
+        self._used = 0
+        self._chunk = chunk
+
+    def __call__(self):
+        if self._pos == len(self._buf):
+            self._buf = self._clone._u53(self._chunk).tolist()
+            self._pos = 0
+            self._chunk = min(self._chunk * 2, 1 << 16)
+        v = self._buf[self._pos]
+        self._pos += 1
+        self._used += 1
+        return v
+
+    def commit(self):
+        self._engine._raw(2 * self._used)
+
+
+def _sample_poisson(lam, uniform):
+    """One draw of PyTorch's ``sample_poisson`` (Hoermann's PTRS for lam >= 10)."""
+    if not lam >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    # Distributions.cpp is compiled without FMA contraction: plain double arithmetic here.
+    if lam >= 10:
+        slam = math.sqrt(lam)
+        loglam = math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            # log(v) for v == 0 is -inf in C; math.log raises, so guard it
+            lv = math.log(v) if v > 0 else -math.inf
+            if (lv + math.log(invalpha) - math.log(a / (us * us) + b)) <= (
+                    -lam + k * loglam - _lgamma(float(k) + 1)):
+                return k
+    if lam == 0:
+        return 0
+    enlam = math.exp(-lam)
+    x = 0
+    prod = 1.0
+    while True:
+        prod *= uniform()
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+def poisson(engine, rates):
+    from ._random_engine import cast_from_int64
+    rates = np.asarray(rates)
+    name = "bfloat16" if rates.dtype.name == "bfloat16" else rates.dtype.name
+    flat = rates.astype(np.float64).ravel().tolist()
+    reader = _UniformReader(engine)
+    try:
+        out = [_sample_poisson(lam, reader) for lam in flat]
+    finally:
+        reader.commit()
+    return cast_from_int64(np.array(out, np.int64), name).reshape(rates.shape)
+
+
+# ----------------------------------------------------------------------------- multinomial
+
+def multinomial(engine, probs, n_sample, replacement):
+    from ._random_engine import _dtype_name
+    probs = np.asarray(probs)
+    name = _dtype_name("bfloat16" if probs.dtype.name == "bfloat16" else probs.dtype.name)
+    if not (1 <= probs.ndim <= 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if name not in ("float32", "float64", "float16", "bfloat16"):
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{name}")
+    if n_sample <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = probs.shape[-1]
+    if not replacement and n_sample > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if n_cat > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    rows = probs.reshape(-1, n_cat)
+    out_shape = (n_sample,) if probs.ndim == 1 else (rows.shape[0], n_sample)
+    if rows.size == 0 or _prod(out_shape) == 0:
+        return np.empty(out_shape, np.int64)
+    if not replacement or n_sample == 1:
+        return _multinomial_exponential(engine, probs, rows, n_sample, name, out_shape)
+    return _multinomial_cdf(engine, rows, n_sample, name, out_shape)
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _multinomial_exponential(engine, probs, rows, n_sample, name, out_shape):
+    # Gumbel-max in exponential form: argmax / topk of p / q with q ~ Exp(1).
+    as64 = rows.astype(np.float64)
+    if not (np.all(as64 < np.inf) and np.all(as64 >= 0)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(as64.sum(axis=1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    q = engine.exponential(rows.shape, name, 1.0)
+    r = rows / q
+    if n_sample == 1:
+        idx = np.argmax(r, axis=1)[:, None]
+    else:
+        # topk sorted descending; ties (only exact zeros in practice) keep index order
+        idx = np.argsort(-r.astype(np.float64), axis=1, kind="stable")[:, :n_sample]
+    return idx.astype(np.int64).reshape(out_shape)
+
+
+def _multinomial_cdf(engine, rows, n_sample, name, out_shape):
+    acc = np.float64 if name == "float64" else np.float32   # half/bfloat16 accumulate in float
+    vals = rows.astype(acc)
+    if np.any(vals < 0):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                           "< 0)")
+    if not np.all(np.isfinite(vals)):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                           "= infinity or NaN)")
+    cum = np.cumsum(vals, axis=1, dtype=acc)              # sequential, like the C++ loop
+    total = cum[:, -1:].copy()
+    if np.any(total <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    cum = cum / total
+    cum[:, -1] = 1
+    u = engine._u53(rows.shape[0] * n_sample).reshape(rows.shape[0], n_sample)
+    out = np.empty(u.shape, np.int64)
+    cum64 = cum.astype(np.float64)
+    for i in range(rows.shape[0]):
+        out[i] = np.searchsorted(cum64[i], u[i], side="left")   # first cum >= u
+    return out.reshape(out_shape)

@@ -1,0 +1,103 @@
+"""`torchish.Generator` and the default generator: PyTorch's CPU generator, bit for bit.
+
+The algorithm lives in `_random_engine.py` (NumPy, on the host). A generator's values are
+produced there and placed on the tensor's device, so a CUDA tensor gets the same numbers as a
+CPU one (PyTorch's own CUDA generator - Philox - gives different numbers; torchish does not
+reproduce it). Inside traced code see `_random_trace.py`.
+"""
+import contextlib
+import os
+
+import numpy as np
+
+from ._random_engine import MT19937Engine
+from ._device import device as _device
+
+__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+           "get_rng_state", "set_rng_state", "fork_rng"]
+
+
+class Generator:
+    def __init__(self, device="cpu"):
+        self._engine = MT19937Engine()
+        self.device = _device(device)
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        if not -2 ** 63 <= seed < 2 ** 64:
+            raise RuntimeError(f"Overflow when unpacking long long")
+        self._engine.manual_seed(seed)
+        return self
+
+    def seed(self):
+        return self._engine.seed()
+
+    def initial_seed(self):
+        return self._engine.initial_seed()
+
+    def get_state(self):
+        from ._ops.creation import from_numpy
+        return from_numpy(np.asarray(self._engine.get_state(), dtype=np.uint8))
+
+    def set_state(self, new_state):
+        data = np.asarray(new_state.detach()._data if hasattr(new_state, "_data")
+                          else new_state, dtype=np.uint8)
+        self._engine.set_state(data)
+        return self
+
+    def clone_state(self):
+        g = Generator(self.device)
+        g._engine = self._engine.clone()
+        return g
+
+    def __reduce__(self):
+        return (_rebuild_generator, (bytes(self._engine.get_state()),))
+
+
+def _rebuild_generator(state):
+    g = Generator()
+    g._engine.set_state(np.frombuffer(state, dtype=np.uint8))
+    return g
+
+
+default_generator = Generator()
+# PyTorch seeds the default generator from the OS at start-up.
+default_generator._engine.manual_seed(int.from_bytes(os.urandom(8), "little"))
+
+
+def manual_seed(seed):
+    default_generator.manual_seed(seed)
+    return default_generator
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    if not enabled:
+        yield
+        return
+    state = default_generator._engine.get_state()
+    try:
+        yield
+    finally:
+        default_generator._engine.set_state(state)
+
+
+def engine_of(generator):
+    return (generator or default_generator)._engine
