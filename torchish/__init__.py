@@ -49,7 +49,7 @@ def is_complex(input):
 def numel(input):
     return input.numel()
 
-from . import nn  # noqa: E402,F401
+from . import nn, optim, utils, func  # noqa: E402,F401
 from . import serialization, linalg, cuda, accelerator, backends, distributed  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 

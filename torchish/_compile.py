@@ -188,7 +188,9 @@ class _Compiled:
         self.cache = {}
 
     # The pure function: (state arrays, lrs, key, arg arrays) -> (result, post-state)
-    def _pure(self, entry, state, args, kwargs, arg_tensors, state_arrays, lrs, key):
+    def _pure(self, entry, state_arrays, lrs, key):
+        # The objects of the call being traced (a cache hit never runs this Python code).
+        state, args, kwargs = entry.current
         saved = [st.data for st in state.storages]
         saved_grads = [p._grad for p in state.params]
         saved_lrs = [[g["lr"] for g in o.param_groups] for o in state.optimizers]
@@ -250,10 +252,11 @@ class _Compiled:
         for t in arg_tensors:
             state.add_tensor(t)
         layouts = tuple(_opt_state_layout(o)[0] for o in state.optimizers)
+        index = {id(st): i for i, st in enumerate(state.storages)}
         key = (
             tuple((st.data.shape, st.data.dtype) for st in state.storages),
             tuple(p._grad is not None for p in state.params),
-            tuple(id(t._storage) for t in arg_tensors),
+            tuple(index[id(t._storage)] for t in arg_tensors),  # aliasing between arguments
             tuple(t.requires_grad for t in arg_tensors),
             jax.tree_util.tree_structure((args, kwargs),
                                          is_leaf=lambda x: isinstance(x, Tensor)),
@@ -264,13 +267,12 @@ class _Compiled:
             tuple(m.training for m in state.modules),
             tuple(len(o.param_groups) for o in state.optimizers),
             grad_mode.is_grad_enabled(),
-            tuple(id(st) for st in state.storages),
         )
         entry = self.cache.get(key)
         if entry is None:
             entry = self.cache[key] = _Entry()
-            entry.jitted = jax.jit(functools.partial(self._pure, entry, state, args, kwargs,
-                                                     arg_tensors))
+            entry.jitted = jax.jit(functools.partial(self._pure, entry))
+        entry.current = (state, args, kwargs)
         state_arrays = [st.data for st in state.storages]
         lrs = [jnp.asarray(g["lr"], jnp.float64) for o in state.optimizers
                for g in o.param_groups]

@@ -157,15 +157,50 @@ def _apply_steps(base, steps):
     return base
 
 
+def split_steps(steps):
+    """(template, offsets): the steps with select indices and slice starts taken out, so one
+    compiled function serves every index value (`x[i]` in a loop must not recompile)."""
+    template, offsets = [], []
+    for step in steps:
+        if step[0] == "select":
+            template.append(("select", step[1]))
+            offsets.append(step[2])
+        elif step[0] == "slice":
+            _, dim, start, stop, st = step
+            template.append(("slice", dim, max(0, (stop - start + st - 1) // st), st))
+            offsets.append(start)
+        else:
+            template.append(step)
+    return tuple(template), offsets
+
+
+def apply_template(x, template, offsets):
+    it = iter(offsets)
+    for step in template:
+        if step[0] == "select":
+            x = jax.lax.dynamic_index_in_dim(x, next(it), step[1], keepdims=False)
+        elif step[0] == "slice":
+            _, dim, length, st = step
+            start = next(it)
+            span = (length - 1) * st + 1 if length else 0
+            x = jax.lax.dynamic_slice_in_dim(x, start, span, dim)
+            if st != 1:
+                x = jax.lax.slice_in_dim(x, 0, span, st, dim)
+        else:
+            x = _apply_step(x, step, None)
+    return x
+
+
 @functools.lru_cache(maxsize=4096)
-def _compiled_steps(steps):
-    return jax.jit(lambda base: _apply_steps(base, steps))
+def _compiled_template(template):
+    return jax.jit(lambda base, offsets: apply_template(base, template, offsets))
 
 
 def read_view(base, steps):
+    template, offsets = split_steps(steps)
     if isinstance(base, jax.core.Tracer):
-        return _apply_steps(base, steps)
-    return _compiled_steps(steps)(base)
+        return apply_template(base, template, offsets)
+    return _compiled_template(template)(base, offsets)
 
 
 def extend(view, step):

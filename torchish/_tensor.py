@@ -130,7 +130,8 @@ class Tensor:
     def _set_data(self, value):
         """Write `value` into this tensor's elements in place (through every alias)."""
         storage = self._storage
-        value = jnp.asarray(value)
+        if not isinstance(value, (jax.Array, jax.core.Tracer)):
+            value = jnp.asarray(value)
         if value.dtype != storage.data.dtype:
             value = value.astype(storage.data.dtype)
         shape = self.shape

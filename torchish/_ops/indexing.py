@@ -12,6 +12,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .. import _dtype as dt
+from .._storage import apply_template, split_steps
 from .registry import Promote, op, check_inplace
 
 P = Promote
@@ -71,15 +72,38 @@ _STEP_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
 
 
 def _steps_name(kinds, statics):
-    steps = statics["steps"]
-    return _STEP_NAMES[steps[-1][0]] if steps else "AliasBackward0"
+    template = statics["template"]
+    return _STEP_NAMES[template[-1][0]] if template else "AliasBackward0"
+
+
+def _concrete_steps(template, offsets):
+    """The view steps (for stride metadata) from a template and its index values."""
+    out, it = [], iter(offsets)
+    for step in template:
+        if step[0] == "select":
+            out.append(("select", step[1], next(it)))
+        elif step[0] == "slice":
+            start = next(it)
+            length, st = step[2], step[3]
+            out.append(("slice", step[1], start, start + (length - 1) * st + 1 if length
+                        else start, st))
+        else:
+            out.append(step)
+    return out
 
 
 @op(promote=P.NONE, grad_fn=_steps_name, saves=(), function=False, method=False,
-    view=lambda t, steps: list(steps))
-def _basic_index(input, steps):
-    from .._storage import _apply_steps
-    return _apply_steps(input, steps)
+    tensors=("input", "offsets"),
+    view=lambda t, offsets, template: _concrete_steps(template, offsets))
+def _indexed_view(input, offsets, template):
+    # index values are dynamic: one compiled function for every `x[i]`
+    return apply_template(input, template, offsets)
+
+
+def basic_view(input, steps):
+    """`input` viewed through basic-indexing steps (select / slice / unsqueeze)."""
+    template, offsets = split_steps(steps)
+    return _indexed_view(input, offsets, template)
 
 
 @op(promote=P.NONE, grad_fn="IndexBackward0", saves=("indices",), function=False,
@@ -201,7 +225,7 @@ def _check_bounds(self, index, dim):
 def getitem(self, key):
     steps, static, arrays = _normalize_key(self, key)
     if steps is not None:
-        return _basic_index(self, steps)
+        return basic_view(self, steps)
     return _advanced_index(self, arrays, static)
 
 
@@ -233,7 +257,7 @@ def setitem(self, key, value):
         value = tensor(value, dtype=self.dtype, device=self.device)
     if steps is not None:
         # through a view, as PyTorch: the base gets CopySlices
-        target = _basic_index(self, steps) if steps else self
+        target = basic_view(self, steps) if steps else self
         target.copy_(value)
         return
     check_inplace(self)

@@ -85,7 +85,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                is a tuple per dynamic parameter of "T" (tensor), "s" (scalar), None or "L".
     saves:     "inputs" | "result" | () | a tuple of parameter names (+ "result"): which values
                PyTorch saves for backward (modifying them in place makes backward raise).
-    view:      callable(input_tensor, **statics) -> view steps (or None: not a view this time).
+    view:      callable(*dynamic_args, **statics) -> view steps (or None: not a view this
+               time); the view aliases the first tensor argument.
     method:    True binds Tensor.<name> with the first parameter as self; a parameter name
                binds with that parameter as self.
     """
@@ -408,7 +409,7 @@ def dispatch(definition, targs, sargs):
               and any(t is not None and t.requires_grad for t in tensors))
     if isinstance(out, (tuple, list)):
         if definition.view is not None:  # split/unbind/chunk: every output views the input
-            all_steps = definition.view(first, *plan._var, **plan._kw)
+            all_steps = definition.view(*targs, *plan._var, **plan._kw)
             outs = [_as_view(first, st, o) for st, o in zip(all_steps, out)]
         else:
             outs = [_wrap(o, device) for o in out]
@@ -416,7 +417,7 @@ def dispatch(definition, targs, sargs):
     else:
         outs = None
         if definition.view is not None:
-            steps = definition.view(first, *plan._var, **plan._kw)
+            steps = definition.view(*targs, *plan._var, **plan._kw)
             result = _as_view(first, steps, out) if steps is not None else _wrap(out, device)
         else:
             result = _wrap(out, device)

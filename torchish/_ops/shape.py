@@ -253,10 +253,9 @@ def _select_step(shape, dim, index):
     return ("select", d, index % n)
 
 
-@op(promote=P.NONE, grad_fn="SelectBackward0", saves=(), tensors=("input",),
-    view=lambda t, dim, index: [_select_step(t.shape, dim, index)])
 def select(input, dim, index):
-    return _apply_steps(input, [_select_step(input.shape, dim, index)])
+    from .indexing import basic_view
+    return basic_view(input, (_select_step(input.shape, dim, index),))
 
 
 def _narrow_step(shape, dim, start, length):
@@ -269,10 +268,11 @@ def _narrow_step(shape, dim, start, length):
     return ("slice", d, start, start + length, 1)
 
 
-@op(promote=P.NONE, grad_fn="SliceBackward0", saves=(),
-    view=lambda t, dim, start, length: [_narrow_step(t.shape, dim, start, length)])
 def narrow(input, dim, start, length):
-    return _apply_steps(input, [_narrow_step(input.shape, dim, start, length)])
+    from .indexing import basic_view
+    if hasattr(start, "item"):
+        start = int(start.item())
+    return basic_view(input, (_narrow_step(input.shape, dim, start, length),))
 
 
 def _split_steps(shape, split_size_or_sections, dim):
@@ -567,7 +567,7 @@ def meshgrid(*tensors, indexing="ij"):
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
     from .._tensor import Tensor
-    names = ["reshape", "view_as", "reshape_as", "flatten", "unflatten", "expand_as",
+    names = ["select", "narrow", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "expand_as",
              "broadcast_to", "split_with_sizes", "chunk", "tensor_split", "contiguous",
              "fliplr", "flipud", "tile"]
     for n in names:
@@ -576,6 +576,6 @@ def _bind_plain():
 
 _bind_plain()
 
-PLAIN = ["reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
+PLAIN = ["select", "narrow", "reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
          "tensor_split", "hstack", "vstack", "row_stack", "dstack", "column_stack",
          "atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]

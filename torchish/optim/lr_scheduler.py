@@ -1,0 +1,1062 @@
+"""Learning-rate schedulers, mirroring ``torch.optim.lr_scheduler`` of PyTorch 2.13.
+
+A scheduler only reads and writes ``optimizer.param_groups`` (``'lr'``, ``'initial_lr'``, and
+``'momentum'`` / ``'betas'`` for the cyclic schedules), so it works with a torchish optimizer and
+with any object that has ``param_groups``. The arithmetic of every ``get_lr`` (the *chainable*
+form, which multiplies the current lr) and ``_get_closed_form_lr`` (used when ``step(epoch)``
+is given) is written in the same order of operations as PyTorch's, so the float sequences match
+PyTorch's bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from functools import partial, wraps
+from weakref import ref
+
+__all__ = [
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "SequentialLR",
+    "CosineAnnealingLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "CyclicLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "PolynomialLR",
+    "LRScheduler",
+]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being "
+    "deprecated where possible. Please use `scheduler.step()` to step the "
+    "scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. "
+    "Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+# --------------------------------------------------------------------------- helpers
+# torchish is imported lazily: torchish/__init__ imports torchish.optim, which imports us.
+
+def _tensor_type():
+    mod = sys.modules.get("torchish")
+    return getattr(mod, "Tensor", None) if mod is not None else None
+
+
+def _is_tensor(x) -> bool:
+    T = _tensor_type()
+    return T is not None and isinstance(x, T)
+
+
+def _check_optimizer(optimizer) -> None:
+    # PyTorch requires an ``Optimizer`` instance; we accept anything shaped like one (it has
+    # ``param_groups``) so schedulers can drive duck-typed optimizers too.
+    mod = sys.modules.get("torchish.optim")
+    opt_cls = getattr(mod, "Optimizer", None) if mod is not None else None
+    if opt_cls is not None and isinstance(optimizer, opt_cls):
+        return
+    if not hasattr(optimizer, "param_groups"):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _to_scalar(x):
+    if _is_tensor(x) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+def _copy(value):
+    return value.clone() if _is_tensor(value) else value
+
+
+def _format_param(name, optimizer, param):
+    """Return one copy of ``param`` per param group (a list/tuple must already have one each)."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}."
+            )
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [_copy(p) for p in param]
+
+
+def _param_groups_val_list(optimizer, key):
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _update_param_group_val(param_group, key, val) -> None:
+    # A Tensor lr is updated in place so that a compiled optimizer step keeps seeing it.
+    if _is_tensor(param_group[key]):
+        param_group[key].fill_(_to_scalar(val))
+    else:
+        param_group[key] = val
+
+
+def _optimizer_defaults(optimizer):
+    defaults = getattr(optimizer, "defaults", None)
+    if defaults is None:
+        # duck-typed optimizer without ``defaults``: look at its first param group instead
+        defaults = optimizer.param_groups[0] if optimizer.param_groups else {}
+    return defaults
+
+
+class _enable_get_lr_call:
+    def __init__(self, o):
+        self.o = o
+
+    def __enter__(self):
+        self.o._get_lr_called_within_step = True
+        return self
+
+    def __exit__(self, type, value, traceback):
+        self.o._get_lr_called_within_step = False
+
+
+class _initial_mode:
+    def __init__(self, o):
+        self.o = o
+
+    def __enter__(self):
+        self.o._is_initial = True
+
+    def __exit__(self, type, value, traceback):
+        self.o._is_initial = False
+
+
+def _warn_get_lr_called_within_step(lr_scheduler) -> None:
+    if not lr_scheduler._get_lr_called_within_step:
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+def _lambdas_state_dict(self):
+    # lambdas are not picklable; only callable *objects* keep their ``__dict__``
+    state_dict = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+    state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
+    for idx, fn in enumerate(self.lr_lambdas):
+        if not isinstance(fn, types.FunctionType):
+            state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
+    return state_dict
+
+
+def _lambdas_load_state_dict(self, state_dict):
+    lr_lambdas = state_dict.pop("lr_lambdas")
+    self.__dict__.update(state_dict)
+    # restore the caller's dict: load_state_dict must not mutate its argument
+    state_dict["lr_lambdas"] = lr_lambdas
+    for idx, fn in enumerate(lr_lambdas):
+        if fn is not None:
+            self.lr_lambdas[idx].__dict__.update(fn)
+
+
+def _make_lr_lambdas(optimizer, lr_lambda, check_callable=False):
+    if not isinstance(lr_lambda, (list, tuple)):
+        lambdas = [lr_lambda] * len(optimizer.param_groups)
+    else:
+        if len(lr_lambda) != len(optimizer.param_groups):
+            raise ValueError(
+                f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+            )
+        lambdas = list(lr_lambda)
+    if check_callable:
+        for fn in lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+    return lambdas
+
+
+def _nested_state_dict(self):
+    state_dict = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+    state_dict["_schedulers"] = [s.state_dict() for s in self._schedulers]
+    return state_dict
+
+
+def _nested_load_state_dict(self, state_dict):
+    _schedulers = state_dict.pop("_schedulers")
+    self.__dict__.update(state_dict)
+    state_dict["_schedulers"] = _schedulers
+    for idx, s in enumerate(_schedulers):
+        self._schedulers[idx].load_state_dict(s)
+
+
+def _check_member_schedulers(owner, optimizer, schedulers):
+    name = owner.__class__.__name__
+    for idx, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, "
+                f"but got one at index {idx} in the given schedulers sequence."
+            )
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {scheduler.__class__.__name__} at index {idx} has "
+                f"{scheduler.optimizer}, which is different from {optimizer.__class__.__name__}."
+            )
+
+
+# --------------------------------------------------------------------------- base class
+
+class LRScheduler:
+    """Adjusts the learning rate of every param group once per ``step()``."""
+
+    _get_lr_called_within_step = False
+    _is_initial = False
+
+    def __init__(self, optimizer, last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", _copy(group["lr"]))
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        "scheduler with last_epoch >= 0.\n"
+                        "This typically happens when:\n"
+                        "1. You're trying to resume training from a checkpoint but haven't "
+                        "properly loaded the optimizer state\n"
+                        "2. You're using last_epoch >= 0 for a fresh training run (not recommended)"
+                    )
+        self.base_lrs = _param_groups_val_list(optimizer, "initial_lr")
+        self.last_epoch = last_epoch
+        self._patch_optimizer_step()
+        self._initial_step()
+
+    def _patch_optimizer_step(self) -> None:
+        # Wrap ``optimizer.step`` so that ``step()`` can warn when the scheduler is stepped
+        # before the optimizer (the PyTorch >= 1.1 ordering).
+        opt = self.optimizer
+        step_fn = getattr(opt, "step", None)
+        if step_fn is None or hasattr(step_fn, "_wrapped_by_lr_sched"):
+            return
+        func = getattr(step_fn, "__func__", None)
+        opt_ref = ref(opt)
+
+        if func is not None:
+            @wraps(func)
+            def wrapper(*args, **kwargs):
+                o = opt_ref()
+                o._opt_called = True
+                return func.__get__(o, o.__class__)(*args, **kwargs)
+        else:
+            @wraps(step_fn)
+            def wrapper(*args, **kwargs):
+                opt_ref()._opt_called = True
+                return step_fn(*args, **kwargs)
+
+        wrapper._wrapped_by_lr_sched = True
+        try:
+            opt.step = wrapper
+        except AttributeError:
+            pass
+
+    def _initial_step(self) -> None:
+        self._step_count = 0
+        with _initial_mode(self):
+            self.step()
+
+    def state_dict(self):
+        """Everything in ``self.__dict__`` except the optimizer."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict) -> None:
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self):
+        """The learning rates the last ``step()`` set."""
+        return self._last_lr
+
+    def get_lr(self):
+        raise NotImplementedError
+
+    def step(self, epoch=None) -> None:
+        if self._step_count == 1 and hasattr(self.optimizer, "step"):
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate "
+                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                    "before `lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                    "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                    "will result in PyTorch skipping the first value of the learning rate "
+                    "schedule. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None) -> None:
+        with _enable_get_lr_call(self):
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                if hasattr(self, "_get_closed_form_lr"):
+                    values = self._get_closed_form_lr()
+                else:
+                    values = self.get_lr()
+        for param_group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            _update_param_group_val(param_group, "lr", lr)
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+
+class _LRScheduler(LRScheduler):
+    """Deprecated alias of :class:`LRScheduler` (kept for old code)."""
+
+
+# --------------------------------------------------------------------------- schedules
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _make_lr_lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = _lambdas_state_dict
+    load_state_dict = _lambdas_load_state_dict
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        return [base_lr * lmbda(self.last_epoch)
+                for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr *= lr_lambda(epoch) on every step after the first."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _make_lr_lambdas(optimizer, lr_lambda, check_callable=True)
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = _lambdas_state_dict
+    load_state_dict = _lambdas_load_state_dict
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups,
+                                        strict=True)]
+
+
+class StepLR(LRScheduler):
+    """lr *= gamma every ``step_size`` epochs."""
+
+    def __init__(self, optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
+                for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """lr *= gamma at each milestone (a repeated milestone applies gamma that many times)."""
+
+    def __init__(self, optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch not in self.milestones:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
+                for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
+                for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr = initial_lr * factor until ``total_iters``, then initial_lr."""
+
+    def __init__(self, optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """The factor goes linearly from ``start_factor`` to ``end_factor`` over ``total_iters``."""
+
+    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        delta = self.end_factor - self.start_factor
+        return [
+            group["lr"] * (1.0 + delta / (self.total_iters * self.start_factor
+                                          + (self.last_epoch - 1) * delta))
+            for group in self.optimizer.param_groups
+        ]
+
+    def _get_closed_form_lr(self):
+        return [
+            base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                       * min(self.total_iters, self.last_epoch) / self.total_iters)
+            for base_lr in self.base_lrs
+        ]
+
+
+class ExponentialLR(LRScheduler):
+    """lr *= gamma every epoch."""
+
+    def __init__(self, optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class SequentialLR(LRScheduler):
+    """Runs ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch: int = -1):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler."
+            )
+        _check_member_schedulers(self, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got number of schedulers {len(schedulers)} "
+                f"and the number of milestones to be equal to {len(milestones)}"
+            )
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+
+        # Each member already made its own initial step while being built: undo those and
+        # make only the first scheduler's initial step, from the initial lrs.
+        for group in self.optimizer.param_groups:
+            _update_param_group_val(group, "lr", group["initial_lr"])
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None) -> None:
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            # entering a new scheduler: restart it from its closed form at epoch 0
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    state_dict = _nested_state_dict
+    load_state_dict = _nested_load_state_dict
+
+
+class PolynomialLR(LRScheduler):
+    """lr = initial_lr * (1 - epoch / total_iters) ** power, then constant."""
+
+    def __init__(self, optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        decay_factor = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [
+            base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base_lr in self.base_lrs
+        ]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from initial_lr to ``eta_min`` over ``T_max`` epochs (SGDR without restarts)."""
+
+    def __init__(self, optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return _param_groups_val_list(self.optimizer, "lr")
+        if self._step_count == 1 and self.last_epoch > 0:
+            return [
+                self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                for base_lr, _ in zip(self.base_lrs, groups, strict=True)
+            ]
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [
+                group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base_lr, group in zip(self.base_lrs, groups, strict=True)
+            ]
+        return [
+            (1 + math.cos(math.pi * self.last_epoch / self.T_max))
+            / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+            * (group["lr"] - self.eta_min) + self.eta_min
+            for group in groups
+        ]
+
+    def _get_closed_form_lr(self):
+        return [
+            self.eta_min + (base_lr - self.eta_min)
+            * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler in the list on each ``step()`` (their effects compose)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler to be chained, "
+                "but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_member_schedulers(self, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
+
+    state_dict = _nested_state_dict
+    load_state_dict = _nested_load_state_dict
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """lr *= factor when the metric passed to ``step(metric)`` stops improving."""
+
+    def __init__(self, optimizer, mode="min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode="rel", cooldown: int = 0,
+                 min_lr=0, eps: float = 1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None) -> None:
+        # float() of a 1-element Tensor works too
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # ignore any bad epochs in cooldown
+
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+    def _reduce_lr(self, epoch) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    "The number of param groups in the `optimizer` "
+                    f"({len(self.optimizer.param_groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please "
+                    "modify the `min_lrs` field to match the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+
+        for i, param_group in enumerate(self.optimizer.param_groups):
+            old_lr = float(param_group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                _update_param_group_val(param_group, "lr", new_lr)
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode) -> None:
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict) -> None:
+        self.__dict__.update(state_dict)
+        self._init_is_better(mode=self.mode, threshold=self.threshold,
+                             threshold_mode=self.threshold_mode)
+
+
+def _set_group_momentum(group, use_beta1, momentum):
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _init_cycle_momentum(self, optimizer, base_momentum, max_momentum, last_epoch):
+    defaults = _optimizer_defaults(optimizer)
+    if "momentum" not in defaults and "betas" not in defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+        )
+    self.use_beta1 = "betas" in defaults
+    max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+    base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+    if last_epoch == -1:
+        for m_momentum, b_momentum, group in zip(max_momentums, base_momentums,
+                                                 optimizer.param_groups, strict=True):
+            _set_group_momentum(group, self.use_beta1, m_momentum)
+            group["max_momentum"] = m_momentum
+            group["base_momentum"] = b_momentum
+    return base_momentums, max_momentums
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rate (Smith 2017) between ``base_lr`` and ``max_lr``; steps per batch."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down=None, mode="triangular", gamma: float = 1.0, scale_fn=None,
+                 scale_mode="cycle", cycle_momentum: bool = True, base_momentum: float = 0.8,
+                 max_momentum: float = 0.9, last_epoch: int = -1):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                _update_param_group_val(group, "lr", lr)
+
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.base_momentums, self.max_momentums = _init_cycle_momentum(
+                self, optimizer, base_momentum, max_momentum, last_epoch)
+
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        # A bound/partial scale function is not picklable, so it is rebuilt from ``mode``.
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x):
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x):
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma, x):
+        return gamma ** x
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale_arg = cycle if self.scale_mode == "cycle" else self.last_epoch
+
+        lrs = []
+        for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True):
+            base_height = (max_lr - base_lr) * scale_factor
+            lrs.append(base_lr + base_height * self.scale_fn(scale_arg))
+
+        if self.cycle_momentum:
+            momentums = []
+            for base_momentum, max_momentum in zip(self.base_momentums, self.max_momentums,
+                                                   strict=True):
+                base_height = (max_momentum - base_momentum) * scale_factor
+                momentums.append(max_momentum - base_height * self.scale_fn(scale_arg))
+            for param_group, momentum in zip(self.optimizer.param_groups, momentums,
+                                             strict=True):
+                _set_group_momentum(param_group, self.use_beta1, momentum)
+        return lrs
+
+    def state_dict(self):
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            # a callable object keeps its state; plain functions/lambdas are not saved
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict) -> None:
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: cosine annealing restarted every ``T_i`` epochs, ``T_i`` growing by ``T_mult``."""
+
+    def __init__(self, optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        return [
+            self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+    def step(self, epoch=None) -> None:
+        """Accepts a fractional ``epoch`` (e.g. ``epoch + i / iters``) for per-batch stepping."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+
+        with _enable_get_lr_call(self):
+            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr(),
+                                       strict=True):
+                _update_param_group_val(param_group, "lr", lr)
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin 2018); steps once per batch for ``total_steps``."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+                 pct_start: float = 0.3, anneal_strategy="cos", cycle_momentum: bool = True,
+                 base_momentum=0.85, max_momentum=0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+        def phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
+            return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
+                    "start_momentum": start_momentum, "end_momentum": end_momentum}
+
+        if three_phase:
+            self._schedule_phases = [
+                phase(float(pct_start * self.total_steps) - 1,
+                      "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                phase(float(2 * pct_start * self.total_steps) - 2,
+                      "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                phase(self.total_steps - 1,
+                      "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                phase(float(pct_start * self.total_steps) - 1,
+                      "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                phase(self.total_steps - 1,
+                      "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+
+        if anneal_strategy not in ["cos", "linear"]:
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+
+        max_lrs = _format_param("max_lr", self.optimizer, max_lr)
+        if last_epoch == -1:
+            for idx, group in enumerate(self.optimizer.param_groups):
+                group["initial_lr"] = max_lrs[idx] / div_factor
+                group["max_lr"] = max_lrs[idx]
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+
+        self.cycle_momentum = cycle_momentum
+        if self.cycle_momentum:
+            _init_cycle_momentum(self, optimizer, base_momentum, max_momentum, last_epoch)
+
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, *args, **kwargs):
+        # old pickles stored the function itself as ``anneal_func``
+        if hasattr(self, "_anneal_func_type"):
+            if self._anneal_func_type == "cos":
+                return self._annealing_cos(*args, **kwargs)
+            if self._anneal_func_type == "linear":
+                return self._annealing_linear(*args, **kwargs)
+            raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+        return self.anneal_func(*args, **kwargs)
+
+    @staticmethod
+    def _annealing_cos(start, end, pct):
+        cos_out = math.cos(math.pi * pct) + 1
+        return end + (start - end) / 2.0 * cos_out
+
+    @staticmethod
+    def _annealing_linear(start, end, pct):
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        lrs = []
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
+        last = len(self._schedule_phases) - 1
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, ph in enumerate(self._schedule_phases):
+                end_step = ph["end_step"]
+                if step_num <= end_step or i == last:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    computed_lr = self._anneal_func(group[ph["start_lr"]], group[ph["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        computed_momentum = self._anneal_func(
+                            group[ph["start_momentum"]], group[ph["end_momentum"]], pct)
+                    break
+                start_step = ph["end_step"]
+            lrs.append(computed_lr)
+            if self.cycle_momentum:
+                _set_group_momentum(group, self.use_beta1, computed_momentum)
+        return lrs
