@@ -45,3 +45,28 @@ def test_seed_example_known_values():
     zh = _run([os.path.join("examples", "seed_detach_zh.py")]).splitlines()
     assert zh[0] == ("RuntimeError: element 0 of tensors does not require grad and does not "
                      "have a grad_fn")
+
+
+TRAIN = ["train_mlp.py", "train_cnn.py", "train_lstm.py", "train_gpt.py"]
+
+
+def _losses(text):
+    return [float(line.split()[-1]) for line in text.splitlines() if "loss" in line]
+
+
+@pytest.mark.parametrize("name", TRAIN)
+def test_training_example_losses_match_pytorch(name, tmp_path):
+    """Same seed, same script: the losses printed under torchish equal real PyTorch's."""
+    pytest.importorskip("torch")
+    for f in (name, "models.py"):
+        src = open(os.path.join(ROOT, "examples", f)).read()
+        src = src.replace("import torchish as torch\n", "import torch\n")
+        src = src.replace("import torchish.nn.functional as F", "import torch.nn.functional as F")
+        src = src.replace("import torchish\n", "import torch as torchish\n")
+        (tmp_path / f).write_text(src)
+    expected = _losses(_run([str(tmp_path / name)]))
+    ours = _losses(_run(["-m", "torchish", str(tmp_path / name)]))
+    direct = _losses(_run([os.path.join("examples", name)]))
+    assert len(expected) >= 5
+    assert ours == pytest.approx(expected, rel=2e-3, abs=2e-4)
+    assert direct == pytest.approx(expected, rel=2e-3, abs=2e-4)
