@@ -274,9 +274,9 @@ class _Compiled:
             entry.jitted = jax.jit(functools.partial(self._pure, entry))
         entry.current = (state, args, kwargs)
         state_arrays = [st.data for st in state.storages]
-        lrs = [jnp.asarray(g["lr"], jnp.float64) for o in state.optimizers
-               for g in o.param_groups]
+        lrs = [_lr_value(g["lr"]) for o in state.optimizers for g in o.param_groups]
         rng_key = _random_trace.next_key()
+        entry.last_inputs = (state_arrays, lrs, rng_key)
         results, post_state, grads, opt_arrays = entry.jitted(state_arrays, lrs, rng_key)
         flat, treedef = self._write_back(entry, state, results, post_state, grads, opt_arrays)
         if grad_mode.is_grad_enabled() and not entry.ran_backward:
@@ -350,6 +350,13 @@ class _Compiled:
             if t.dtype.is_floating_point or t.dtype.is_complex:
                 t._grad_fn = node
                 t._output_nr = j
+
+
+def _lr_value(lr):
+    """An lr as a traced input: weakly typed, so a float32 model's update stays float32."""
+    if isinstance(lr, Tensor):
+        return lr._data
+    return jnp.asarray(lr)
 
 
 def _data_dependent_message(exc):

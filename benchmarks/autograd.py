@@ -1,0 +1,113 @@
+"""Forward+backward cost: torchish eager vs PyTorch eager vs raw JAX (`jax.grad`, jitted).
+
+    python benchmarks/autograd.py
+
+(a) a 3-layer MLP (batch 64, 784-256-256-10): forward, cross-entropy, backward.
+(b) a chain of 200 elementwise ops on a 64x64 tensor, backward: the per recorded op overhead,
+    compared with raw JAX's eager per-op cost (the same ops called one by one with jax.numpy).
+"""
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+from _timing import jax_sync, per_call, table  # noqa: E402
+from models import mlp  # noqa: E402
+
+import torchish  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+N_CHAIN = 200
+
+
+def mlp_step(T, model, x, y):
+    for p in model.parameters():
+        p.grad = None
+    loss = T.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    return loss
+
+
+def chain(T, x):
+    y = x
+    for i in range(N_CHAIN // 4):
+        y = (y * 1.0001).sin().add(0.5).tanh()
+    return y
+
+
+def chain_backward(T, x):
+    x.grad = None
+    chain(T, x).sum().backward()
+    return x.grad
+
+
+def jax_chain(x):
+    y = x
+    for i in range(N_CHAIN // 4):
+        y = jnp.tanh(jnp.sin(y * 1.0001) + 0.5)
+    return y
+
+
+def main():
+    rng = np.random.default_rng(0)
+    xn = rng.standard_normal((64, 784)).astype(np.float32)
+    yn = rng.integers(0, 10, 64)
+    rows = []
+
+    torchish.manual_seed(0)
+    model = mlp(torchish)
+    x, y = torchish.from_numpy(xn), torchish.from_numpy(yn)
+    t_ish = per_call(lambda: mlp_step(torchish, model, x, y).item(), number=20, repeat=5)
+    params = {k: v.detach().jax() for k, v in model.named_parameters()}
+
+    def jax_loss(p, xx, yy):
+        h = jax.nn.relu(xx @ p["0.weight"].T + p["0.bias"])
+        h = jax.nn.relu(h @ p["2.weight"].T + p["2.bias"])
+        out = h @ p["4.weight"].T + p["4.bias"]
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(out), yy[:, None], 1))
+    jgrad = jax.jit(jax.value_and_grad(jax_loss))
+    jx, jy = jnp.asarray(xn), jnp.asarray(yn)
+    t_jax = per_call(lambda: jgrad(params, jx, jy), number=20, repeat=5, sync=jax_sync)
+    row = ["MLP fwd+bwd", f"{t_ish * 1e3:.3f} ms", f"{t_jax * 1e3:.3f} ms"]
+    if torch is not None:
+        torch.manual_seed(0)
+        tmodel = mlp(torch)
+        tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
+        t_pt = per_call(lambda: mlp_step(torch, tmodel, tx, ty).item(), number=20, repeat=5)
+        row += [f"{t_pt * 1e3:.3f} ms", f"{t_ish / t_pt:.2f}x"]
+    rows.append(row)
+
+    cx = torchish.from_numpy(rng.standard_normal((64, 64)).astype(np.float32)).requires_grad_()
+    t_chain = per_call(lambda: chain_backward(torchish, cx), number=3, repeat=5,
+                       sync=lambda g: g._data.block_until_ready())
+    jc = jnp.asarray(cx.detach().numpy())
+    t_jax_eager = per_call(lambda: jax_chain(jc), number=3, repeat=5, sync=jax_sync)
+    jchain_grad = jax.jit(jax.grad(lambda v: jax_chain(v).sum()))
+    t_jax_jit = per_call(lambda: jchain_grad(jc), number=20, repeat=5, sync=jax_sync)
+    per_op = t_chain / (2 * N_CHAIN)          # each op runs forward and backward
+    per_jax_op = t_jax_eager / N_CHAIN
+    row = [f"{N_CHAIN}-op chain fwd+bwd", f"{t_chain * 1e3:.3f} ms",
+           f"{t_jax_jit * 1e3:.3f} ms (jit)"]
+    if torch is not None:
+        tc = torch.from_numpy(cx.detach().numpy().copy()).requires_grad_()
+        t_pt = per_call(lambda: chain_backward(torch, tc), number=3, repeat=5)
+        row += [f"{t_pt * 1e3:.3f} ms", f"{t_chain / t_pt:.2f}x"]
+    rows.append(row)
+    header = ["case", "torchish eager", "raw JAX", "PyTorch eager", "torchish/PyTorch"]
+    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}")
+    table(rows, header[:len(rows[0])])
+    print(f"\nper recorded op (forward or backward half): torchish {per_op * 1e6:.1f} us, "
+          f"raw jax.numpy eager op {per_jax_op * 1e6:.1f} us -> {per_op / per_jax_op:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
