@@ -503,3 +503,15 @@ def test_finite_differences_float64():
             m[idx] -= eps
             num[idx] = (fn(torchish.tensor(p)).item() - fn(torchish.tensor(m)).item()) / (2 * eps)
         np.testing.assert_allclose(x.grad.numpy(), num, rtol=1e-6, atol=1e-6)
+
+
+def test_view_history_regenerated_after_base_inplace():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = x * 1
+        v = b[1:]
+        b.mul_(2)
+        name = v.grad_fn.name()
+        (v * T.tensor([1.0, 5.0])).sum().backward()
+        return name, x.grad, v._version
+    run_both(program)

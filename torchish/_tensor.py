@@ -63,6 +63,7 @@ def _new_tensor(cls=None):
     t._retains_grad = False
     t._stopgrad = False
     t._vc = None
+    t._view_vc = None  # for views: the version at which their grad_fn was made
     return t
 
 
@@ -100,7 +101,7 @@ def _alias(src, view=None, cls=None):
 class Tensor:
     __slots__ = ("_storage", "_view", "_cache", "_cache_base", "_requires_grad", "_grad",
                  "_grad_fn", "_output_nr", "_base", "_acc", "_hooks", "_post_acc_hooks",
-                 "_retains_grad", "_stopgrad", "_vc", "__dict__", "__weakref__")
+                 "_retains_grad", "_stopgrad", "_vc", "_view_vc", "__dict__", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
@@ -278,6 +279,14 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._view_vc is not None and self._view_vc != self._vc[0]:
+            # the base was modified in place since this view's grad_fn was recorded: as
+            # PyTorch, the view's history is regenerated from the base (AsStridedBackward0)
+            base = self._base
+            if base is not None and base.requires_grad:
+                from ._ops.registry import refresh_view_grad_fn
+                refresh_view_grad_fn(self)
+            self._view_vc = self._vc[0]
         return self._grad_fn
 
     @property

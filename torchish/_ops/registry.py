@@ -422,7 +422,11 @@ def dispatch(definition, targs, sargs):
         else:
             result = _wrap(out, device)
     if record:
-        _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
+        made = outs if outs is not None else [result]
+        _record(plan, leaves, tensors, made, kinds)
+        if definition.view is not None:
+            for o in made:
+                o._view_vc = o._vc[0]
     return result
 
 
@@ -599,6 +603,7 @@ def refresh_view_grad_fn(view_tensor):
                            key=("view", steps))
     view_tensor._grad_fn = node
     view_tensor._output_nr = 0
+    view_tensor._view_vc = view_tensor._vc[0]
 
 
 # ---- ad-hoc JAX functions with autograd ------------------------------------------------
