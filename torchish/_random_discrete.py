@@ -29,12 +29,56 @@ def _libm_lgamma():
 _lgamma = _libm_lgamma()
 
 
-# ----------------------------------------------------------------------------- randperm
+# ------------------------------------------------------------------------------------ randperm
 
 _SMALL_N = 0xFFFFFFFF // 20        # below this PyTorch keeps the old random() % (n - i) shuffle
 _FLOAT_LIMITS = {"float16": ((1 << 11) + 1, "2049", "Half"),
                  "float32": ((1 << 24) + 1, "2^24+1", "Float"),
                  "float64": ((1 << 53) + 1, "2^53+1", "Double")}
+
+
+def _swap_loop(t):
+    perm = list(range(len(t) + 1))
+    for i, j in enumerate(t.tolist()):          # Fisher-Yates forward: swap r[i], r[t[i]]
+        perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm, np.int64)
+
+
+def _swap_vectorized(t):
+    """The permutation left by ``swap(r[i], r[t[i]])`` for i = 0..n-2 (t[i] >= i), vectorised.
+
+    Position i is final after step i, so r[i] is whatever sat at t[i] when step i began: the
+    value the last earlier step aiming at t[i] carried there, else t[i] itself. And what a step
+    k carries is what position k held when step k began, A(k): the value carried by the last
+    earlier step aiming at k, else k. A is resolved by pointer jumping.
+    """
+    m = t.shape[0]
+    n = m + 1
+    k = np.arange(m, dtype=np.int64)
+    order = np.argsort(t * n + k)                # groups steps by target, in step order
+    ts = t[order]
+    last = np.ones(m, bool)
+    last[:-1] = ts[1:] != ts[:-1]
+    # A(i) = A(last step k < i with t[k] == i): a self-swap (k == i) ends its group, so the
+    # wanted step is the last of the group once self-swaps are dropped
+    keep = ts != order
+    tk, ok = ts[keep], order[keep]
+    ends = np.ones(tk.shape[0], bool)
+    ends[:-1] = tk[1:] != tk[:-1]
+    ptr = np.arange(n, dtype=np.int64)
+    ptr[tk[ends]] = ok[ends]
+    while True:
+        nxt = ptr[ptr]
+        if np.array_equal(nxt, ptr):
+            break
+        ptr = nxt
+    prev = np.full(m, -1, np.int64)              # previous step with the same target
+    same = ~last[:-1]
+    prev[order[1:][same]] = order[:-1][same]
+    out = np.empty(n, np.int64)
+    out[:m] = np.where(t == k, ptr[:m], np.where(prev >= 0, ptr[np.maximum(prev, 0)], t))
+    out[m] = ptr[m]
+    return out
 
 
 def randperm(engine, n, name):
@@ -44,24 +88,24 @@ def randperm(engine, n, name):
     if name in _FLOAT_LIMITS and n > _FLOAT_LIMITS[name][0]:
         _, text, tname = _FLOAT_LIMITS[name]
         raise RuntimeError(f"n cannot be greater than {text} for {tname} type.")
-    if n < _SMALL_N:
-        perm = list(range(n))
-        if n > 1:
-            z = (engine._raw(n - 1) % np.arange(n, 1, -1, dtype=_U64)).tolist()
-            for i, zi in enumerate(z):          # Fisher-Yates forward: swap r[i], r[i + z]
-                j = i + zi
-                perm[i], perm[j] = perm[j], perm[i]
+    if n < 2:
+        perm = np.arange(n, dtype=np.int64)
+    elif n < _SMALL_N:
+        t = engine._raw(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
+        t += np.arange(n - 1, dtype=np.int64)
+        perm = _swap_loop(t) if n < 512 else _swap_vectorized(t)
     else:
         # "inside-out" shuffle with random64() % (i + 1), used for huge n
-        perm = [0] * n
         z = (engine.random64(n) % np.arange(1, n + 1, dtype=_U64)).tolist()
+        lst = [0] * n
         for i, zi in enumerate(z):
-            perm[i] = perm[zi]
-            perm[zi] = i
-    return cast_from_int64(np.array(perm, np.int64), name)
+            lst[i] = lst[zi]
+            lst[zi] = i
+        perm = np.array(lst, np.int64)
+    return cast_from_int64(perm, name)
 
 
-# ----------------------------------------------------------------------------- poisson
+# ------------------------------------------------------------------------------------- poisson
 
 class _UniformReader:
     """U53 uniforms read ahead from a clone; ``commit`` advances the engine by what was used."""
@@ -140,7 +184,7 @@ def poisson(engine, rates):
     return cast_from_int64(np.array(out, np.int64), name).reshape(rates.shape)
 
 
-# ----------------------------------------------------------------------------- multinomial
+# --------------------------------------------------------------------------------- multinomial
 
 def multinomial(engine, probs, n_sample, replacement):
     from ._random_engine import _dtype_name

@@ -9,7 +9,17 @@ in C (row-major) order, which is the order PyTorch's serial kernels write a cont
 
 Raw draws come from NumPy's C ``MT19937`` bit generator: PyTorch's MT19937 is the textbook one,
 so NumPy's ``key`` is our state array and its ``pos`` is PyTorch's ``next`` (with ``left ==
-625 - next``); ``random_raw`` then yields the same tempered words at C speed.
+625 - next``); ``random_raw`` / full-range ``Generator.integers`` then yield the same tempered
+words at C speed. States whose counters break that relation (``left == 1`` with any ``next``,
+or other hand-made ones) are kept as "words still to hand out" until the next twist.
+
+API for ``torchish.Generator`` (sizes are an int or a shape; dtypes are torch names):
+``manual_seed / initial_seed / seed / get_state / set_state / clone``; raw ``random(n)``,
+``random64(n)``, ``fork_jax_key()``; ``uniform``, ``normal``, ``log_normal``, ``exponential``,
+``geometric``, ``cauchy``; ``random_``, ``random_from_to``, ``randint``, ``randperm``;
+``bernoulli_scalar``, ``bernoulli_tensor``, ``poisson``, ``multinomial``. Tensor-parameter
+normals compose as PyTorch does: ``normal(mean_t, std)`` = ``normal(.., 0, std) + mean_t``;
+``normal(mean, std_t)`` and ``normal(mean_t, std_t)`` = ``normal(.., 0, 1) * std_t + mean_t``.
 
 Known limits (see also the module docstring of ``_random_mathfun``):
 * float32 normals of 16+ elements follow PyTorch's AVX2 kernel (x86 with AVX2+FMA, which
@@ -21,6 +31,7 @@ Known limits (see also the module docstring of ``_random_mathfun``):
 import math
 import os
 import platform
+import warnings
 
 import numpy as np
 
@@ -68,7 +79,7 @@ def cpu_capability():
     return "avx2" if feats.get("AVX2") and feats.get("FMA3") else "default"
 
 
-# ----------------------------------------------------------------------------- dtypes
+# -------------------------------------------------------------------------------------- dtypes
 
 _ALIASES = {
     "float": "float32", "double": "float64", "half": "float16", "long": "int64",
@@ -189,6 +200,21 @@ def _pick_draw32():
 _draw32 = _pick_draw32()
 
 
+def _init_genrand(bg, seed32):
+    """PyTorch's (and the reference) MT19937 seeding, ``init_genrand(seed & 0xffffffff)``."""
+    try:
+        bg._legacy_seeding(seed32)          # NumPy's C implementation of init_genrand
+        return
+    except AttributeError:  # pragma: no cover - private NumPy API gone
+        pass
+    key = [seed32]
+    for j in range(1, _N):
+        prev = key[-1]
+        key.append((1812433253 * (prev ^ (prev >> 30)) + j) & 0xFFFFFFFF)
+    bg.state = {"bit_generator": "MT19937",
+                "state": {"key": np.array(key, np.uint32), "pos": _N}}
+
+
 class MT19937Engine:
     """State and samplers of one PyTorch CPU generator (``at::CPUGeneratorImpl``).
 
@@ -211,7 +237,7 @@ class MT19937Engine:
             raise ValueError("Overflow when unpacking long long")
         seed &= (1 << 64) - 1
         self._seed = seed
-        self._bg._legacy_seeding(seed & 0xFFFFFFFF)     # init_genrand(seed32), pos = 624
+        _init_genrand(self._bg, seed & 0xFFFFFFFF)       # pos = 624: twist before next draw
         self._pend = (None, 0, 0)     # PyTorch: left = 1, next = 0 (twist before next draw)
         self._normal_double = None
         self._normal_float = None
@@ -403,8 +429,8 @@ class MT19937Engine:
             out[start:] = both[:m]
             if m % 2:
                 self._normal_double = float(both[-1])
-        if std == 1.0 and mean == 0.0:
-            return out + 0.0
+        if std == 1.0 and mean == 0.0 and not math.copysign(1.0, mean) < 0:
+            return out + 0.0                      # fma(x, 1, +0) == x + 0
         return _mf.fma(out, std, mean)
 
     def normal(self, size, dtype="float32", mean=0.0, std=1.0, contiguous=True):
@@ -417,7 +443,7 @@ class MT19937Engine:
         shape = _shape(size)
         mean, std = float(mean), float(std)
         if not std >= 0.0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
         if name.startswith("complex"):
             comp = "float32" if name == "complex64" else "float64"
             vals = self.normal(shape + (2,), comp, mean, std / math.sqrt(2), contiguous)
@@ -461,7 +487,7 @@ class MT19937Engine:
         name = _dtype_name(dtype)
         shape = _shape(size)
         if not std > 0.0:
-            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
         vals = _mf.libm_exp(self._normal_scalar(_numel(shape), float(mean), float(std)))
         return cast_from_double(vals, name).reshape(shape)
 
@@ -473,7 +499,7 @@ class MT19937Engine:
         shape = _shape(size)
         lambd = float(lambd)
         if not lambd > 0.0:
-            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
         if name not in _FLOATS:
             raise RuntimeError("Exponential distribution is a continuous probability "
                                "distribution. dtype must be a floating point but you specified "
@@ -487,7 +513,7 @@ class MT19937Engine:
         shape = _shape(size)
         p = float(p)
         if not 0 < p < 1:
-            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
         vals = np.ceil(_mf.libm_log(self._u53(_numel(shape))) / math.log1p(-p))
         return cast_from_double(vals, name).reshape(shape)
 
@@ -496,7 +522,7 @@ class MT19937Engine:
         name = _dtype_name(dtype)
         shape = _shape(size)
         if not sigma > 0.0:
-            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
         t = _mf.libm_tan(math.pi * (self._u53(_numel(shape)) - 0.5))
         vals = _mf.fma(t, float(sigma), float(median))
         return cast_from_double(vals, name).reshape(shape)
@@ -517,7 +543,8 @@ class MT19937Engine:
         mods = {"int32": 1 << 31, "int16": 1 << 15, "int8": 1 << 7, "uint8": 1 << 8,
                 "float32": (1 << 24) + 1, "float16": (1 << 11) + 1, "bfloat16": (1 << 8) + 1}
         if name not in mods:
-            raise RuntimeError(f'"random_kernel_cpu" not implemented for \'{name}\'')
+            raise RuntimeError('"random_kernel_cpu" not implemented for '
+                               f"'{_SCALAR_NAMES.get(name, name)}'")
         v = self._raw(n) % np.uint32(mods[name])
         if name in ("float16", "bfloat16"):
             return v.astype(_F32).astype(_np_dtype(name)).reshape(shape)
@@ -531,6 +558,9 @@ class MT19937Engine:
         low = int(low)
         if high is None and low == -(1 << 63):
             if name not in ("int64", "float64", "float32", "bfloat16"):
+                if name in ("float16", "bool", "uint16", "uint32", "uint64"):
+                    raise RuntimeError('"random_full_64_bits_range_kernel_cpu" not implemented '
+                                       f"for '{_SCALAR_NAMES[name]}'")
                 raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, "
                                    "double, float and bfloat16")
             vals = self.random64(n).view(np.int64)
@@ -559,7 +589,7 @@ class MT19937Engine:
         """``Tensor.bernoulli_(p: float)`` (PyTorch's default, non-MKL kernel): ``U53 < p``."""
         p = float(p)
         if not 0 <= p <= 1:
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
         shape = _shape(size)
         hits = self._u53(_numel(shape)) < p
         return hits.astype(_np_dtype(_dtype_name(dtype))).reshape(shape)
@@ -595,7 +625,7 @@ class MT19937Engine:
         return _disc.multinomial(self, probs, int(num_samples), bool(replacement))
 
 
-# ----------------------------------------------------------------------------- bound helpers
+# ------------------------------------------------------------------------------- bound helpers
 
 _FLOAT_DIGITS = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}
 _FLOAT_MAX = {"float32": float(np.finfo(_F32).max), "float64": float(np.finfo(_F64).max),
@@ -606,25 +636,50 @@ _INT_BOUNDS = {"bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127),
                "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 63) - 1)}
 
 
+_TYPEMETA = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+             "uint16": "short unsigned int", "uint32": "unsigned int",
+             "uint64": "long unsigned int"}
+_SCALAR_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+_SCALAR_NAMES = dict(_SCALAR_TYPE, bool="Bool", uint16="UInt16", uint32="UInt32",
+                     uint64="UInt64", int64="Long", int32="Int", int16="Short", int8="Char",
+                     uint8="Byte")
+
+
+def _g(v):
+    """A double as C++'s ostream prints it in PyTorch's messages (like printf %g)."""
+    return "%g" % v
+
+
 def _clamp_uniform_bounds(name, low, high):
     top = _FLOAT_MAX["float32" if name.startswith("complex") else name]
+    tname = _TYPEMETA.get(name, name)
     if not (-top <= low <= top):
-        raise RuntimeError(f"from is out of bounds for {name}")
+        raise RuntimeError(f"from is out of bounds for {tname}")
     if not (-top <= high <= top):
-        raise RuntimeError(f"to is out of bounds for {name}")
+        raise RuntimeError(f"to is out of bounds for {tname}")
     if not low <= high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={low} > to={high}")
+                           f"from={_g(low)} > to={_g(high)}")
     if not high - low <= top:
-        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{name}>::max(), "
-                           f"but found to={high} and from={low} which result in to-from to "
+        raise RuntimeError("uniform_ expects to-from <= std::numeric_limits<"
+                           f"{_SCALAR_TYPE.get(name, name)}>::max(), "
+                           f"but found to={_g(high)} and from={_g(low)} which result in to-from to "
                            "exceed the limit")
     return low, high
 
 
 def _round_trip_int(v, name):
-    """``static_cast<int64_t>(static_cast<scalar_t>(v))`` for a float dtype."""
-    return int(cast_from_int64(np.array([v], np.int64), name).astype(_F64)[0])
+    """``static_cast<int64_t>(static_cast<scalar_t>(v))`` for a float dtype.
+
+    Out-of-range and infinite values convert like x86's cvttss2si: to INT64_MIN.
+    """
+    with np.errstate(over="ignore"):
+        f = float(cast_from_int64(np.array([v], np.int64), name).astype(_F64)[0])
+    if not -2.0 ** 63 <= f < 2.0 ** 63:
+        return -(1 << 63)
+    return int(f)
 
 
 def _update_from(name, low):
@@ -648,10 +703,20 @@ def _check_in_range(name, low, to_inc):
         lo, hi = -_FLOAT_MAX[name], _FLOAT_MAX[name]
     else:
         lo, hi = _INT_BOUNDS[name]
+    tname = _TYPEMETA.get(name, name)
     if not lo <= low <= hi:
-        raise RuntimeError(f"from is out of bounds for {name}")
+        raise RuntimeError(f"from is out of bounds for {tname}")
     if not lo <= to_inc <= hi:
-        raise RuntimeError(f"to - 1 is out of bounds for {name}")
+        raise RuntimeError(f"to - 1 is out of bounds for {tname}")
+    if name in _FLOAT_DIGITS:
+        d = _FLOAT_DIGITS[name]
+        for what, v in (("from", low), ("to - 1", to_inc)):
+            if not -(1 << d) <= v <= 1 << d:
+                warnings.warn(f"{what} is out of bounds [-(2^{d}), 2^{d}]. Due to precision "
+                              f"limitations {tname} can support discrete uniform distribution "
+                              "only within this range. This warning will become an error in "
+                              "version 1.7 release, please fix the code in advance",
+                              UserWarning, stacklevel=4)
 
 
 def _from_to_range(name, low, high):
