@@ -356,22 +356,38 @@ def _get_plan(definition, sargs, kinds, out_dtype=None):
 
 # ---- dispatch ---------------------------------------------------------------------------
 
+_BY_NP = dt._BY_NP
+_SCALARS = (bool, int, float, complex)
+
+
 def _collect(targs):
-    """(kinds, leaves, tensors) of the dynamic operands."""
+    """(kinds, leaves, tensors, first tensor, whether any tensor requires grad)."""
     kinds, leaves, tensors = [], [], []
+    first = None
+    needs_grad = False
     for v in targs:
         if isinstance(v, Tensor):
-            kinds.append((v.dtype, v.ndim == 0))
-            leaves.append(v._data)
+            data = v._data
+            kinds.append((_BY_NP[data.dtype], data.ndim == 0))
+            leaves.append(data)
             tensors.append(v)
+            if first is None:
+                first = v
+            if v._grad_fn is not None or v._requires_grad:
+                needs_grad = True
         elif isinstance(v, (list, tuple)):
             sub = []
             for x in v:
                 if isinstance(x, Tensor):
-                    sub.append((x.dtype, x.ndim == 0))
-                    leaves.append(x._data)
+                    data = x._data
+                    sub.append((_BY_NP[data.dtype], data.ndim == 0))
+                    leaves.append(data)
                     tensors.append(x)
-                elif isinstance(x, (bool, int, float, complex)):
+                    if first is None:
+                        first = x
+                    if x._grad_fn is not None or x._requires_grad:
+                        needs_grad = True
+                elif isinstance(x, _SCALARS):
                     sub.append(type(x))
                     leaves.append(x)
                     tensors.append(None)
@@ -383,11 +399,11 @@ def _collect(targs):
             k = _kind_of(v)
             kinds.append(k)
             if k is not None:
-                if not isinstance(v, (bool, int, float, complex)):
+                if not isinstance(v, _SCALARS):
                     v = v.item()
                 leaves.append(v)
                 tensors.append(None)
-    return tuple(kinds), leaves, tensors
+    return tuple(kinds), leaves, tensors, first, needs_grad
 
 
 def _run(plan, leaves):
@@ -400,13 +416,11 @@ def _run(plan, leaves):
 
 
 def dispatch(definition, targs, sargs):
-    kinds, leaves, tensors = _collect(targs)
+    kinds, leaves, tensors, first, needs_grad = _collect(targs)
     plan = _get_plan(definition, sargs, kinds)
     out = _run(plan, leaves)
-    device = next((t._storage.device for t in tensors if t is not None), None)
-    first = next((t for t in tensors if t is not None), None)
-    record = (grad_mode.GRAD_ENABLED[0] and definition.differentiable
-              and any(t is not None and t.requires_grad for t in tensors))
+    device = first._storage.device if first is not None else None
+    record = needs_grad and definition.differentiable and grad_mode.GRAD_ENABLED[0]
     if isinstance(out, (tuple, list)):
         if definition.view is not None:  # split/unbind/chunk: every output views the input
             all_steps = definition.view(*targs, *plan._var, **plan._kw)
@@ -540,7 +554,7 @@ def check_inplace(self):
 def dispatch_inplace(definition, targs, sargs):
     self = targs[0]
     check_inplace(self)
-    kinds, leaves, tensors = _collect(targs)
+    kinds, leaves, tensors, _, needs_grad = _collect(targs)
     plan = _get_plan(definition, sargs, kinds, self.dtype)
     out = _run(plan, leaves)
     if isinstance(out, (tuple, list)):
@@ -548,8 +562,7 @@ def dispatch_inplace(definition, targs, sargs):
     if out.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(out.shape)}")
-    record = (grad_mode.GRAD_ENABLED[0] and definition.differentiable
-              and any(t is not None and t.requires_grad for t in tensors)
+    record = (needs_grad and grad_mode.GRAD_ENABLED[0] and definition.differentiable
               and (self.dtype.is_floating_point or self.dtype.is_complex))
     write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
     return self
