@@ -1,4 +1,5 @@
 """Pointwise ops: arithmetic, comparison, logical, bitwise, math and activations."""
+import functools
 import math
 
 import jax
@@ -6,6 +7,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 
 from .registry import Promote, op
+from .return_types import RETURN_TYPES
 
 P = Promote
 
@@ -14,7 +16,99 @@ def _is_int(x):
     return not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.complexfloating))
 
 
+def _is_bool(x):
+    return x.dtype == jnp.bool_
+
+
+def legacy_name(x):
+    """PyTorch's scalar type name of an array ("Float", "Long") for error messages."""
+    from .._dtype import from_np
+    return from_np(x.dtype)._legacy
+
+
+def not_implemented(kernel, x):
+    """PyTorch's error for a kernel without an implementation for x's dtype."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{legacy_name(x)}\'')
+
+
+def _reject(kernel, x, kinds):
+    """Raise PyTorch's NotImplementedError when x's dtype kind (b, i/u, c) is in `kinds`."""
+    k = x.dtype.kind
+    if ("b" in kinds and k == "b") or ("i" in kinds and k in "iu") or (
+            "c" in kinds and k == "c") or ("f" in kinds and k == "f"):
+        raise not_implemented(kernel, x)
+
+
 # ---- unary math: one table, one declaration each ------------------------------------------
+
+def _abs(x):
+    # x * sign(x) has PyTorch's gradient sgn(x) (0 at 0); jnp.abs' is 1 at 0
+    return jnp.abs(x) if jnp.iscomplexobj(x) else x * jnp.sign(x)
+
+
+def _i0(x):
+    # i0 is even: exp(x * sign(x)) avoids abs, whose JAX derivative at 0 is 1 (i0'(0) = 0)
+    return jnp.exp(x * jnp.sign(x)) * jsp.i0e(x)
+
+
+@jax.custom_jvp
+def _trigamma(x):
+    """PyTorch's `calc_trigamma` (JAX's zeta-based polygamma(1, x) is wrong for x < 0)."""
+    reflect = x < 0.5
+    sin_pi_x = jnp.sin(math.pi * x)
+    result = jnp.where(reflect, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), 0.0)
+    x = jnp.where(reflect, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+    return jnp.where(reflect, -result, result)
+
+
+_trigamma.defjvp(lambda primals, tangents: (_trigamma(primals[0]),
+                                            _polygamma(2, primals[0]) * tangents[0]))
+
+
+@jax.custom_jvp
+def _digamma(x):
+    # PyTorch: digamma(+-0) = -+inf, negative integers give nan
+    return jnp.where(x == 0, jnp.copysign(jnp.inf, -x), jsp.digamma(x))
+
+
+# digamma' is trigamma: JAX's own rule uses the zeta form, wrong for x < 0
+_digamma.defjvp(lambda primals, tangents: (_digamma(primals[0]),
+                                           _trigamma(primals[0]) * tangents[0]))
+
+
+def _sign(x):
+    return x if _is_bool(x) else jnp.sign(x)
+
+
+def _neg(x):
+    if _is_bool(x):
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return jnp.negative(x)
+
+
+def _positive(x):
+    if _is_bool(x):
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+def _relu(x):
+    if _is_bool(x):
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return jax.nn.relu(x)
+
+
+def _rounding(fn):
+    return lambda x: x if _is_int(x) else fn(x)
+
+
 # name: (jax function, promotion kind, what PyTorch saves for backward)
 _UNARY = {
     "exp": (jnp.exp, P.INT_TO_FLOAT, "result"),
@@ -43,28 +137,30 @@ _UNARY = {
     "erfc": (jsp.erfc, P.INT_TO_FLOAT, "inputs"),
     "erfinv": (jsp.erfinv, P.INT_TO_FLOAT, "inputs"),
     "lgamma": (jsp.gammaln, P.INT_TO_FLOAT, "inputs"),
-    "digamma": (jsp.digamma, P.INT_TO_FLOAT, "inputs"),
+    "digamma": (_digamma, P.INT_TO_FLOAT, "inputs"),
     "reciprocal": (lambda x: 1 / x, P.INT_TO_FLOAT, "result"),
     "sinc": (jnp.sinc, P.INT_TO_FLOAT, "inputs"),
     "deg2rad": (jnp.deg2rad, P.INT_TO_FLOAT, ()),
     "rad2deg": (jnp.rad2deg, P.INT_TO_FLOAT, ()),
-    "i0": (jsp.i0, P.INT_TO_FLOAT, "inputs"),
-    "neg": (jnp.negative, P.DEFAULT, ()),
-    "sign": (jnp.sign, P.DEFAULT, ()),
-    "sgn": (jnp.sign, P.DEFAULT, ()),
-    "abs": (jnp.abs, P.COMPLEX_TO_FLOAT, "inputs"),
-    "square": (jnp.square, P.DEFAULT, "inputs"),
-    "floor": (lambda x: x if _is_int(x) else jnp.floor(x), P.DEFAULT, ()),
-    "ceil": (lambda x: x if _is_int(x) else jnp.ceil(x), P.DEFAULT, ()),
-    "trunc": (lambda x: x if _is_int(x) else jnp.trunc(x), P.DEFAULT, ()),
+    "i0": (_i0, P.INT_TO_FLOAT, "inputs"),
+    "neg": (_neg, P.DEFAULT, ()),
+    "sign": (_sign, P.DEFAULT, ()),
+    "sgn": (_sign, P.DEFAULT, ()),
+    "abs": (_abs, P.COMPLEX_TO_FLOAT, "inputs"),
+    "floor": (_rounding(jnp.floor), P.DEFAULT, ()),
+    "ceil": (_rounding(jnp.ceil), P.DEFAULT, ()),
+    "trunc": (_rounding(jnp.trunc), P.DEFAULT, ()),
     "frac": (lambda x: x - jnp.trunc(x), P.DEFAULT, ()),
-    "positive": (lambda x: x, P.NONE, ()),
+    "positive": (_positive, P.NONE, ()),
     "conj": (jnp.conj, P.NONE, ()),
     "angle": (jnp.angle, P.INT_TO_FLOAT, "inputs"),
-    "relu": (jax.nn.relu, P.DEFAULT, "result"),
+    "relu": (_relu, P.DEFAULT, "result"),
 }
-_GRAD_NAMES = {"square": "PowBackward0", "sgn": "SgnBackward0", "positive": None,
-               "fix": "TruncBackward0"}
+# CPU kernels PyTorch lacks for some dtypes: name -> (kernel name, rejected kinds)
+_KERNELS = {"abs": ("abs_cpu", "b"), "floor": ("floor_vml_cpu", "b"),
+            "ceil": ("ceil_vml_cpu", "b"), "trunc": ("trunc_vml_cpu", "b"),
+            "frac": ("frac_cpu", "bi")}
+_GRAD_NAMES = {"sgn": "SgnBackward0", "positive": None, "fix": "TruncBackward0"}
 _ALIASES = {"neg": ("negative",), "abs": ("absolute",), "asin": ("arcsin",),
             "acos": ("arccos",), "atan": ("arctan",), "asinh": ("arcsinh",),
             "acosh": ("arccosh",), "atanh": ("arctanh",), "trunc": ("fix",)}
@@ -72,7 +168,11 @@ _NN_UNARY = {"relu", "sigmoid", "tanh"}
 
 
 def _declare_unary(name, fn, kind, saves):
+    kernel = _KERNELS.get(name)
+
     def body(input):
+        if kernel is not None:
+            _reject(kernel[0], input, kernel[1])
         return fn(input)
     body.__name__ = name
     body.__doc__ = f"torch.{name}: elementwise {name}."
@@ -94,8 +194,16 @@ for _name, _fn in _PREDICATES.items():
         (lambda f: lambda input: f(input))(_fn))
 
 
+@op(grad_fn="PowBackward0", inplace=True, tensors=("input", "_exponent"),
+    promoted=("input", "_exponent"))
+def square(input, _exponent=2):
+    """torch.square: `pow(input, 2)`, with pow's promotion (bool -> int64)."""
+    return input * input
+
+
 @op(promote=P.DEFAULT, grad_fn="RoundBackward0", inplace=True, saves=())
 def round(input, *, decimals=0):
+    _reject("round_vml_cpu", input, "b")
     if _is_int(input):
         return input
     if decimals == 0:
@@ -106,7 +214,16 @@ def round(input, *, decimals=0):
 # ---- binary arithmetic -------------------------------------------------------------------
 
 def _scaled(other, alpha):
+    if _is_int(other) and isinstance(alpha, float) and not _is_bool(other):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
     return other if alpha == 1 else other * alpha
+
+
+def _check_bool_sub(x):
+    if _is_bool(x):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
 
 
 @op(grad_fn="AddBackward0", inplace=True, saves=(), dunders=("__add__", "__radd__", "__iadd__"))
@@ -117,11 +234,13 @@ def add(input, other, *, alpha=1):
 @op(grad_fn="SubBackward0", inplace=True, saves=(), dunders=("__sub__", "__isub__"),
     aliases=("subtract",))
 def sub(input, other, *, alpha=1):
+    _check_bool_sub(input)
     return input - _scaled(other, alpha)
 
 
 @op(grad_fn="RsubBackward1", saves=(), dunders=("__rsub__",))
 def rsub(input, other, *, alpha=1):
+    _check_bool_sub(input)
     return other - _scaled(input, alpha)
 
 
@@ -163,16 +282,19 @@ def _rdiv(input, other):
 @op(grad_fn="FloorDivideBackward0", inplace=True, differentiable=False,
     dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"))
 def floor_divide(input, other):
+    _reject("div_floor_cpu", input, "bc")
     return jnp.floor_divide(input, other)
 
 
 @op(grad_fn="RemainderBackward0", inplace=True, dunders=("__mod__", "__rmod__", "__imod__"))
 def remainder(input, other):
+    _reject("remainder_cpu", input, "bc")
     return jnp.remainder(input, other)
 
 
 @op(grad_fn="FmodBackward0", inplace=True)
 def fmod(input, other):
+    _reject("fmod_cpu", input, "bc")
     return jnp.fmod(input, other)
 
 
@@ -185,6 +307,7 @@ def _pow_name(kinds, statics):
 
 @op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"))
 def pow(input, exponent):
+    _reject("pow", input, "b")
     return jnp.power(input, exponent)
 
 
@@ -195,16 +318,24 @@ def _rpow(input, other):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="Atan2Backward0", inplace=True, aliases=("arctan2",))
 def atan2(input, other):
+    _reject("atan2_cpu", input, "c")
     return jnp.arctan2(input, other)
+
+
+def _no_complex(name, x):
+    if jnp.iscomplexobj(x):
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
 
 
 @op(grad_fn="MaximumBackward0")
 def maximum(input, other):
+    _no_complex("maximum", input)
     return jnp.maximum(input, other)
 
 
 @op(grad_fn="MinimumBackward0")
 def minimum(input, other):
+    _no_complex("minimum", input)
     return jnp.minimum(input, other)
 
 
@@ -218,8 +349,9 @@ def fmin(input, other):
     return jnp.fmin(input, other)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="HypotBackward0", inplace=True)
+@op(grad_fn="HypotBackward0", inplace=True)
 def hypot(input, other):
+    _reject("hypot_cpu", input, "bic")
     return jnp.hypot(input, other)
 
 
@@ -228,9 +360,58 @@ def copysign(input, other):
     return jnp.copysign(input, other)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LogaddexpBackward0")
+@op(grad_fn="LogaddexpBackward0")
 def logaddexp(input, other):
+    _reject("logaddexp_cpu", input, "bi")
     return jnp.logaddexp(input, other)
+
+
+@op(grad_fn="Logaddexp2Backward0")
+def logaddexp2(input, other):
+    _reject("logaddexp2_cpu", input, "bi")
+    return jnp.logaddexp2(input, other)
+
+
+@op(grad_fn="HeavisideBackward0", differentiable=False, inplace=True)
+def heaviside(input, values):
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    _no_complex("heaviside is not yet implemented for", input)
+    return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", method=True)
+def ldexp(input, other):
+    return input * jnp.exp2(other)
+
+
+@op(promote=P.NONE, grad_fn="FrexpBackward0", returns=RETURN_TYPES["frexp"])
+def frexp(input):
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = jnp.frexp(input)
+    return mantissa, exponent.astype(jnp.int32)
+
+
+@op(promote=P.ALWAYS_BOOL, differentiable=False, promoted=())
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype != other.dtype:
+        from .._dtype import from_np
+        raise RuntimeError(f"{from_np(input.dtype)._legacy} did not match "
+                           f"{from_np(other.dtype)._legacy}")
+    if _is_bool(input):
+        return input == other
+    close = input == other
+    if jnp.issubdtype(input.dtype, jnp.inexact):
+        finite = jnp.isfinite(input) & jnp.isfinite(other)
+        diff = jnp.abs(input - other)
+        close = close | (finite & (diff <= atol + rtol * jnp.abs(other)))
+        if equal_nan:
+            close = close | (jnp.isnan(input) & jnp.isnan(other))
+    else:  # integers: PyTorch's `rtol * other` is a float32 tensor
+        allowed = atol + jnp.abs(rtol * other.astype(jnp.float32))
+        close = close | (jnp.abs(input - other).astype(jnp.float32) <= allowed)
+    return close
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="XlogyBackward0", inplace=True)
@@ -247,11 +428,20 @@ def lerp(input, end, weight):
 
 @op(grad_fn="AddcmulBackward0", inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
+    _reject("addcmul_cpu_out", input, "b")
     return input + value * tensor1 * tensor2
 
 
 @op(grad_fn="AddcdivBackward0", inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    if _is_int(input):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
     return input + value * (tensor1 / tensor2)
 
 
@@ -261,9 +451,22 @@ _COMPARE = {"eq": (jnp.equal, "__eq__"), "ne": (jnp.not_equal, "__ne__"),
             "gt": (jnp.greater, "__gt__"), "ge": (jnp.greater_equal, "__ge__")}
 _COMPARE_ALIASES = {"ne": ("not_equal",), "lt": ("less",), "le": ("less_equal",),
                     "gt": ("greater",), "ge": ("greater_equal",)}
+
+
+def _compare(name, fn):
+    kernel = name + "_cpu"
+    ordered = name not in ("eq", "ne")
+
+    def body(input, other):
+        if ordered:
+            _reject(kernel, input, "c")
+        return fn(input, other)
+    return body
+
+
 for _name, (_fn, _dunder) in _COMPARE.items():
     op(_name, promote=P.ALWAYS_BOOL, differentiable=False, inplace=True, dunders=(_dunder,),
-       aliases=_COMPARE_ALIASES.get(_name, ()))((lambda f: lambda input, other: f(input, other))(_fn))
+       aliases=_COMPARE_ALIASES.get(_name, ()))(_compare(_name, _fn))
 
 for _name, _fn in {"logical_and": jnp.logical_and, "logical_or": jnp.logical_or,
                    "logical_xor": jnp.logical_xor}.items():
@@ -281,13 +484,25 @@ _BITWISE = {"bitwise_and": (jnp.bitwise_and, ("__and__", "__rand__", "__iand__")
             "bitwise_xor": (jnp.bitwise_xor, ("__xor__", "__rxor__", "__ixor__")),
             "bitwise_left_shift": (jnp.left_shift, ("__lshift__", "__ilshift__")),
             "bitwise_right_shift": (jnp.right_shift, ("__rshift__", "__irshift__"))}
+_BITWISE_KERNELS = {"bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}
+
+
+def _bitwise(name, fn):
+    kernel = _BITWISE_KERNELS.get(name, name + "_cpu")
+
+    def body(input, other):
+        _reject(kernel, input, "fc")
+        return fn(input, other)
+    return body
+
+
 for _name, (_fn, _dunders) in _BITWISE.items():
-    op(_name, differentiable=False, inplace=True, dunders=_dunders)(
-        (lambda f: lambda input, other: f(input, other))(_fn))
+    op(_name, differentiable=False, inplace=True, dunders=_dunders)(_bitwise(_name, _fn))
 
 
 @op(differentiable=False, inplace=True, dunders=("__invert__",))
 def bitwise_not(input):
+    _reject("bitwise_not_cpu", input, "fc")
     return jnp.logical_not(input) if input.dtype == jnp.bool_ else jnp.bitwise_not(input)
 
 
@@ -301,23 +516,26 @@ def _clamp_name(kinds, statics):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if jnp.iscomplexobj(input):
+        raise NotImplementedError("clamp is not supported for complex types")
     out = input
-    # PyTorch's gradient passes where min <= x <= max (inclusive), unlike jnp.clip's ties
+    # PyTorch's gradient passes where min <= x <= max (inclusive), unlike jnp.clip's ties;
+    # a NaN bound gives NaN
     if min is not None:
-        out = jnp.where(out < min, min, out)
+        out = jnp.where((out < min) | (min != min), min, out)
     if max is not None:
-        out = jnp.where(out > max, max, out)
+        out = jnp.where((out > max) | (max != max), max, out)
     return out
 
 
 @op(grad_fn="ClampMinBackward0", inplace=True)
 def clamp_min(input, min):
-    return jnp.where(input < min, min, input)
+    return jnp.where((input < min) | (min != min), min, input)
 
 
 @op(grad_fn="ClampMaxBackward0", inplace=True)
 def clamp_max(input, max):
-    return jnp.where(input > max, max, input)
+    return jnp.where((input > max) | (max != max), max, input)
 
 
 @op(grad_fn="WhereBackward0", method="input", promoted=("input", "other"), saves=("condition",))
@@ -325,8 +543,31 @@ def where(condition, input, other):
     return jnp.where(condition, input, other)
 
 
+CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+             "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def cpp_name(x):
+    """The C++ type name PyTorch prints for an array's dtype ("float", "long int")."""
+    from .._dtype import from_np
+    return CPP_NAMES[from_np(x.dtype).name]
+
+
 @op(promote=P.NONE, grad_fn="MaskedFillBackward0", inplace=True, saves=("mask",))
 def masked_fill(input, mask, value):
+    if not _is_bool(mask):
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{cpp_name(mask)}")
+    if jnp.ndim(value):
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {jnp.ndim(value)} dimension(s).")
+    from .errors import broadcast_error
+    msg = broadcast_error([mask.shape, input.shape])
+    if msg:
+        raise RuntimeError(msg)
+    # the value is a Scalar in PyTorch: converted to the tensor's dtype (2.7 -> 2 for ints)
     return jnp.where(mask, jnp.asarray(value).astype(input.dtype), input)
 
 
@@ -347,23 +588,23 @@ def hardtanh(input, min_val=-1.0, max_val=1.0):
     return jnp.where(input < min_val, min_val, jnp.where(input > max_val, max_val, input))
 
 
-@op(grad_fn="LeakyReluBackward0", inplace=True, nn=True)
+@op(grad_fn="LeakyReluBackward0", inplace=True, nn=True, inplace_grad_fn="LeakyReluBackward1")
 def leaky_relu(input, negative_slope=0.01):
     return jnp.where(input > 0, input, input * negative_slope)
 
 
-@op(grad_fn="EluBackward0", inplace=True, nn=True)
+@op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
 def elu(input, alpha=1.0):
     return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
 
 
-@op(grad_fn="EluBackward0", inplace=True, nn=True)
+@op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
 def selu(input):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return scale * jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
 
 
-@op(grad_fn="EluBackward0", inplace=True, nn=True)
+@op(grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1")
 def celu(input, alpha=1.0):
     return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0) / alpha))
 
@@ -424,7 +665,7 @@ def hardshrink(input, lambd=0.5):
     return jnp.where(jnp.abs(input) > lambd, input, 0)
 
 
-@op(grad_fn="ThresholdBackward0", nn=True, inplace=True)
+@op(grad_fn="ThresholdBackward0", nn=True, inplace=True, inplace_grad_fn="ThresholdBackward1")
 def threshold(input, threshold, value):
     return jnp.where(input > threshold, input, value)
 
@@ -437,7 +678,56 @@ def logit(input, eps=None):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method=False)
 def polygamma(n, input):
-    return jsp.polygamma(n, input)
+    if n == 0:
+        return _digamma(input)
+    if n == 1:
+        return _trigamma(input)
+    return _polygamma(n, input)
+
+
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _zeta(x, q):
+    """PyTorch's (Cephes) Hurwitz zeta for integer x > 1: a direct sum until q + i > 9, then
+    Euler-Maclaurin. Unlike jax.scipy.special.zeta it is right for negative non-integer q."""
+    def cond(c):
+        i, a, _, _ = c
+        return jnp.any((i < 9) | (a <= 9.0))
+
+    def step(c):
+        i, a, b, total = c
+        more = (i < 9) | (a <= 9.0)
+        a2 = a + 1
+        b2 = a2 ** -x
+        return (i + 1, jnp.where(more, a2, a), jnp.where(more, b2, b),
+                jnp.where(more, total + b2, total))
+    zero = jnp.zeros(jnp.shape(q), jnp.int32)
+    _, a, b, total = jax.lax.while_loop(cond, step, (zero, q, q ** -x, q ** -x))
+    w = a
+    total = total + b * w / (x - 1) - 0.5 * b
+    fac, k = 1.0, 0.0
+    for coef in _ZETA_A:
+        fac = fac * (x + k)
+        b = b / w
+        total = total + fac * b / coef
+        k += 1
+        fac = fac * (x + k)
+        b = b / w
+        k += 1
+    pole = (q <= 0) & (q == jnp.floor(q))
+    return jnp.where(pole, jnp.inf, total)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _polygamma(n, x):
+    return (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * _zeta(n + 1.0, x)
+
+
+_polygamma.defjvp(lambda n, primals, tangents: (_polygamma(n, primals[0]),
+                                                _polygamma(n + 1, primals[0]) * tangents[0]))
 
 
 del _name, _fn, _kind, _saves, _dunder, _dunders

@@ -78,7 +78,7 @@ class OpDef:
 
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
        differentiable=True, saves="inputs", view=None, returns=None, function=True,
-       method=True, inplace=False, dunders=(), nn=False, aliases=()):
+       method=True, inplace=False, dunders=(), nn=False, aliases=(), inplace_grad_fn=None):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -89,6 +89,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                time); the view aliases the first tensor argument.
     method:    True binds Tensor.<name> with the first parameter as self; a parameter name
                binds with that parameter as self.
+    inplace_grad_fn: the node name of the in-place variant when PyTorch's differs
+               (`elu_` records EluBackward1).
     """
     def deco(body):
         opname = name or body.__name__
@@ -102,6 +104,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition = OpDef(opname, body, dyn, statics, promote,
                            dyn if promoted is None else promoted, grad_fn, differentiable,
                            saves, view, returns)
+        definition.inplace_grad_fn = inplace_grad_fn
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
         # parameters passed positionally (those before *varargs); the rest go by keyword
@@ -169,7 +172,7 @@ def _bind(definition, sig):
         for alias in b["aliases"]:
             setattr(Tensor, alias + "_", definition.inplace_fn)
     for dunder in b["dunders"]:
-        if dunder.startswith("__i"):
+        if dunder in _INPLACE_DUNDERS:
             setattr(Tensor, dunder, definition.inplace_fn)
         elif dunder.startswith("__r") and dunder not in ("__rshift__",) and not (
                 definition.name == "rsub" or definition.name.startswith("_r")):
@@ -177,6 +180,11 @@ def _bind(definition, sig):
             setattr(Tensor, dunder, lambda self, other, _f=fn: _f(other, self))
         else:
             setattr(Tensor, dunder, definition.function)
+
+
+_INPLACE_DUNDERS = frozenset(f"__i{n}__" for n in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+    "rshift", "matmul"))
 
 
 def _reorder_method(fn, self_name, sig):
@@ -579,9 +587,9 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         saved = _saved(plan.op, tensors[1:], [])
         self._set_data(value)
         mask = tuple(e is not None for e in edges)
-        node = Node(_grad_name(plan.op, kinds, plan.statics), edges, leaves, tensors,
-                    _plan_vjp(plan, mask, (True,)), [(self.shape, self.dtype)], saved,
-                    plan.fwd)
+        name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
+        node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
+                    [(self.shape, self.dtype)], saved, plan.fwd)
         self._grad_fn = node
         self._output_nr = 0
         return

@@ -1,1 +1,9 @@
-"""`torchish.nn.utils`."""
+"""`torchish.nn.utils`: gradient clipping, parameter/vector conversion, packed sequences."""
+from . import rnn  # noqa: F401
+from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,  # noqa: F401
+                        _clip_grads_with_norm_ as clip_grads_with_norm_,
+                        _get_total_norm as get_total_norm)
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grads_with_norm_", "clip_grad_value_",
+           "get_total_norm", "parameters_to_vector", "rnn", "vector_to_parameters"]

@@ -1,0 +1,410 @@
+"""Ops behind `torch.nn.functional` that PyTorch records under their own `grad_fn` names.
+
+Each is declared once (registry docstring); the Python wrappers in `nn/_functional/` parse
+PyTorch's arguments (reduction strings, legacy flags), check what PyTorch checks and call these.
+Where PyTorch's backward differs from the true derivative of its forward (embedding's
+`padding_idx` row, CTC's log_softmax-shaped gradient, cosine_similarity's no-grad clamp) the
+body uses a `stop_gradient` identity so `jax.vjp` yields PyTorch's gradient, with a comment.
+"""
+import math
+
+import jax
+import jax.numpy as jnp
+
+from .reduction import _vector_norm
+from .registry import Promote, op
+
+P = Promote
+_NN = dict(function=False, method=False)
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return jnp.mean(loss)
+
+
+def _grad_scaled(value, scale):
+    """`value` forward, `scale * d value` backward."""
+    return jax.lax.stop_gradient(value) + (value * scale - jax.lax.stop_gradient(value * scale))
+
+
+# ---- linear ---------------------------------------------------------------------------------
+
+@op("_bilinear_core", promote=P.DEFAULT, grad_fn="TrilinearBackward0", **_NN,
+    tensors=("input1", "input2", "weight"))
+def _bilinear_core(input1, input2, weight):
+    return jnp.einsum("ni,oij,nj->no", input1, weight, input2)
+
+
+# ---- losses ---------------------------------------------------------------------------------
+
+def _nll_name(kinds, statics):
+    return "NllLoss2DBackward0" if statics["nd"] else "NllLossBackward0"
+
+
+@op("_nll_loss", promote=P.DEFAULT, promoted=("input", "weight"), grad_fn=_nll_name, **_NN,
+    tensors=("input", "target", "weight"), saves=("input", "target", "weight"))
+def _nll_loss(input, target, weight, reduction, ignore_index, nd):
+    if input.ndim == 1:
+        x, t = input[None], target[None]
+    else:
+        x, t = jnp.moveaxis(input, 1, -1), target
+    valid = t != ignore_index
+    tc = jnp.where(valid, t, 0).astype(jnp.int32)
+    picked = jnp.take_along_axis(x, tc[..., None], axis=-1)[..., 0]
+    w = jnp.ones((), x.dtype) if weight is None else weight[tc]
+    w = jnp.where(valid, w, jnp.zeros((), x.dtype))
+    loss = -picked * w
+    if reduction == "none":
+        return loss.reshape(target.shape)
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return jnp.sum(loss) / jnp.sum(w)
+
+
+@op("_mse_loss", promote=P.DEFAULT, grad_fn="MseLossBackward0", **_NN,
+    tensors=("input", "target"))
+def _mse_loss(input, target, reduction):
+    return _reduce((input - target) ** 2, reduction)
+
+
+@op("_smooth_l1_loss", promote=P.DEFAULT, grad_fn="SmoothL1LossBackward0", **_NN,
+    tensors=("input", "target"))
+def _smooth_l1_loss(input, target, reduction, beta):
+    d = jnp.abs(input - target)
+    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+@op("_huber_loss", promote=P.DEFAULT, grad_fn="HuberLossBackward0", **_NN,
+    tensors=("input", "target"))
+def _huber_loss(input, target, reduction, delta):
+    d = jnp.abs(input - target)
+    return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+@op("_binary_cross_entropy", promote=P.DEFAULT, grad_fn="BinaryCrossEntropyBackward0", **_NN,
+    tensors=("input", "target", "weight"))
+def _binary_cross_entropy(input, target, weight, reduction):
+    # PyTorch clamps each log term at -100 so that 0 * log(0) stays finite
+    log_x = jnp.maximum(jnp.log(input), -100.0)
+    log_1mx = jnp.maximum(jnp.log1p(-input), -100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+@op("_binary_cross_entropy_with_logits", promote=P.DEFAULT,
+    grad_fn="BinaryCrossEntropyWithLogitsBackward0", **_NN,
+    tensors=("input", "target", "weight", "pos_weight"))
+def _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    log_sig = jax.nn.log_sigmoid(input)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight - 1) * target + 1)
+    loss = (1 - target) * input - log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+@op("_soft_margin_loss", promote=P.DEFAULT, grad_fn="SoftMarginLossBackward0", **_NN,
+    tensors=("input", "target"))
+def _soft_margin_loss(input, target, reduction):
+    return _reduce(jnp.log1p(jnp.exp(-target * input)), reduction)
+
+
+@op("_multi_margin_loss", promote=P.DEFAULT, promoted=("input", "weight"),
+    grad_fn="MultiMarginLossBackward0", **_NN, tensors=("input", "target", "weight"))
+def _multi_margin_loss(input, target, weight, p, margin, reduction):
+    x = input if input.ndim == 2 else input[None]
+    t = (target if target.ndim == 1 else target.reshape(1)).astype(jnp.int32)
+    c = x.shape[1]
+    xt = jnp.take_along_axis(x, t[:, None], 1)
+    z = jnp.maximum(margin - xt + x, 0)
+    z = z if p == 1 else z * z
+    if weight is not None:
+        z = z * weight[t][:, None]
+    z = jnp.where(jnp.arange(c)[None] == t[:, None], 0, z)
+    loss = jnp.sum(z, 1) / c
+    if input.ndim == 1:
+        loss = loss[0] if target.ndim == 0 else loss
+    return _reduce(loss, reduction)
+
+
+@op("_multilabel_margin_loss", promote=P.NONE, grad_fn="MultilabelMarginLossBackward0", **_NN,
+    tensors=("input", "target"))
+def _multilabel_margin_loss(input, target, reduction):
+    x = input if input.ndim == 2 else input[None]
+    t = (target if target.ndim == 2 else target[None]).astype(jnp.int32)
+    c = x.shape[1]
+    # targets are the prefix of each row before the first -1
+    valid = jnp.cumprod(t >= 0, axis=1).astype(bool)
+    tc = jnp.where(valid, t, 0)
+    is_target = jnp.zeros(x.shape, bool).at[jnp.arange(x.shape[0])[:, None], tc].max(valid)
+    xt = jnp.take_along_axis(x, tc, 1)
+    z = jnp.maximum(1 - xt[:, :, None] + x[:, None, :], 0)
+    z = jnp.where(valid[:, :, None] & ~is_target[:, None, :], z, 0)
+    loss = jnp.sum(z, (1, 2)) / c
+    if input.ndim == 1:
+        loss = loss[0]
+    return _reduce(loss, reduction)
+
+
+def _lse3(a, b, c):
+    """log(e^a + e^b + e^c) with a zero (not nan) gradient where all three are -inf."""
+    m = jnp.maximum(jnp.maximum(a, b), c)
+    ms = jnp.where(jnp.isfinite(m), m, 0)
+    total = jnp.exp(a - ms) + jnp.exp(b - ms) + jnp.exp(c - ms)
+    pos = total > 0
+    return jnp.where(pos, ms + jnp.log(jnp.where(pos, total, 1)), -jnp.inf)
+
+
+def _ctc_alpha(lp, tg, in_len, tg_len, blank):
+    """-log p(target | log_probs) for one sample by the alpha recursion (log space)."""
+    t_max = lp.shape[0]
+    s_len = 2 * tg.shape[0] + 1
+    ext = jnp.full((s_len,), blank, jnp.int32).at[1::2].set(tg.astype(jnp.int32))
+    neg_inf = jnp.asarray(-jnp.inf, lp.dtype)
+    s_idx = jnp.arange(s_len)
+    s_valid = s_idx < 2 * tg_len + 1
+    skip_ok = (s_idx >= 2) & (ext != blank) & (ext != jnp.roll(ext, 2))
+    emit = lp[:, ext]  # (T, S)
+    alpha0 = jnp.where((s_idx < 2) & s_valid, emit[0], neg_inf)
+
+    def step(alpha, t):
+        a1 = jnp.concatenate([jnp.full((1,), neg_inf, lp.dtype), alpha[:-1]])
+        a2 = jnp.concatenate([jnp.full((2,), neg_inf, lp.dtype), alpha[:-2]])
+        a2 = jnp.where(skip_ok, a2, neg_inf)
+        new = jnp.where(s_valid, _lse3(alpha, a1, a2) + emit[t], neg_inf)
+        return jnp.where(t < in_len, new, alpha), None
+
+    alpha, _ = jax.lax.scan(step, alpha0, jnp.arange(1, t_max))
+    end = 2 * tg_len
+    a_last = alpha[end]
+    a_prev = jnp.where(tg_len > 0, alpha[jnp.maximum(end - 1, 0)], neg_inf)
+    return -_lse3(a_last, a_prev, neg_inf)
+
+
+@op("_ctc_loss", promote=P.NONE, grad_fn="CtcLossBackward0", **_NN,
+    tensors=("log_probs", "targets", "input_lengths", "target_lengths"))
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,
+              concat):
+    lp = log_probs if log_probs.ndim == 3 else log_probs[:, None]
+    n = lp.shape[1]
+    if concat:  # 1-D targets: the samples' targets one after another
+        max_len = targets.shape[0]
+        starts = jnp.cumsum(target_lengths) - target_lengths
+        idx = jnp.clip(starts[:, None] + jnp.arange(max_len)[None], 0, max(max_len - 1, 0))
+        tg = targets[idx] if max_len else jnp.zeros((n, 0), targets.dtype)
+    else:
+        tg = targets if targets.ndim == 2 else targets[None]
+    nll = jax.vmap(_ctc_alpha, in_axes=(1, 0, 0, 0, None))(
+        lp, tg, input_lengths, target_lengths, blank)
+    # PyTorch's backward returns exp(log_probs) - occupation (the gradient as if log_probs
+    # came from log_softmax), for t < input_length: add a zero-valued term with that slope.
+    t_mask = (jnp.arange(lp.shape[0])[:, None] < input_lengths[None, :])[..., None]
+    e = jnp.sum(jnp.where(t_mask, jnp.exp(lp), 0), axis=(0, 2))
+    e = e - jax.lax.stop_gradient(e)
+    if zero_infinity:  # infinite losses get a zero gradient (the caller zeroes the value)
+        nll = jnp.where(jnp.isinf(nll), jax.lax.stop_gradient(nll), nll + e)
+    else:
+        nll = nll + e
+    return nll if log_probs.ndim == 3 else nll[0]
+
+
+# ---- embedding ------------------------------------------------------------------------------
+
+@op("_embedding", promote=P.NONE, grad_fn="EmbeddingBackward0", **_NN,
+    tensors=("weight", "indices"), saves=("indices",))
+def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
+    idx = indices.astype(jnp.int32)
+    out = weight[idx]
+    if padding_idx is None and not scale_grad_by_freq:
+        return out
+    scale = jnp.ones(idx.shape, weight.dtype)
+    if scale_grad_by_freq:
+        counts = jnp.zeros((weight.shape[0],), weight.dtype).at[idx.reshape(-1)].add(1)
+        scale = 1 / counts[idx]
+    if padding_idx is not None:  # PyTorch's backward skips the padding row
+        scale = jnp.where(idx == padding_idx, 0, scale)
+    return _grad_scaled(out, scale[..., None])
+
+
+@op("_embedding_bag", promote=P.NONE, grad_fn="EmbeddingBagBackward0", **_NN,
+    tensors=("weight", "indices", "offsets", "per_sample_weights"))
+def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, padding_idx,
+                   n_bags):
+    idx = indices.astype(jnp.int32)
+    n = idx.shape[0]
+    bag = jnp.searchsorted(offsets.astype(jnp.int32), jnp.arange(n), side="right") - 1
+    keep = jnp.ones((n,), bool) if padding_idx is None else idx != padding_idx
+    rows = weight[idx]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    seg = jnp.where(keep, bag, n_bags)  # dropped rows go to an extra segment
+    if mode == "max":
+        out = jax.ops.segment_max(rows, seg, num_segments=n_bags + 1)[:n_bags]
+        cnt = jax.ops.segment_sum(keep.astype(jnp.int32), seg, num_segments=n_bags + 1)
+        return jnp.where(cnt[:n_bags, None] > 0, out, 0)
+    out = jax.ops.segment_sum(rows, seg, num_segments=n_bags + 1)[:n_bags]
+    if mode == "mean":
+        cnt = jax.ops.segment_sum(keep.astype(weight.dtype), seg,
+                                  num_segments=n_bags + 1)[:n_bags]
+        out = out / jnp.maximum(cnt, 1)[:, None]
+    return out
+
+
+# ---- activations with their own nodes -------------------------------------------------------
+
+@op("_glu", promote=P.NONE, grad_fn="GluBackward0", **_NN, tensors=("input",))
+def _glu(input, dim):
+    a, b = jnp.split(input, 2, axis=dim)
+    return a * jax.nn.sigmoid(b)
+
+
+@op("_prelu", promote=P.NONE, grad_fn="PreluKernelBackward0", **_NN,
+    tensors=("input", "weight"))
+def _prelu(input, weight):
+    w = weight
+    if input.ndim >= 2 and weight.size > 1:
+        w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
+    elif weight.ndim > input.ndim:
+        w = weight.reshape(input.shape if input.ndim else ())
+    return jnp.where(input > 0, input, w * input)
+
+
+@op("_rrelu_with_noise", promote=P.NONE, grad_fn="RreluWithNoiseBackward0", **_NN,
+    tensors=("input", "noise"))
+def _rrelu_with_noise(input, noise):
+    return jnp.where(input > 0, input, input * noise)
+
+
+# ---- padding --------------------------------------------------------------------------------
+
+def _pad_name(kinds, statics):
+    mode = statics["mode"]
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode == "circular":
+        return "CopySlices"
+    k = len(statics["pad"]) // 2
+    return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{k}DBackward0"
+
+
+@op("_pad", promote=P.NONE, grad_fn=_pad_name, **_NN, tensors=("input",))
+def _pad(input, pad, mode, value):
+    nd = input.ndim
+    cfg = [(0, 0)] * nd
+    for i in range(len(pad) // 2):
+        cfg[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        v = jnp.asarray(value, input.dtype)
+        return jax.lax.pad(input, v, [(lo, hi, 0) for lo, hi in cfg])
+    # negative pads crop first; the positive ones then pad the cropped tensor
+    sl = tuple(slice(-min(lo, 0), input.shape[d] + min(hi, 0)) for d, (lo, hi) in enumerate(cfg))
+    pos = [(max(lo, 0), max(hi, 0)) for lo, hi in cfg]
+    jmode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    return jnp.pad(input[sl], pos, mode=jmode)
+
+
+# ---- distances ------------------------------------------------------------------------------
+
+@op("_cosine_similarity", promote=P.INT_TO_FLOAT, grad_fn="SumBackward1", **_NN,
+    tensors=("x1", "x2"))
+def _cosine_similarity(x1, x2, dim, eps):
+    x1, x2 = jnp.broadcast_arrays(x1, x2)
+    n1 = _vector_norm(x1, 2.0, (dim,), True)
+    n2 = _vector_norm(x2, 2.0, (dim,), True)
+    # PyTorch clamps the norms at eps under no_grad: forward clamped, backward as identity
+    n1 = n1 + jax.lax.stop_gradient(jnp.maximum(n1, eps) - n1)
+    n2 = n2 + jax.lax.stop_gradient(jnp.maximum(n2, eps) - n2)
+    return jnp.sum((x1 / n1) * (x2 / n2), axis=dim)
+
+
+@op("_pairwise_distance", promote=P.DEFAULT, grad_fn="NormBackward1", **_NN,
+    tensors=("x1", "x2"))
+def _pairwise_distance(x1, x2, p, eps, keepdim):
+    d = x1 - x2 + eps
+    nd = max(x1.ndim, x2.ndim)
+    if nd == 0:
+        return _vector_norm(d.reshape(1), float(p), (0,), False).reshape(())
+    return _vector_norm(d, float(p), (nd - 1,), keepdim)
+
+
+@op("_pdist", promote=P.NONE, grad_fn="PdistBackward0", **_NN, tensors=("input",))
+def _pdist(input, p):
+    n = input.shape[0]
+    i, j = jnp.triu_indices(n, 1)
+    return _vector_norm(input[i] - input[j], float(p), (1,), False)
+
+
+# ---- attention ------------------------------------------------------------------------------
+
+def _sdpa_name(kinds, statics):
+    return "ScaledDotProductFlashAttentionForCpuBackward0" if statics["flash"] else \
+        "UnsafeViewBackward0"
+
+
+@op("_scaled_dot_product_attention", promote=P.NONE, grad_fn=_sdpa_name, **_NN,
+    tensors=("query", "key", "value", "attn_mask"))
+def _scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale, enable_gqa,
+                                  flash):
+    s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    root = math.sqrt(abs(s))
+    q = query * (root if s >= 0 else -root)
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = jnp.repeat(key, rep, axis=-3)
+        value = jnp.repeat(value, rep, axis=-3)
+    attn = jnp.matmul(q, jnp.swapaxes(key, -2, -1) * root)
+    L, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = jnp.tril(jnp.ones((L, S), bool))
+    if attn_mask is not None:
+        if attn_mask.dtype == jnp.bool_:
+            attn_mask = jnp.where(attn_mask, jnp.zeros((), attn.dtype),
+                                  jnp.asarray(-jnp.inf, attn.dtype))
+        attn = attn + attn_mask.astype(attn.dtype)
+    # PyTorch's _safe_softmax: rows that are entirely -inf give zeros, not nan
+    row_max = jnp.max(attn, axis=-1, keepdims=True)
+    all_masked = jnp.isneginf(row_max)
+    w = jax.nn.softmax(jnp.where(all_masked, 0, attn), axis=-1)
+    w = jnp.where(all_masked, 0, w)
+    return jnp.matmul(w, value)
+
+
+# ---- packed sequences (nn.utils.rnn) --------------------------------------------------------
+# `batch_sizes` is static: it fixes the gather pattern, as it fixes PyTorch's kernel loop.
+
+def _packed_index(batch_sizes, batch):
+    return [t * batch + b for t, n in enumerate(batch_sizes) for b in range(n)]
+
+
+@op("_pack_padded_sequence", promote=P.NONE, grad_fn="PackPaddedSequenceBackward0", **_NN,
+    tensors=("input",))
+def _pack_padded_sequence(input, batch_sizes):
+    t, b = input.shape[0], input.shape[1]
+    flat = input.reshape((t * b,) + input.shape[2:])
+    return flat[jnp.asarray(_packed_index(batch_sizes, b), jnp.int32)]
+
+
+@op("_pad_packed_sequence", promote=P.NONE, grad_fn="CopySlices", **_NN, tensors=("data",))
+def _pad_packed_sequence(data, batch_sizes, padding_value, total_length):
+    b = batch_sizes[0] if batch_sizes else 0
+    out = jnp.full((total_length * b,) + data.shape[1:], padding_value, data.dtype)
+    out = out.at[jnp.asarray(_packed_index(batch_sizes, b), jnp.int32)].set(data)
+    return out.reshape((total_length, b) + data.shape[1:])
+
+
+@op("_pad_sequence", promote=P.NONE, grad_fn="CopySlices", **_NN, tensors=("sequences",))
+def _pad_sequence(sequences, batch_first, padding_value, padding_side):
+    n = max(s.shape[0] for s in sequences)
+    rows = []
+    for s in sequences:
+        cfg = [(0, n - s.shape[0]) if padding_side == "right" else (n - s.shape[0], 0)]
+        cfg += [(0, 0)] * (s.ndim - 1)
+        rows.append(jnp.pad(s, cfg, constant_values=jnp.asarray(padding_value, s.dtype)))
+    return jnp.stack(rows, axis=0 if batch_first else 1)

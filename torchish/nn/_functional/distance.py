@@ -1,0 +1,31 @@
+"""`F.pairwise_distance`, `F.cosine_similarity`, `F.pdist`, `F.normalize`."""
+import torchish
+from ..._ops import nn_ops as _nn
+
+__all__ = ["pairwise_distance", "cosine_similarity", "pdist", "normalize"]
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return _nn._pairwise_distance(x1, x2, float(p), float(eps), bool(keepdim))
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    nd = max(x1.ndim, x2.ndim)
+    n = max(nd, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return _nn._cosine_similarity(x1, x2, dim % n, float(eps))
+
+
+def pdist(input, p=2):
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    return _nn._pdist(input, float(p))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return out.copy_(input / denom)

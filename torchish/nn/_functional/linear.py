@@ -1,0 +1,54 @@
+"""`F.linear` and `F.bilinear`, decomposed exactly as ATen does so the graph has PyTorch's
+nodes: 2-D input with bias -> addmm (AddmmBackward0); without bias -> matmul (MmBackward0);
+other ranks fold the batch dims with a view around addmm (ViewBackward0) or use matmul.
+"""
+import torchish
+from ..._ops import nn_ops as _nn
+
+__all__ = ["linear", "bilinear"]
+
+
+def _check_dtypes(input, weight, bias):
+    # addmm's checks (the dispatcher would otherwise promote)
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{input.dtype._legacy} and {weight.dtype._legacy}")
+    if bias.dtype is not weight.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{bias.dtype._legacy} and {weight.dtype._legacy}")
+
+
+def linear(input, weight, bias=None):
+    wt = weight.t() if weight.ndim == 2 else weight
+    if bias is None:
+        return torchish.matmul(input, wt)
+    _check_dtypes(input, weight, bias)
+    if input.ndim == 2 and weight.ndim == 2 and bias.ndim <= 1:
+        return torchish.addmm(bias, input, wt)
+    if input.ndim >= 3 and weight.ndim == 2 and bias.ndim <= 1 and input.is_contiguous():
+        out = torchish.addmm(bias, input.reshape(-1, input.shape[-1]), wt)
+        return out.view(*input.shape[:-1], weight.shape[0])
+    if input.ndim == 1 and weight.ndim == 2 and bias.ndim <= 1:
+        out = torchish.addmm(bias, input.view(1, -1), wt)
+        return out.view(weight.shape[0])
+    return torchish.matmul(input, wt) + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    batch = input1.shape[:-1]
+    out = _nn._bilinear_core(input1.reshape(-1, input1.shape[-1]),
+                             input2.reshape(-1, input2.shape[-1]), weight)
+    out = out.view(*batch, weight.shape[0])
+    return out if bias is None else out + bias

@@ -1,0 +1,461 @@
+"""Loss functions of `torch.nn.functional`.
+
+Losses that PyTorch implements as one ATen kernel (nll_loss, mse_loss, smooth_l1/huber,
+binary cross entropy, soft margin, multi margin, ctc) call the matching op in
+`_ops/nn_ops.py`; the composite ones are written here with the same sequence of tensor ops as
+ATen's `Loss.cpp` (so their graphs end in the same nodes, e.g. l1_loss -> MeanBackward0).
+"""
+import math
+import warnings
+
+import jax
+import numpy as np
+
+import torchish
+from ..._ops import nn_ops as _nn
+
+__all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+           "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
+           "multi_margin_loss", "multilabel_margin_loss"]
+
+
+def _legacy_reduction(size_average, reduce, emit_warning=True):
+    """`torch.nn._reduction.legacy_get_string`."""
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _reduction(reduction, size_average=None, reduce=None):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _size_warning(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
+                      f"size ({input.size()}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _concrete(t):
+    """NumPy value of `t`, or None inside traced code (value checks are skipped there)."""
+    data = t._data
+    if isinstance(data, jax.core.Tracer):
+        return None
+    return np.asarray(data)
+
+
+def _broadcast(a, b):
+    if a.shape == b.shape:
+        return a, b
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    return (a if a.shape == shape else a.expand(*shape),
+            b if b.shape == shape else b.expand(*shape))
+
+
+def _weighted(loss, weight, reduction):
+    if weight.size() != loss.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return torchish.sum(loss)
+    return torchish.sum(loss) / torchish.sum(weight)
+
+
+# ---- regression ------------------------------------------------------------------------------
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _size_warning(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted(torchish.abs(a - b), weight, reduction)
+    return _apply_reduction((a - b).abs(), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _size_warning(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted(torchish.pow(a - b, 2), weight, reduction)
+    return _nn._mse_loss(a, b, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _size_warning(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    a, b = _broadcast(input, target)
+    if beta == 0.0:
+        return _apply_reduction((a - b).abs(), reduction)
+    return _nn._smooth_l1_loss(a, b, reduction, float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _size_warning(input, target)
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    a, b = _broadcast(input, target)
+    if weight is None:
+        return _nn._huber_loss(a, b, reduction, float(delta))
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = _nn._huber_loss(a, b, "none", float(delta)) * weight
+    return _apply_reduction(loss, reduction)
+
+
+# ---- classification ----------------------------------------------------------------------------
+
+def _check_nll_shapes(input, target, weight):
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.ndim == 2:
+        if target.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.shape[0] != target.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0]}).")
+    else:
+        out_size = (input.shape[0],) + tuple(input.shape[2:])
+        if tuple(target.shape) != out_size:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: "
+                               f"{list(target.shape)})")
+    n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None and weight.numel() != n_classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    if target.dtype.is_floating_point:
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{target.dtype._legacy}")
+    return n_classes
+
+
+def _check_targets(target, n_classes, ignore_index):
+    t = _concrete(target)
+    if t is None or t.size == 0:
+        return
+    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    n_classes = _check_nll_shapes(input, target, weight)
+    _check_targets(target, n_classes, ignore_index)
+    out = _nn._nll_loss(input, target, weight, reduction, int(ignore_index), input.ndim > 2)
+    if reduction == "none" and input.ndim > 2 and input.ndim != 4:
+        # ATen folds K-dim inputs into nll_loss2d's 4-D shape and views the result back
+        out = out.view(target.shape)
+    return out
+
+
+def _class_view(weight, ndim, class_dim):
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return weight.view(*shape)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[class_dim]
+    logp = torchish.log_softmax(input, class_dim)
+    if input.shape == target.shape:  # class probabilities (ATen's cross_entropy_loss_prob_target)
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {target.dtype._legacy}")
+        if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for "
+                               f"all {n_classes} classes or no classes but got weight tensor "
+                               f"of shape: {list(weight.shape)}")
+        if label_smoothing > 0.0:
+            target = target * (1 - label_smoothing) + (label_smoothing / n_classes)
+        prod = logp * target
+        if weight is not None:
+            prod = prod * _class_view(weight, input.ndim, class_dim)
+        if reduction == "mean":
+            if input.numel() == 0:
+                return -prod.sum().fill_(float("nan"))
+            return -prod.sum() / (input.numel() // n_classes)
+        if reduction == "sum":
+            return -prod.sum()
+        return -prod.sum(class_dim)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0.0:
+        return nll
+    ignore_mask = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _class_view(weight, input.ndim, class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            denom = weight.gather(0, target.masked_select(ignore_mask.logical_not()).flatten()).sum()
+        else:
+            denom = ignore_mask.logical_not().sum()
+        ret = smooth.sum() / denom
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the "
+                         f"input size ({input.size()}) is deprecated. Please ensure they have "
+                         "the same size.")
+    x = _concrete(input)
+    if x is not None and x.size and ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    return _nn._binary_cross_entropy(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    return _nn._binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        red = _legacy_reduction(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        red = "sum" if reduction == "batchmean" else reduction
+        if red not in ("none", "mean", "sum"):
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        out = torchish.exp(target) * (target - input)
+    else:
+        out = torchish.xlogy(target, target) - target * input
+    out = _apply_reduction(out, red)
+    if reduction == "batchmean" and input.ndim != 0:
+        out = out / input.size()[0]
+    return out
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = torchish.exp(input) - target * input
+    else:
+        loss = input - target * torchish.log(input + eps)
+    if full:
+        stirling = target * torchish.log(target) - target + 0.5 * torchish.log(
+            2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _apply_reduction(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * torchish.ones_like(input)
+    elif bool(torchish.any(var < 0)):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = torchish.unsqueeze(var, -1)
+        elif input.ndim == var.ndim and sum(
+                y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with torchish.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (torchish.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _apply_reduction(loss, reduction)
+
+
+# ---- embedding / ranking ------------------------------------------------------------------------
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.size()}, input2: "
+                           f"{input2.size()}, target: {target.size()} ")
+    d = input1.ndim - 1
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + eps
+    mag2 = (input2 * input2).sum(d) + eps
+    cos = prod_sum / (mag1 * mag2).sqrt()
+    zeros = torchish.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    out = torchish.where(target == 1, pos, zeros) + torchish.where(target == -1, neg, zeros)
+    return _apply_reduction(out, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.size()}, input2: "
+                           f"{input2.size()}, target: {target.size()} ")
+    out = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _apply_reduction(out, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {anchor.ndim}D, "
+                           f"positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    from .distance import pairwise_distance
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = torchish.min(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _apply_reduction(torchish.clamp_min(margin + d_pos - d_neg, 0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {anchor.ndim}D, "
+                           f"positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    if distance_function is None:
+        from .distance import pairwise_distance as distance_function
+    d_pos = distance_function(anchor, positive)
+    d_neg = distance_function(anchor, negative)
+    if swap:
+        d_neg = torchish.minimum(d_neg, distance_function(positive, negative))
+    return _apply_reduction(torchish.clamp_min(margin + d_pos - d_neg, 0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = torchish.zeros_like(input)
+    margin_clamp = (margin - input).clamp_min(0)
+    out = torchish.where(target != 1, margin_clamp, zeros) + \
+        torchish.where(target != -1, input, zeros)
+    return _apply_reduction(out, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    return _nn._soft_margin_loss(input, target, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    from torchish.nn.functional import logsigmoid
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    return _apply_reduction(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    n_classes = input.shape[-1] if input.ndim else 1
+    _check_targets(target, n_classes, None)
+    return _nn._multi_margin_loss(input, target, weight, int(p), float(margin), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    return _nn._multilabel_margin_loss(input, target, reduction)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    reduction = _reduction(reduction)
+    as_tensor = lambda v: v if isinstance(v, torchish.Tensor) else torchish.tensor(
+        list(v) if not isinstance(v, int) else [v], dtype=torchish.int64)
+    il, tl = as_tensor(input_lengths), as_tensor(target_lengths)
+    concat = targets.ndim == 1 and log_probs.ndim == 3
+    nll = _nn._ctc_loss(log_probs, targets, il, tl, int(blank), bool(zero_infinity), concat)
+    if zero_infinity:  # the op leaves inf values (with zero gradient); ATen's where
+        nll = torchish.where(torchish.isinf(nll), torchish.zeros((), dtype=nll.dtype), nll)
+    if reduction == "mean":
+        denom = tl.clamp_min(1).to(nll.dtype)
+        return (nll / (denom if log_probs.ndim == 3 else denom.reshape(()))).mean()
+    if reduction == "sum":
+        return nll.sum()
+    return nll

@@ -1,0 +1,99 @@
+"""Normalisation in `torch.nn.functional`: the Python-level checks PyTorch makes (as
+ValueErrors) around the registry's ops, the running-statistics update of batch norm, and
+instance norm composed from batch norm over a (1, N*C, ...) view as ATen does."""
+import torchish
+from ..._ops import nn_norm as _norm
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
+           "local_response_norm"]
+
+layer_norm = _norm.layer_norm
+rms_norm = _norm.rms_norm
+
+
+def _verify_batch_size(size):
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
+
+
+def _verify_spatial_size(size):
+    prod = 1
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                         f"size {size}")
+
+
+def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                       eps):
+    """torch.batch_norm: normalise, and when training update the running statistics in
+    place (`momentum * batch + (1 - momentum) * running`, unbiased variance)."""
+    update = training and (running_mean is not None or running_var is not None)
+    if momentum is None:
+        raise TypeError("batch_norm(): argument 'momentum' must be float, not NoneType")
+    out = _norm._batch_norm(input, weight, bias, running_mean, running_var,
+                            float(momentum) if update else 0.0, bool(training), float(eps))
+    if not update:
+        return out
+    out, mean, var = out
+    if running_mean is not None:
+        running_mean._set_data(mean._data)
+    if running_var is not None:
+        running_var._set_data(var._data)
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                              momentum, eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    b, c = input.shape[0], input.shape[1]
+    x = input.contiguous().view(1, b * c, *input.shape[2:])
+
+    def rep(t):
+        return None if t is None else t.repeat(b)
+    rm, rv = rep(running_mean), rep(running_var)
+    out = _native_batch_norm(x, rep(weight), rep(bias), rm, rv, use_input_stats, momentum,
+                             eps)
+    with torchish.no_grad():
+        if running_mean is not None:
+            running_mean.copy_(rm.view(b, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.view(b, c).mean(0))
+    return out.view(input.shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] +
+                       list(input.size()[2:]))
+    return _norm.group_norm(input, num_groups, weight, bias, eps)
+
+
+def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          "
+                         f"input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    return _norm._local_response_norm(input, size, alpha, beta, k)

@@ -1,0 +1,211 @@
+"""Pooling in `torch.nn.functional`. The 2-D/3-D ops come from the registry; the 1-D forms,
+`*_with_indices`, adaptive average pooling, LP pooling and unpooling are written here the way
+PyTorch composes them (1-D pooling is 2-D pooling over an unsqueezed height of 1, so its graph
+ends in SqueezeBackward1; adaptive average pooling to size 1 is a mean)."""
+import torchish
+from ..._ops import nn_norm as _pool
+from ..._ops.nn_conv import ntuple as _ntuple
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
+           "max_unpool2d", "max_unpool3d"]
+
+max_pool2d = _pool.max_pool2d
+max_pool3d = _pool.max_pool3d
+avg_pool2d = _pool.avg_pool2d
+avg_pool3d = _pool.avg_pool3d
+adaptive_max_pool2d = _pool.adaptive_max_pool2d
+adaptive_max_pool3d = _pool.adaptive_max_pool3d
+
+
+def _one(value, name):
+    v = _ntuple(value, 1)
+    if len(v) != 1:
+        raise RuntimeError(f"max_pool1d() {name} must be a single int, got {list(v)}")
+    return v[0]
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    k = _one(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _one(stride, "stride")
+    p, d = _one(padding, "padding"), _one(dilation, "dilation")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={p} and kernel_size={k}")
+    out = _pool.max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode,
+                           return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _pool.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    k = _ntuple(kernel_size, 1)[0]
+    s = k if stride is None or stride == [] or stride == () else _ntuple(stride, 1)[0]
+    p = _ntuple(padding, 1)[0]
+    out = _pool.avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode,
+                           count_include_pad)
+    return out.squeeze(-2)
+
+
+def _out1(output_size):
+    o = _ntuple(output_size, 1)
+    if len(o) != 1:
+        raise RuntimeError("adaptive_avg_pool1d(): argument 'output_size' should contain one "
+                           "int")
+    return o[0]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' should have 2 or 3 "
+                           f"dimensions, but got {list(input.shape)}")
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _out1(output_size))).squeeze(-2)
+
+
+def _adaptive_sizes(input, output_size, nd):
+    sizes = _ntuple(output_size, nd) if not isinstance(output_size, (list, tuple)) else \
+        tuple(output_size) * (nd if len(output_size) == 1 else 1)
+    return tuple(n if o is None else int(o) for o, n in zip(sizes, input.shape[-nd:]))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    out = _adaptive_sizes(input, output_size, 2)
+    if out == (1, 1):
+        return input.mean((-1, -2), keepdim=True)
+    return _pool._adaptive_avg_pool2d(input, out)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    out = _adaptive_sizes(input, output_size, 3)
+    if out == (1, 1, 1):
+        return input.mean((-1, -2, -3), keepdim=True)
+    return _pool._adaptive_avg_pool3d(input, out)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d() argument 'input' should have 2 or 3 "
+                           f"dimensions, but got {list(input.shape)}")
+    out = _pool.adaptive_max_pool2d(input.unsqueeze(-2), (1, _out1(output_size)),
+                                    return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool3d(input, output_size, True)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, max_pool, avg_pool):
+    k = _ntuple(kernel_size, nd)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    area = 1
+    for v in k:
+        area *= v
+    return (torchish.sign(out) * torchish.relu(torchish.abs(out))).mul(area).pow(
+        1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, max_pool1d,
+                    avg_pool1d)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, max_pool2d,
+                    avg_pool2d)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, max_pool3d,
+                    avg_pool3d)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    nd = len(kernel_size)
+    default = [(input.shape[-nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(nd)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(nd):
+        lo = default[d] - stride[d]
+        hi = default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f'{lo} and {hi})')
+    return output_size
+
+
+def _unpool(input, indices, kernel_size, stride, padding, output_size, nd):
+    k = _ntuple(kernel_size, nd)
+    s = _ntuple(stride, nd) if stride is not None else k
+    p = _ntuple(padding, nd)
+    return _unpool_output_size(input, k, s, p, output_size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    size = _unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+    return _pool._max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1),
+                               (size[0], 1)).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    size = _unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+    return _pool._max_unpool2d(input, indices, tuple(size))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    size = _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+    return _pool._max_unpool3d(input, indices, tuple(size))

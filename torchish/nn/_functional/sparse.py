@@ -1,0 +1,126 @@
+"""`F.embedding`, `F.embedding_bag`, `F.one_hot`."""
+import jax
+import numpy as np
+
+import torchish
+from ..._ops import nn_ops as _nn
+
+__all__ = ["embedding", "embedding_bag", "one_hot"]
+
+
+def _concrete(t):
+    data = t._data
+    return None if isinstance(data, jax.core.Tracer) else np.asarray(data)
+
+
+def _check_index(input, num):
+    idx = _concrete(input)
+    if idx is not None and idx.size and ((idx < 0) | (idx >= num)).any():
+        raise IndexError("index out of range in self")
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """`torch.embedding_renorm_`: rows used by `input` with norm > max_norm are rescaled."""
+    idx = _concrete(input)
+    if idx is None:
+        raise NotImplementedError("embedding max_norm is not supported inside traced code")
+    w = np.asarray(weight.detach()._data)
+    rows = np.unique(idx.reshape(-1))
+    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
+    over = norms > max_norm
+    if not over.any():
+        return
+    scale = (max_norm / (norms[over] + 1e-7)).astype(w.dtype)
+    new = w.copy()
+    new[rows[over]] = w[rows[over]] * scale[:, None]
+    with torchish.no_grad():
+        weight.copy_(torchish.from_numpy(new))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if input.dtype not in (torchish.int64, torchish.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{torchish._dtype.type_name(input.dtype)} instead (while checking "
+                           "arguments for embedding)")
+    _check_index(input, weight.shape[0])
+    if max_norm is not None:
+        _embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
+    return _nn._embedding(weight, input, padding_idx, bool(scale_grad_by_freq))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if weight.dtype == torchish.int64 and input.is_floating_point():
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            type_str = "<class 'torch.Tensor'>" if isinstance(offsets, torchish.Tensor) \
+                else str(type(offsets))
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type_str}")
+        offsets = torchish.arange(0, input.numel(), input.size(1), dtype=input.dtype)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx = weight.size(0) + padding_idx
+    _check_index(input, weight.shape[0])
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum' "
+                                  f"(got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    n_bags = offsets.numel() - (1 if include_last_offset else 0)
+    return _nn._embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx,
+                              int(n_bags))
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype is not torchish.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    values = _concrete(tensor)
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(values.max()) + 1 if values is not None else num_classes
+    if values is not None and values.size:
+        if values.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if values.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = torchish.arange(num_classes, dtype=torchish.int64, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()

@@ -1,0 +1,548 @@
+"""Recurrent modules: RNN, LSTM, GRU and their cells (PyTorch's torch/nn/modules/rnn.py).
+
+Parameters, their names, order and default initialisation are PyTorch's, so state dicts load
+either way and `manual_seed` gives the same weights. The computation is one `_rnn_layer` op
+(a `jax.lax.scan`, see `_ops/nn_rnn.py`) per layer; dropout between layers is `F.dropout`
+applied where PyTorch applies it (to the packed data for a PackedSequence), so the RNG stream
+is consumed the same way.
+"""
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+import torchish
+from ..._ops.nn_rnn import _rnn_cell, _rnn_layer
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _packed_sequence():
+    """`nn.utils.rnn.PackedSequence`, imported late: nn.utils imports nn.modules."""
+    try:
+        from ..utils.rnn import PackedSequence
+    except ImportError:  # nn.utils.rnn not written yet
+        return None
+    return PackedSequence
+
+
+def _is_packed(x):
+    cls = _packed_sequence()
+    return cls is not None and isinstance(x, cls)
+
+
+def _apply_permutation(tensor, permutation, dim=1):
+    return tensor.index_select(dim, permutation)
+
+
+class _PackedLayout:
+    """Index maps between packed data (sum(batch_sizes), *) and the padded (T, B, *) layout."""
+
+    def __init__(self, batch_sizes, device):
+        bs = np.asarray(batch_sizes.tolist(), dtype=np.int64)
+        self.T, self.B, self.N = len(bs), int(bs[0]), int(bs.sum())
+        offsets = np.concatenate([[0], np.cumsum(bs)[:-1]])
+        cols = np.arange(self.B)
+        valid = cols[None, :] < bs[:, None]                      # (T, B)
+        # padded[t, b] = data[offsets[t] + b], or row N (a zero row) past a sequence's end
+        gather = np.where(valid, offsets[:, None] + cols[None, :], self.N)
+        self.to_padded = torchish.tensor(gather.reshape(-1), device=device)
+        self.to_packed = torchish.tensor(np.flatnonzero(valid.reshape(-1)), device=device)
+        self.lengths = torchish.tensor(valid.sum(0).astype(np.int64), device=device)
+
+    def pad(self, data):
+        zero = data.new_zeros((1,) + tuple(data.shape[1:]))
+        rows = torchish.cat([data, zero]).index_select(0, self.to_padded)
+        return rows.reshape((self.T, self.B) + tuple(data.shape[1:]))
+
+    def pack(self, padded):
+        flat = padded.reshape((self.T * self.B,) + tuple(padded.shape[2:]))
+        return flat.index_select(0, self.to_packed)
+
+
+class RNNBase(Module):
+    """Base class for RNN, LSTM and GRU: parameter creation, checks, the layer loop."""
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias",
+                     "batch_first", "dropout", "bidirectional", "proj_size"]
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
+                 device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+
+        if (not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1
+                or isinstance(dropout, bool)):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(
+                f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(
+                f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(
+                f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+
+        gate_size = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}.get(mode)
+        if gate_size is None:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size *= hidden_size
+
+        self._flat_weights_names = []
+        self._all_weights = []
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
+                w_ih = Parameter(torchish.empty((gate_size, layer_input_size), **factory_kwargs))
+                w_hh = Parameter(torchish.empty((gate_size, real_hidden_size), **factory_kwargs))
+                b_ih = Parameter(torchish.empty(gate_size, **factory_kwargs))
+                b_hh = Parameter(torchish.empty(gate_size, **factory_kwargs))
+                layer_params = (w_ih, w_hh, b_ih, b_hh) if bias else (w_ih, w_hh)
+                suffix = "_reverse" if direction == 1 else ""
+                param_names = ["weight_ih_l{}{}", "weight_hh_l{}{}"]
+                if bias:
+                    param_names += ["bias_ih_l{}{}", "bias_hh_l{}{}"]
+                if proj_size > 0:
+                    w_hr = Parameter(torchish.empty((proj_size, hidden_size), **factory_kwargs))
+                    layer_params += (w_hr,)
+                    param_names += ["weight_hr_l{}{}"]
+                param_names = [x.format(layer, suffix) for x in param_names]
+                for name, param in zip(param_names, layer_params):
+                    setattr(self, name, param)
+                self._flat_weights_names.extend(param_names)
+                self._all_weights.append(param_names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, wn) if hasattr(self, wn) else None
+                for wn in self._flat_weights_names]
+
+    def flatten_parameters(self):
+        """A no-op: there is no cuDNN weight buffer to compact."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]
+
+    # ---- checks (PyTorch's messages) ----------------------------------------------------
+
+    def check_input(self, input, batch_sizes):
+        w0 = self._flat_weights[0]
+        if input.dtype != w0.dtype:
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({w0.dtype}). "
+                f"Convert input: input.to({w0.dtype}), or convert model: model.to({input.dtype})")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(
+                f"input must have {expected_input_dim} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, size)
+
+    def check_hidden_size(self, hx, expected_hidden_size,
+                          msg="Expected hidden size {}, got {}"):
+        if tuple(hx.size()) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx, permutation)
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**{k: getattr(self, k) for k in self.__constants__})
+
+    # ---- the computation ----------------------------------------------------------------
+
+    def _zeros_state(self, input, batch, size):
+        num_directions = 2 if self.bidirectional else 1
+        return torchish.zeros(self.num_layers * num_directions, batch, size,
+                              dtype=input.dtype, device=input.device)
+
+    def _run(self, input, hx, cx, layout):
+        """All layers over time-major input (T, B, I) (padded when `layout` is given).
+
+        Returns output (T, B, D*Hout), h_n and (LSTM) c_n, each (L*D, B, *)."""
+        from .. import functional as F
+        D = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
+        lengths = layout.lengths if layout is not None else None
+        hs, cs = [], []
+        x = input
+        for layer in range(self.num_layers):
+            weights = [getattr(self, name) for names in self._all_weights[layer * D:(layer + 1) * D]
+                       for name in names]
+            h0 = hx[layer * D:(layer + 1) * D]
+            c0 = cx[layer * D:(layer + 1) * D] if lstm else None
+            res = _rnn_layer(x, h0, c0, weights, lengths, mode=self.mode, num_directions=D,
+                             has_biases=self.bias, has_proj=self.proj_size > 0)
+            x = res[0]
+            hs.extend(res[1:1 + D])
+            if lstm:
+                cs.extend(res[1 + D:])
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                if layout is None:
+                    x = F.dropout(x, self.dropout, True)
+                else:  # PyTorch drops out the packed data
+                    x = layout.pad(F.dropout(layout.pack(x), self.dropout, True))
+        h_n = torchish.stack(hs)
+        if not lstm:
+            return x, h_n
+        return x, h_n, torchish.stack(cs)
+
+    def _forward_impl(self, input, hx):
+        """Shared forward of RNN and GRU (a single hidden tensor)."""
+        name = "RNN" if self.mode.startswith("RNN") else "GRU"
+        orig_input = input
+        if _is_packed(orig_input):
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            max_batch_size = int(batch_sizes[0])
+            if hx is None:
+                hx = self._zeros_state(input, max_batch_size, self.hidden_size)
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+        else:
+            batch_sizes = None
+            if input.dim() not in (2, 3):
+                kind = "D tensor instead" if name == "RNN" else "D instead"
+                raise ValueError(
+                    f"{name}: Expected input to be 2D or 3D, got {input.dim()}{kind}")
+            is_batched = input.dim() == 3
+            batch_dim = 0 if self.batch_first else 1
+            if not is_batched:
+                input = input.unsqueeze(batch_dim)
+                if hx is not None:
+                    if hx.dim() != 2:
+                        raise RuntimeError("For unbatched 2-D input, hx should also be 2-D but "
+                                           f"got {hx.dim()}-D tensor")
+                    hx = hx.unsqueeze(1)
+            elif hx is not None and hx.dim() != 3:
+                raise RuntimeError("For batched 3-D input, hx should also be 3-D but got "
+                                   f"{hx.dim()}-D tensor")
+            max_batch_size = input.size(0) if self.batch_first else input.size(1)
+            sorted_indices = unsorted_indices = None
+            if hx is None:
+                hx = self._zeros_state(input, max_batch_size, self.hidden_size)
+        self.check_forward_args(input, hx, batch_sizes)
+
+        if batch_sizes is not None:
+            layout = _PackedLayout(batch_sizes, input.device)
+            out, hidden = self._run(layout.pad(input), hx, None, layout)
+            output = _packed_sequence()(layout.pack(out), batch_sizes, sorted_indices,
+                                        unsorted_indices)
+            return output, self.permute_hidden(hidden, unsorted_indices)
+        x = input.transpose(0, 1) if self.batch_first else input
+        out, hidden = self._run(x, hx, None, None)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        if not is_batched:
+            out = out.squeeze(batch_dim)
+            hidden = hidden.squeeze(1)
+        return out, self.permute_hidden(hidden, unsorted_indices)
+
+
+class RNN(RNNBase):
+    """Elman RNN with tanh or ReLU non-linearity."""
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward_impl(input, hx)
+
+
+class LSTM(RNNBase):
+    """Multi-layer long short-term memory RNN, optionally with projections (proj_size)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
+
+    def forward(self, input, hx=None):
+        orig_input = input
+        batch_sizes = None
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if _is_packed(orig_input):
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            max_batch_size = int(batch_sizes[0])
+            if hx is None:
+                hx = (self._zeros_state(input, max_batch_size, real_hidden_size),
+                      self._zeros_state(input, max_batch_size, self.hidden_size))
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+        else:
+            if input.dim() not in (2, 3):
+                raise ValueError(
+                    f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
+            is_batched = input.dim() == 3
+            batch_dim = 0 if self.batch_first else 1
+            if not is_batched:
+                input = input.unsqueeze(batch_dim)
+            max_batch_size = input.size(0) if self.batch_first else input.size(1)
+            sorted_indices = unsorted_indices = None
+            if hx is None:
+                hx = (self._zeros_state(input, max_batch_size, real_hidden_size),
+                      self._zeros_state(input, max_batch_size, self.hidden_size))
+                self.check_forward_args(input, hx, batch_sizes)
+            else:
+                if is_batched:
+                    if hx[0].dim() != 3 or hx[1].dim() != 3:
+                        raise RuntimeError(
+                            "For batched 3-D input, hx and cx should also be 3-D but got "
+                            f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+                else:
+                    if hx[0].dim() != 2 or hx[1].dim() != 2:
+                        raise RuntimeError(
+                            "For unbatched 2-D input, hx and cx should also be 2-D but got "
+                            f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+                    hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+                self.check_forward_args(input, hx, batch_sizes)
+                hx = self.permute_hidden(hx, sorted_indices)
+        if batch_sizes is not None:
+            self.check_forward_args(input, hx, batch_sizes)
+            layout = _PackedLayout(batch_sizes, input.device)
+            out, h_n, c_n = self._run(layout.pad(input), hx[0], hx[1], layout)
+            output = _packed_sequence()(layout.pack(out), batch_sizes, sorted_indices,
+                                        unsorted_indices)
+            return output, self.permute_hidden((h_n, c_n), unsorted_indices)
+        x = input.transpose(0, 1) if self.batch_first else input
+        out, h_n, c_n = self._run(x, hx[0], hx[1], None)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        if not is_batched:
+            out = out.squeeze(batch_dim)
+            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
+        return out, self.permute_hidden((h_n, c_n), unsorted_indices)
+
+
+class GRU(RNNBase):
+    """Multi-layer gated recurrent unit RNN."""
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward_impl(input, hx)
+
+
+# ---- cells ------------------------------------------------------------------------------
+
+class RNNCellBase(Module):
+    __constants__ = ["input_size", "hidden_size", "bias"]
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(
+            torchish.empty((num_chunks * hidden_size, input_size), **factory_kwargs))
+        self.weight_hh = Parameter(
+            torchish.empty((num_chunks * hidden_size, hidden_size), **factory_kwargs))
+        if bias:
+            self.bias_ih = Parameter(torchish.empty(num_chunks * hidden_size, **factory_kwargs))
+            self.bias_hh = Parameter(torchish.empty(num_chunks * hidden_size, **factory_kwargs))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _prepare(self, name, input, hx, what="hidden"):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {hx.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = torchish.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+                                device=input.device)
+        elif not is_batched:
+            hx = hx.unsqueeze(0)
+        return input, hx, is_batched
+
+
+class RNNCell(RNNCellBase):
+    """An Elman RNN cell with tanh or ReLU non-linearity."""
+
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        input, hx, is_batched = self._prepare("RNNCell", input, hx)
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        ret = _rnn_cell(input, hx, None, self.weight_ih, self.weight_hh, self.bias_ih,
+                        self.bias_hh, mode=mode)
+        return ret if is_batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """A long short-term memory cell."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        if input.dim() not in (1, 2):
+            raise ValueError(
+                f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = torchish.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+                                   device=input.device)
+            hx = (zeros, zeros)
+        elif not is_batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        h, c = _rnn_cell(input, hx[0], hx[1], self.weight_ih, self.weight_hh, self.bias_ih,
+                         self.bias_hh, mode="LSTM")
+        if not is_batched:
+            return h.squeeze(0), c.squeeze(0)
+        return h, c
+
+
+class GRUCell(RNNCellBase):
+    """A gated recurrent unit cell."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, hx, is_batched = self._prepare("GRUCell", input, hx)
+        ret = _rnn_cell(input, hx, None, self.weight_ih, self.weight_hh, self.bias_ih,
+                        self.bias_hh, mode="GRU")
+        return ret if is_batched else ret.squeeze(0)

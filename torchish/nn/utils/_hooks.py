@@ -1,0 +1,173 @@
+"""Hook machinery behind `nn.Module` (PyTorch's `torch.utils.hooks`): removable handles and
+the identity autograd Function that links a module call's output and input gradients for
+full backward hooks."""
+import functools
+import weakref
+
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+from ...autograd.function import Function
+
+__all__ = ["RemovableHandle"]
+
+
+class RemovableHandle:
+    """`torch.utils.hooks.RemovableHandle`: removes a hook from its dict by id."""
+    next_id = 0
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        self.extra_dict_ref = ()
+        if isinstance(extra_dict, dict):
+            self.extra_dict_ref = (weakref.ref(extra_dict),)
+        elif isinstance(extra_dict, list):
+            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
+
+    def remove(self):
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None and self.id in hooks_dict:
+            del hooks_dict[self.id]
+        for ref in self.extra_dict_ref:
+            extra = ref()
+            if extra is not None and self.id in extra:
+                del extra[self.id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+# ---- full backward hooks --------------------------------------------------------------------
+
+class BackwardHookFunction(Function):
+    """Identity on a group of tensors whose backward runs a callback on their gradients."""
+
+    @staticmethod
+    def forward(ctx, callback, *tensors):
+        ctx.callback = callback
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        res = ctx.callback(grads)
+        return (None,) + tuple(grads if res is None else res)
+
+
+class _BackwardHook:
+    """`torch.utils.hooks.BackwardHook`: links the output and input gradients of one call."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.module = module
+        self.grad_outputs = None
+        self.n_outputs = -1
+        self.output_tensors_index = None
+        self.n_inputs = -1
+        self.input_tensors_index = None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size):
+        res = [None] * size
+        for idx, val in zip(indices, values):
+            res[idx] = val
+        return tuple(res)
+
+    def _apply_on_tensors(self, callback, args):
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensors = [args[i] for i in idx]
+        if not (any(t.requires_grad for t in tensors) and grad_mode.is_grad_enabled()):
+            return args, None
+        new = BackwardHookFunction.apply(callback, *tensors)
+        out = list(args)
+        for i, v in zip(idx, new):
+            out[i] = v
+        return (tuple(out) if type(args) is tuple else type(args)(*out)), idx
+
+    def _input_callback(self, grads):
+        if self.grad_outputs is None:
+            return None
+        res = self._pack_with_none(self.input_tensors_index, grads, self.n_inputs)
+        for hook in self.user_hooks:
+            out = hook(self.module, res, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(res):
+                raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                   f"got {len(out)}, but expected {len(res)}")
+            res = out
+        self.grad_outputs = None
+        return tuple(res[i] for i in self.input_tensors_index)
+
+    def _output_callback(self, grads):
+        self.grad_outputs = self._pack_with_none(self.output_tensors_index, grads,
+                                                 self.n_outputs)
+        for pre in self.user_pre_hooks:
+            new = pre(self.module, self.grad_outputs)
+            if new is None:
+                continue
+            if len(new) != len(self.grad_outputs):
+                raise RuntimeError("Backward pre hook returned an invalid number of "
+                                   f"grad_output, got {len(new)}, but expected "
+                                   f"{len(self.grad_outputs)}")
+            self.grad_outputs = new
+        local = self.grad_outputs
+        if self.input_tensors_index is None:
+            grad_inputs = self._pack_with_none([], [], self.n_inputs)
+            for hook in self.user_hooks:
+                res = hook(self.module, grad_inputs, self.grad_outputs)
+                if res is not None and not (isinstance(res, tuple) and
+                                            all(el is None for el in res)):
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")
+            self.grad_outputs = None
+        return tuple(local[i] for i in self.output_tensors_index)
+
+    def setup_input_hook(self, args):
+        res, idx = self._apply_on_tensors(self._input_callback, args)
+        self.n_inputs = len(args)
+        self.input_tensors_index = idx
+        return res
+
+    def setup_output_hook(self, result):
+        is_tuple = isinstance(result, tuple)
+        args = result if is_tuple else (result,)
+        res, idx = self._apply_on_tensors(self._output_callback, args)
+        self.n_outputs = len(args)
+        self.output_tensors_index = idx
+        return res if is_tuple else res[0]
+
+
+class _WrappedHook:
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+
+def _non_full_adapter(hook, module):
+    """Old-style `register_backward_hook`: called with the output node's grads."""
+    from ..._tensor import _wrap
+
+    def node_hook(node, grad_inputs, grad_outputs):
+        gi = tuple(None if g is None else (g if isinstance(g, Tensor) else _wrap(g))
+                   for g in grad_inputs)
+        go = tuple(None if g is None else (g if isinstance(g, Tensor) else _wrap(g))
+                   for g in grad_outputs)
+        hook(module, gi, go)
+    return node_hook
