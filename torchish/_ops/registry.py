@@ -343,7 +343,7 @@ def _freeze(value):
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     if isinstance(value, Tensor):
-        return _freeze(value.tolist())
+        return value.item() if value.numel() == 1 else _freeze(value.tolist())
     if isinstance(value, dict):
         raise TypeError("dict is not a valid static argument")
     return value
@@ -354,7 +354,8 @@ def _get_plan(definition, sargs, kinds, out_dtype=None):
     try:
         return definition.plans[key]
     except KeyError:
-        pass
+        if any(isinstance(v, Tensor) for v in sargs):  # alpha=tensor(2.): use its value
+            return _get_plan(definition, _freeze(sargs), kinds, out_dtype)
     except TypeError:  # an unhashable static argument (a list for a shape or dims)
         return _get_plan(definition, _freeze(sargs), kinds, out_dtype)
     plan = Plan(definition, sargs, kinds, out_dtype)

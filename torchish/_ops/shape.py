@@ -1,5 +1,6 @@
 """Shape ops. Views (view, transpose, select, split, ...) alias their input's storage: each
 declares `view=`, a function giving the view steps (see `_storage.py`) for the call."""
+import builtins
 import math
 
 import jax
@@ -319,6 +320,9 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    from .._tensor import Tensor
+    if isinstance(indices_or_sections, Tensor):  # a 0-dim count or a 1-D list of indices
+        indices_or_sections = indices_or_sections.tolist()
     n = input.shape[_wrap_dim(dim, input.ndim)]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
@@ -460,9 +464,14 @@ def atleast_3d(x):
 
 
 @op(promote=P.NONE, grad_fn="FlipBackward0", saves=())
-def flip(input, *dims):
-    dims = _sizes(dims)
-    return jnp.flip(input, tuple(_wrap_dim(d, input.ndim) for d in dims)) if dims else input
+def flip(input, *dim_args, dims=None):
+    """torch.flip(input, dims); Tensor.flip also takes the dims as varargs."""
+    dims = _sizes(dim_args) if dims is None else _sizes((dims,))
+    axes = [_wrap_dim(d, input.ndim) for d in dims]
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(axes)}, but "
+                           f"unique flip dims size={len(set(axes))}")
+    return jnp.flip(input, tuple(axes)) if axes and input.ndim else input
 
 
 def fliplr(input):
@@ -536,14 +545,106 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return jnp.moveaxis(out, (-2, -1), (dim1, dim2)) if (dim1, dim2) != (-2, -1) else out
 
 
-@op(promote=P.NONE, grad_fn="UnfoldBackward0", saves=(), function=False)
+def _unfold_geometry(shape, dimension, size, step):
+    d = _wrap_dim(dimension, len(shape))
+    n = shape[d] if shape else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return d, (n - size) // step + 1
+
+
+def _unfold_view(t, dimension, size, step):
+    """unfold is a view (as_strided on the base); a view of a view is copied instead."""
+    d, n = _unfold_geometry(t.shape, dimension, size, step)
+    if t._view is not None and t._view.steps or not t.ndim:
+        return None
+    stride = t.stride()
+    return [("as_strided", t.shape[:d] + (n,) + t.shape[d + 1:] + (size,),
+             stride[:d] + (stride[d] * step,) + stride[d + 1:] + (stride[d],), 0)]
+
+
+@op(promote=P.NONE, grad_fn="UnfoldBackward0", saves=(), function=False, view=_unfold_view)
 def unfold(input, dimension, size, step):
-    d = _wrap_dim(dimension, input.ndim)
-    n = (input.shape[d] - size) // step + 1
+    d, n = _unfold_geometry(input.shape, dimension, size, step)
+    if input.ndim == 0:
+        return input.reshape(1)
     idx = jnp.arange(n)[:, None] * step + jnp.arange(size)[None, :]
     x = jnp.take(input, idx.reshape(-1), axis=d)
     x = x.reshape(input.shape[:d] + (n, size) + input.shape[d + 1:])
     return jnp.moveaxis(x, d + 1, -1)
+
+
+@op(grad_fn="DiffBackward0", saves=(), tensors=("input", "prepend", "append"))
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input.ndim)
+    x = jnp.concatenate([p for p in (prepend, input, append) if p is not None], axis=d)
+    for _ in range(n):
+        a = jax.lax.slice_in_dim(x, 1, x.shape[d], axis=d)
+        b = jax.lax.slice_in_dim(x, 0, x.shape[d] - 1, axis=d)
+        x = a != b if x.dtype == jnp.bool_ else a - b
+    return x
+
+
+@op(grad_fn="CatBackward0", saves=(), function=False, method=False)
+def _block_diag(tensors):
+    mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.ndim} dimensions")
+    rows = builtins_sum(m.shape[0] for m in mats) if mats else 1
+    cols = builtins_sum(m.shape[1] for m in mats)
+    dtype = mats[0].dtype if mats else jnp.float32
+    out = jnp.zeros((rows, cols), dtype)
+    r = c = 0
+    for m in mats:
+        out = jax.lax.dynamic_update_slice(out, m, (r, c))
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def block_diag(*tensors):
+    return _block_diag(list(tensors))
+
+
+def cartesian_prod(*tensors):
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def broadcast_shapes(*shapes):
+    out = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = max(len(out), len(shape))
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(shape)) + list(shape)
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
+                                   f"shape.  Mismatch is between arg 0 and arg 1.")
+        out = [y if x == 1 else x for x, y in zip(a, b)]
+    from .._tensor import Size
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
 
 
 def meshgrid(*tensors, indexing="ij"):
@@ -576,6 +677,8 @@ def _bind_plain():
 
 _bind_plain()
 
-PLAIN = ["select", "narrow", "reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
+builtins_sum = builtins.sum
+
+PLAIN = ["broadcast_shapes", "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
          "tensor_split", "hstack", "vstack", "row_stack", "dstack", "column_stack",
          "atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]

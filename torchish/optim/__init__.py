@@ -1,0 +1,17 @@
+"""`torchish.optim`: PyTorch 2.13's optimizers on JAX (one compiled update per param group)."""
+from . import lr_scheduler  # noqa: F401
+from .optimizer import (Optimizer, register_optimizer_step_post_hook,  # noqa: F401
+                        register_optimizer_step_pre_hook)
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "SGD", "lr_scheduler"]

@@ -1,0 +1,88 @@
+"""`torchish.optim.Adadelta`, PyTorch 2.13."""
+import jax.numpy as jnp
+
+from .adam import _new_step
+from .optimizer import Optimizer, _check_lr, _torch, cast, f64, fence, nonzero
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """Implements the Adadelta algorithm, as `torch.optim.Adadelta`."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "rho": rho,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "capturable": capturable,
+            "foreach": foreach,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        self._steps_to_tensors(device_if=("capturable",))
+
+    def _prepare(self, group, p):
+        state = self.state[p]
+        if len(state) == 0:
+            t = _torch()
+            state["step"] = _new_step(p)
+            state["square_avg"] = t.zeros_like(p)
+            state["acc_delta"] = t.zeros_like(p)
+        return {"step": state["step"], "square_avg": state["square_avg"],
+                "acc_delta": state["acc_delta"]}
+
+    def _static(self, group):
+        return (bool(group["maximize"]), nonzero(group["weight_decay"]))
+
+    def _hyper(self, group):
+        return {"lr": group["lr"], "rho": group["rho"], "eps": group["eps"],
+                "weight_decay": group["weight_decay"]}
+
+    @staticmethod
+    def _rule(static, hp, param, grad, state):
+        maximize, decay = static
+        rho = f64(hp["rho"])
+        state["step"] = state["step"] + 1
+        grad = -grad if maximize else grad
+        if decay:
+            grad = grad + cast(hp["weight_decay"], grad) * param
+        eps = cast(hp["eps"], grad)
+        square_avg = (fence(state["square_avg"] * cast(rho, grad), hp)
+                      + cast(1 - rho, grad) * grad * grad)
+        std = jnp.sqrt(square_avg + eps)
+        delta = jnp.sqrt(state["acc_delta"] + eps)
+        # fenced: XLA would turn `a / sqrt(b)` into `a * rsqrt(b)`
+        delta = (delta / fence(std, hp)) * grad
+        acc_delta = (fence(state["acc_delta"] * cast(rho, grad), hp)
+                     + cast(1 - rho, grad) * delta * delta)
+        state["square_avg"], state["acc_delta"] = square_avg, acc_delta
+        param = param + cast(-f64(hp["lr"]), param) * delta
+        return param, state
+
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model and returns
+                the loss.
+        """
+        return self._jit_step(closure)

@@ -1,0 +1,106 @@
+"""`torchish.optim.Adagrad` (lr_decay, initial_accumulator_value), PyTorch 2.13.
+
+As in torch, the state of every parameter (`step`, `sum`) is created in the constructor, so a
+fresh Adagrad already has a full `state_dict()`.
+"""
+import jax.numpy as jnp
+
+from .adam import _new_step
+from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, _torch, cast, f64, fence,
+                        nonzero)
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Implements the Adagrad algorithm, as `torch.optim.Adagrad`."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_lr(lr)
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        super().__init__(params, defaults)
+        _check_fused_foreach(fused, foreach, differentiable)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(group, p, self.state[p], initial_accumulator_value)
+
+    @staticmethod
+    def _init_state(group, p, state, initial_accumulator_value):
+        state["step"] = _new_step(p, group["fused"])
+        init_value = (complex(initial_accumulator_value, initial_accumulator_value)
+                      if p.is_complex() else initial_accumulator_value)
+        state["sum"] = _torch().full_like(p, init_value)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+        self._steps_to_tensors(device_if=("fused",), fused_key="fused")
+
+    def share_memory(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                s = self.state[p]["sum"]
+                if hasattr(s, "share_memory_"):
+                    s.share_memory_()
+
+    def _prepare(self, group, p):
+        state = self.state[p]
+        if len(state) == 0:
+            self._init_state(group, p, state, self.defaults["initial_accumulator_value"])
+        return {"step": state["step"], "sum": state["sum"]}
+
+    def _static(self, group):
+        return (bool(group["maximize"]), nonzero(group["weight_decay"]))
+
+    def _hyper(self, group):
+        return {"lr": group["lr"], "lr_decay": group["lr_decay"], "eps": group["eps"],
+                "weight_decay": group["weight_decay"]}
+
+    @staticmethod
+    def _rule(static, hp, param, grad, state):
+        maximize, decay = static
+        step_t = state["step"] + 1
+        state["step"] = step_t
+        step = f64(step_t)
+        grad = -grad if maximize else grad
+        if decay:
+            grad = grad + cast(hp["weight_decay"], grad) * param
+        clr = f64(hp["lr"]) / (1 + fence((step - 1) * f64(hp["lr_decay"]), hp))
+        state_sum = state["sum"] + cast(1.0, grad) * grad * grad
+        state["sum"] = state_sum
+        std = jnp.sqrt(state_sum) + cast(hp["eps"], grad)
+        param = param + cast(-clr, param) * grad / std
+        return param, state
+
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model and returns
+                the loss.
+        """
+        return self._jit_step(closure)

@@ -1,0 +1,112 @@
+"""`torchish.optim.NAdam` (momentum_decay, decoupled_weight_decay), PyTorch 2.13."""
+import jax.numpy as jnp
+
+from .adam import _check_betas, _new_step
+from .optimizer import (Optimizer, _check_lr, _get_scalar_dtype, _torch, cast, div_scalar,
+                        f64, fence, lerp, nonzero)
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    """Implements the NAdam algorithm, as `torch.optim.NAdam`."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_betas(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "momentum_decay": momentum_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+        self._steps_to_tensors(keys=("step", "mu_product"), device_if=("capturable",))
+
+    def _prepare(self, group, p):
+        state = self.state[p]
+        if len(state) == 0:
+            t = _torch()
+            state["step"] = _new_step(p)
+            state["mu_product"] = t.ones((), dtype=_get_scalar_dtype(), device=p.device)
+            state["exp_avg"] = t.zeros_like(p)
+            state["exp_avg_sq"] = t.zeros_like(p)
+        return {"step": state["step"], "mu_product": state["mu_product"],
+                "exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
+
+    def _static(self, group):
+        return (bool(group["maximize"]), nonzero(group["weight_decay"]),
+                bool(group["decoupled_weight_decay"]))
+
+    def _hyper(self, group):
+        beta1, beta2 = group["betas"]
+        return {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"],
+                "weight_decay": group["weight_decay"], "momentum_decay": group["momentum_decay"]}
+
+    @staticmethod
+    def _rule(static, hp, param, grad, state):
+        maximize, decay, decoupled = static
+        lr, beta1, beta2 = f64(hp["lr"]), f64(hp["beta1"]), f64(hp["beta2"])
+        momentum_decay, wd = f64(hp["momentum_decay"]), f64(hp["weight_decay"])
+        grad = -grad if maximize else grad
+        step_t = state["step"] + 1
+        state["step"] = step_t
+        step = f64(step_t)
+        bias_correction2 = 1 - beta2 ** step
+
+        if decay:
+            if decoupled:
+                param = fence(param * cast(1 - fence(lr * wd, hp), param), hp)
+            else:
+                grad = grad + cast(wd, grad) * param
+
+        mu = fence(beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay))), hp)
+        mu_next = fence(beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay))), hp)
+        # `mu_product *= mu`: a float32 tensor times a Python float, in float32
+        mu_product = state["mu_product"] * cast(mu, state["mu_product"])
+        state["mu_product"] = mu_product
+
+        exp_avg = lerp(state["exp_avg"], grad, 1 - beta1)
+        exp_avg_sq = (fence(state["exp_avg_sq"] * cast(beta2, grad), hp)
+                      + cast(1 - beta2, grad) * grad * grad)
+        state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
+        denom = jnp.sqrt(div_scalar(exp_avg_sq, bias_correction2, hp))
+
+        mu_product = f64(mu_product)
+        mu_product_next = fence(mu_product * mu_next, hp)
+        denom = denom + cast(hp["eps"], grad)
+        param = param + cast(-lr * (1.0 - mu) / (1.0 - mu_product), param) * grad / denom
+        param = param + cast((-lr * mu_next) / (1.0 - mu_product_next), param) * exp_avg / denom
+        return param, state
+
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model and returns
+                the loss.
+        """
+        return self._jit_step(closure)

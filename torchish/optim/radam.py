@@ -1,0 +1,116 @@
+"""`torchish.optim.RAdam` (decoupled_weight_decay), PyTorch 2.13.
+
+torch branches in Python on the variance-rectification test `rho_t > 5`; here both updates are
+computed and the scalar condition selects one, so the step also runs on traced values.
+"""
+import jax.numpy as jnp
+
+from .adam import _check_betas, _new_step
+from .optimizer import (Optimizer, _check_lr, _torch, cast, div_scalar, f64, fence, lerp,
+                        nonzero)
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    """Implements the RAdam algorithm, as `torch.optim.RAdam`."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_betas(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("capturable", False)
+        self._steps_to_tensors(device_if=("capturable",))
+
+    def _prepare(self, group, p):
+        state = self.state[p]
+        if len(state) == 0:
+            t = _torch()
+            state["step"] = _new_step(p)
+            state["exp_avg"] = t.zeros_like(p)
+            state["exp_avg_sq"] = t.zeros_like(p)
+        return {"step": state["step"], "exp_avg": state["exp_avg"],
+                "exp_avg_sq": state["exp_avg_sq"]}
+
+    def _static(self, group):
+        return (bool(group["maximize"]), nonzero(group["weight_decay"]),
+                bool(group["decoupled_weight_decay"]))
+
+    def _hyper(self, group):
+        beta1, beta2 = group["betas"]
+        return {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"],
+                "weight_decay": group["weight_decay"]}
+
+    @staticmethod
+    def _rule(static, hp, param, grad, state):
+        maximize, decay, decoupled = static
+        lr, beta1, beta2 = f64(hp["lr"]), f64(hp["beta1"]), f64(hp["beta2"])
+        wd = f64(hp["weight_decay"])
+        grad = -grad if maximize else grad
+        step_t = state["step"] + 1
+        state["step"] = step_t
+        step = f64(step_t)
+
+        if decay:
+            if decoupled:
+                param = fence(param * cast(1 - fence(lr * wd, hp), param), hp)
+            else:
+                grad = grad + cast(wd, grad) * param
+
+        exp_avg = lerp(state["exp_avg"], grad, 1 - beta1)
+        exp_avg_sq = (fence(state["exp_avg_sq"] * cast(beta2, grad), hp)
+                      + cast(1 - beta2, grad) * grad * grad)
+        state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
+
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        bias_corrected_exp_avg = div_scalar(exp_avg, bias_correction1, hp)
+
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        rectified = rho_t > 5.0
+        # the rectification term only matters (and is only real) when rho_t > 5
+        safe_rho_t = jnp.where(rectified, rho_t, 6.0)
+        rect = ((safe_rho_t - 4) * (safe_rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * safe_rho_t)) ** 0.5
+        # `scalar / tensor` is `tensor.reciprocal() * scalar` in torch
+        adaptive_lr = (1 / (jnp.sqrt(exp_avg_sq) + cast(hp["eps"], grad))
+                       * cast(bias_correction2 ** 0.5, grad))
+        plain = bias_corrected_exp_avg * cast(lr, grad)
+        update = jnp.where(rectified, plain * adaptive_lr * cast(rect, grad), plain)
+        param = param - fence(update, hp)
+        return param, state
+
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model and returns
+                the loss.
+        """
+        return self._jit_step(closure)

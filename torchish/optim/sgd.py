@@ -1,0 +1,87 @@
+"""`torchish.optim.SGD`: stochastic gradient descent with momentum / Nesterov (PyTorch 2.13)."""
+from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, cast, f64, fence, nonzero)
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Implements stochastic gradient descent (optionally with momentum), as `torch.optim.SGD`."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        _check_lr(lr)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        _check_fused_foreach(fused, foreach, differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    def _prepare(self, group, p):
+        if group["momentum"] != 0:
+            buf = self.state[p].get("momentum_buffer")
+            if buf is not None:
+                return {"momentum_buffer": buf}
+        return {}
+
+    def _static(self, group):
+        return (nonzero(group["momentum"]), bool(group["nesterov"]), bool(group["maximize"]),
+                nonzero(group["weight_decay"]))
+
+    def _hyper(self, group):
+        return {"lr": group["lr"], "momentum": group["momentum"],
+                "dampening": group["dampening"], "weight_decay": group["weight_decay"]}
+
+    @staticmethod
+    def _rule(static, hp, param, grad, state):
+        use_momentum, nesterov, maximize, decay = static
+        grad = -grad if maximize else grad
+        if decay:
+            grad = grad + cast(hp["weight_decay"], param) * param
+        if use_momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                # the first step's buffer is a copy of the gradient (no dampening)
+                buf = grad
+            else:
+                buf = (fence(buf * cast(hp["momentum"], buf), hp)
+                       + cast(1 - f64(hp["dampening"]), buf) * grad)
+            state["momentum_buffer"] = buf
+            if nesterov:
+                grad = grad + cast(hp["momentum"], grad) * buf
+            else:
+                grad = buf
+        param = param + cast(-f64(hp["lr"]), param) * grad
+        return param, state
+
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model and returns
+                the loss.
+        """
+        return self._jit_step(closure)
