@@ -33,22 +33,7 @@ from ._compile import compile  # noqa: E402,F401
 
 __version__ = "2.13.0+torchish"
 
-
-def is_tensor(obj):
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input):
-    return input.dtype.is_floating_point
-
-
-def is_complex(input):
-    return input.dtype.is_complex
-
-
-def numel(input):
-    return input.numel()
-
+from ._functions import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401
 from . import serialization, linalg, cuda, accelerator, backends, distributed  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401

@@ -1,0 +1,101 @@
+"""Top-level `torch.*` functions that are not tensor ops: predicates and global switches."""
+import contextlib
+
+import jax
+
+from ._tensor import Tensor
+
+__all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel", "typename",
+           "is_storage", "set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads", "use_deterministic_algorithms",
+           "are_deterministic_algorithms_enabled", "set_float32_matmul_precision",
+           "get_float32_matmul_precision", "autocast", "set_default_tensor_type"]
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_storage(obj):
+    return False
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def numel(input):
+    return input.numel()
+
+
+def typename(obj):
+    if isinstance(obj, Tensor):
+        return obj.type()
+    return type(obj).__module__ + "." + type(obj).__qualname__
+
+
+_threads = [1]
+
+
+def set_num_threads(n):
+    """Accepted for compatibility; XLA chooses its own thread pool."""
+    _threads[0] = int(n)
+
+
+def get_num_threads():
+    return _threads[0]
+
+
+set_num_interop_threads = set_num_threads
+get_num_interop_threads = get_num_threads
+
+_deterministic = [False]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    _deterministic[0] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic[0]
+
+
+_PRECISION = {"highest": "highest", "high": "high", "medium": "bfloat16"}
+_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision):
+    """PyTorch's switch, mapped onto JAX's default matmul precision ('high' allows TF32)."""
+    if precision not in _PRECISION:
+        raise RuntimeError(f"Invalid precision {precision}")
+    _precision[0] = precision
+    jax.config.update("jax_default_matmul_precision", _PRECISION[precision])
+
+
+def get_float32_matmul_precision():
+    return _precision[0]
+
+
+@contextlib.contextmanager
+def autocast(device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
+    """Accepted for compatibility; computations keep their dtypes (no automatic casting)."""
+    yield
+
+
+def set_default_tensor_type(t):
+    from . import _dtype
+    name = t if isinstance(t, str) else t.__name__
+    if "Double" in name:
+        _dtype.set_default_dtype(_dtype.float64)
+    elif "Float" in name:
+        _dtype.set_default_dtype(_dtype.float32)
