@@ -7,6 +7,8 @@ initialisation are PyTorch's. Only the math path is computed: PyTorch's nested-t
 import copy
 import warnings
 
+import jax
+
 import torchish
 from .. import functional as F
 from ..init import xavier_uniform_
@@ -20,6 +22,11 @@ from .normalization import LayerNorm
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
+
+
+# what reading a traced tensor's value raises inside torchish.compile
+_TRACED_VALUE_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+                        jax.errors.TracerArrayConversionError)
 
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
@@ -45,7 +52,12 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
         causal_comparison = _generate_square_subsequent_mask(sz, device=mask.device,
                                                              dtype=mask.dtype)
         if mask.size() == causal_comparison.size():
-            make_causal = bool((mask == causal_comparison).all())
+            try:
+                make_causal = bool((mask == causal_comparison).all())
+            except _TRACED_VALUE_ERRORS:
+                # a traced mask (torchish.compile): is_causal is only a hint, and using the
+                # mask itself computes the same attention
+                make_causal = False
         else:
             make_causal = False
     return make_causal

@@ -1,0 +1,126 @@
+"""Recurrent layers as single ops: a whole layer (both directions) is one `jax.lax.scan`.
+
+`torch._VF.lstm/gru/rnn_tanh/rnn_relu` run every layer of the stack in C++; here the Python
+module (`nn/modules/rnn.py`) loops over layers (dropout between layers needs the RNG) and each
+layer is one compiled op, forward and backward, instead of one op per timestep.
+
+Gate order and formulas are PyTorch's (aten/src/ATen/native/RNN.cpp):
+  RNN:  h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)
+  LSTM: i, f, g, o = chunk(x W_ih^T + b_ih + h W_hh^T + b_hh, 4)
+        c' = sigmoid(f) c + sigmoid(i) tanh(g);  h' = sigmoid(o) tanh(c')  [then h' W_hr^T]
+  GRU:  r, z, n chunks of gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh
+        r = sigmoid(gi_r + gh_r); z = sigmoid(gi_z + gh_z); n = tanh(gi_n + r gh_n)
+        h' = (1 - z) n + z h
+Variable lengths (packed sequences) are run on the padded layout with a per-step mask: a
+finished sequence keeps its state and emits zeros; the reverse direction walks time backwards
+and so starts each sequence at its own last valid step, as PyTorch's packed reverse layer does.
+"""
+import jax
+import jax.numpy as jnp
+
+from .registry import Promote, op
+
+MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
+
+
+def _cell(mode, gi, h, c, w_hh, b_hh, w_hr):
+    """One step for a batch of directions: gi (D,B,G) = input part, h (D,B,Hout), c (D,B,H)."""
+    gh = jnp.einsum("dbh,dgh->dbg", h, w_hh)
+    if b_hh is not None:
+        gh = gh + b_hh[:, None, :]
+    if mode == "LSTM":
+        i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        if w_hr is not None:
+            h = jnp.einsum("dbh,dph->dbp", h, w_hr)
+        return h, c
+    if mode == "GRU":
+        ir, iz, in_ = jnp.split(gi, 3, axis=-1)
+        hr, hz, hn = jnp.split(gh, 3, axis=-1)
+        r = jax.nn.sigmoid(ir + hr)
+        z = jax.nn.sigmoid(iz + hz)
+        n = jnp.tanh(in_ + r * hn)
+        return (1 - z) * n + z * h, c
+    pre = gi + gh
+    return (jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)), c
+
+
+def _split_weights(weights, num_directions, has_biases, has_proj):
+    per = 2 + 2 * has_biases + has_proj
+    dirs = [weights[d * per:(d + 1) * per] for d in range(num_directions)]
+
+    def stacked(k):
+        return jnp.stack([d[k] for d in dirs])
+    w_ih, w_hh = stacked(0), stacked(1)
+    b_ih = stacked(2) if has_biases else None
+    b_hh = stacked(3) if has_biases else None
+    w_hr = stacked(per - 1) if has_proj else None
+    return w_ih, w_hh, b_ih, b_hh, w_hr
+
+
+@op(promote=Promote.DEFAULT, promoted=("input", "h0", "c0", "weights"),
+    tensors=("input", "h0", "c0", "weights", "lengths"),
+    grad_fn=lambda kinds, statics: "CatBackward0" if statics["num_directions"] == 2 else (
+        "MkldnnRnnLayerBackward0" if statics["mode"] == "LSTM" else "StackBackward0"),
+    function=False, method=False)
+def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1,
+               has_biases=True, has_proj=False):
+    """One layer over a (T, B, I) sequence. h0: (D, B, Hout); c0: (D, B, H) for LSTM else None;
+    weights: per direction [w_ih, w_hh, (b_ih, b_hh), (w_hr)]; lengths: (B,) ints or None.
+
+    Returns (output (T, B, D*Hout), h_n per direction (B, Hout)..., [c_n per direction
+    (B, H)...]); the module stacks the final states (StackBackward0, as PyTorch)."""
+    T, B, _ = input.shape
+    D = num_directions
+    w_ih, w_hh, b_ih, b_hh, w_hr = _split_weights(weights, D, has_biases, has_proj)
+    # The input projection of every step at once: one matmul instead of T small ones.
+    gi = jnp.einsum("tbi,dgi->dtbg", input, w_ih)
+    if b_ih is not None:
+        gi = gi + b_ih[:, None, None, :]
+    if D == 2:
+        gi = jnp.stack([gi[0], gi[1][::-1]])
+    xs = [jnp.moveaxis(gi, 1, 0)]                              # (T, D, B, G)
+    if lengths is not None:
+        steps = jnp.arange(T)[:, None] < lengths[None, :]      # (T, B)
+        mask = jnp.stack([steps, steps[::-1]][:D], axis=1)     # (T, D, B)
+        xs.append(mask[..., None])
+    c_init = c0 if mode == "LSTM" else jnp.zeros((), input.dtype)
+
+    def step(carry, x):
+        h, c = carry
+        h_new, c_new = _cell(mode, x[0], h, c, w_hh, b_hh, w_hr)
+        if len(x) == 1:
+            return (h_new, c_new), h_new
+        m = x[1]
+        h_new = jnp.where(m, h_new, h)
+        if mode == "LSTM":
+            c_new = jnp.where(m, c_new, c)
+        return (h_new, c_new), jnp.where(m, h_new, jnp.zeros((), h_new.dtype))
+
+    (h_n, c_n), out = jax.lax.scan(step, (h0, c_init), xs)    # out: (T, D, B, Hout)
+    if D == 2:
+        out = jnp.stack([out[:, 0], out[::-1, 1]], axis=1)
+    out = jnp.moveaxis(out, 1, 2).reshape(T, B, D * out.shape[-1])
+    if mode == "LSTM":
+        return (out, *h_n, *c_n)
+    return (out, *h_n)
+
+
+_CELL_GRAD_FN = {"LSTM": "MulBackward0", "GRU": "AddBackward0", "RNN_TANH": "TanhBackward0",
+                 "RNN_RELU": "ReluBackward0"}
+
+
+@op(promote=Promote.DEFAULT, tensors=("input", "hx", "cx", "w_ih", "w_hh", "b_ih", "b_hh"),
+    grad_fn=lambda kinds, statics: _CELL_GRAD_FN[statics["mode"]],
+    function=False, method=False)
+def _rnn_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, *, mode="LSTM"):
+    """One step of RNNCell / LSTMCell / GRUCell on (B, I) input; returns h' or (h', c')."""
+    gi = input @ w_ih.T
+    if b_ih is not None:
+        gi = gi + b_ih
+    h, c = _cell(mode, gi[None], hx[None], None if cx is None else cx[None], w_hh[None],
+                 None if b_hh is None else b_hh[None], None)
+    if mode == "LSTM":
+        return h[0], c[0]
+    return h[0]
