@@ -479,7 +479,7 @@ def _record(plan, leaves, tensors, outs, kinds):
     if not any(diff_out) or all(e is None for e in edges):
         return None
     mask = tuple(e is not None for e in edges)
-    saved = _saved(definition, tensors, outs)
+    saved = _saved(definition, tensors, kinds)
     node = Node(_grad_name(definition, kinds, plan.statics), edges, leaves, tensors,
                 _plan_vjp(plan, mask, diff_out), [(o.shape, o.dtype) for o in outs], saved,
                 plan.fwd)
@@ -494,7 +494,8 @@ def _record(plan, leaves, tensors, outs, kinds):
     return node
 
 
-def _saved(definition, tensors, outs):
+def _saved(definition, tensors, kinds):
+    """(tensor, version, producer) for the inputs PyTorch saves for this op's backward."""
     saves = definition.saves
     if saves == () or saves is None:
         return None
@@ -503,10 +504,14 @@ def _saved(definition, tensors, outs):
     names = definition.tensors if saves == "inputs" else saves
     out = []
     it = iter(tensors)
-    # tensors are flat (lists expanded), names are per parameter: walk both
-    for pname, t in zip(definition.tensors, tensors):
-        if pname in names and t is not None:
-            out.append(saved_entry(t))
+    for pname, kind in zip(definition.tensors, kinds):
+        # a list operand (cat, einsum) contributes one flattened tensor per element
+        count = 0 if kind is None else (len(kind[1]) if isinstance(kind, tuple) and
+                                        kind and kind[0] == "L" else 1)
+        for _ in range(count):
+            t = next(it)
+            if pname in names and t is not None:
+                out.append(saved_entry(t))
     return out
 
 
@@ -585,7 +590,7 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     base = self._base
     if base is None:
         edges = [edge_of(t) if t is not None else None for t in tensors]
-        saved = _saved(plan.op, tensors[1:], [])
+        saved = _saved(plan.op, [None] + list(tensors[1:]), kinds)
         self._set_data(value)
         mask = tuple(e is not None for e in edges)
         name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
