@@ -181,7 +181,6 @@ class _ConvTransposeNd(_ConvNd):
             return _single(self.output_padding)
         has_batch_dim = input.dim() == num_spatial_dims + 2
         num_non_spatial_dims = 2 if has_batch_dim else 1
-        output_size = list(output_size)
         if len(output_size) == num_non_spatial_dims + num_spatial_dims:
             output_size = output_size[num_non_spatial_dims:]
         if len(output_size) != num_spatial_dims:

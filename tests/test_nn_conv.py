@@ -1,0 +1,404 @@
+"""Convolution, pooling and resampling (F.conv*, *pool*, interpolate, grid_sample, affine_grid,
+pixel/channel shuffle, unfold/fold) and their modules, differential against real PyTorch:
+forward values, grad_fn names, input/weight gradients, default init, reprs, error texts."""
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torchish  # noqa: E402
+import torchish.nn as tnn  # noqa: E402
+import torchish.nn.functional as TF  # noqa: E402
+
+F = torch.nn.functional
+F64, F32 = np.float64, np.float32
+TOL = {F64: dict(rtol=1e-10, atol=1e-12), F32: dict(rtol=1e-5, atol=1e-5)}
+
+
+def _np(t):
+    return np.asarray(t.detach()._data)
+
+
+def _rand(seed, *shape):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def check(name, arrays, *args, dtype=F64, grad=True, seed=0, **kwargs):
+    """Run F.<name> in both libraries on `arrays` (NumPy, made tensors) then `args`;
+    compare outputs (auxiliary outputs exactly), grad_fn names and, with `grad`, the
+    gradients of every floating input for a random cotangent."""
+    ta, ja = [], []
+    for a in arrays:
+        if a is None or not isinstance(a, np.ndarray):
+            ta.append(a)
+            ja.append(a)
+            continue
+        floating = a.dtype.kind == "f"
+        a = a.astype(dtype) if floating else a
+        ta.append(torch.tensor(a, requires_grad=grad and floating))
+        ja.append(torchish.tensor(a, requires_grad=grad and floating))
+    t_out = getattr(F, name)(*ta, *args, **kwargs)
+    j_out = getattr(TF, name)(*ja, *args, **kwargs)
+    if isinstance(t_out, tuple):
+        for t_aux, j_aux in zip(t_out[1:], j_out[1:]):
+            assert str(t_aux.dtype) == str(j_aux.dtype)
+            np.testing.assert_array_equal(t_aux.numpy(), _np(j_aux))
+        t_out, j_out = t_out[0], j_out[0]
+    expected = t_out.detach().numpy()
+    assert expected.shape == tuple(j_out.shape)
+    assert str(t_out.dtype) == str(j_out.dtype)
+    np.testing.assert_allclose(_np(j_out), expected, **TOL[dtype])
+    if not grad:
+        return j_out
+    assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
+    ct = _rand(seed + 1, *expected.shape).astype(expected.dtype)
+    t_out.backward(torch.tensor(ct))
+    j_out.backward(torchish.tensor(ct))
+    for t, j in zip(ta, ja):
+        if isinstance(t, torch.Tensor) and t.requires_grad:
+            np.testing.assert_allclose(_np(j.grad), t.grad.numpy(), **TOL[dtype])
+    return j_out
+
+
+def raises_like(fn_t, fn_j):
+    with pytest.raises(Exception) as t_err:
+        fn_t()
+    with pytest.raises(type(t_err.value)) as j_err:
+        fn_j()
+    assert str(j_err.value) == str(t_err.value)
+
+
+# ---- convolution ------------------------------------------------------------------------
+
+CONV = [
+    ("conv2d", (2, 4, 7, 6), (6, 4, 3, 3), dict(stride=2, padding=1)),
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), dict(stride=(1, 2), padding=(2, 0),
+                                               dilation=(2, 1), groups=2)),
+    ("conv2d", (4, 7, 6), (6, 4, 3, 3), dict(padding="same")),
+    ("conv2d", (1, 4, 7, 6), (6, 4, 4, 4), dict(padding="same", dilation=2)),
+    ("conv2d", (1, 4, 5, 5), (4, 1, 3, 3), dict(padding="valid", groups=4)),
+    ("conv1d", (2, 4, 9), (6, 4, 3), dict(stride=2)),
+    ("conv1d", (3, 9), (6, 1, 4), dict(groups=3, padding=2, dilation=2)),
+    ("conv3d", (2, 2, 5, 6, 4), (4, 2, 3, 2, 3), dict(stride=(1, 2, 1), padding=1)),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), dict(stride=2, padding=1,
+                                                         output_padding=1)),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 2), dict(stride=(2, 3), padding=(2, 0),
+                                                         output_padding=(0, 1), groups=2,
+                                                         dilation=(1, 2))),
+    ("conv_transpose2d", (4, 5, 6), (4, 3, 2, 2), dict(padding=2)),
+    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), dict(stride=3, padding=1, output_padding=2)),
+    ("conv_transpose3d", (1, 2, 3, 4, 3), (2, 3, 2, 3, 2), dict(stride=2)),
+]
+
+
+@pytest.mark.parametrize("name,xs,ws,kw", CONV)
+def test_conv(name, xs, ws, kw):
+    out_channels = ws[0] if "transpose" not in name else ws[1] * kw.get("groups", 1)
+    check(name, [_rand(0, *xs), _rand(1, *ws), _rand(2, out_channels)], **kw)
+
+
+@pytest.mark.parametrize("name,xs,ws,kw", [CONV[0], CONV[1], CONV[8], CONV[12]])
+def test_conv_float32_no_bias(name, xs, ws, kw):
+    check(name, [_rand(0, *xs), _rand(1, *ws)], dtype=F32, **kw)
+
+
+def test_conv_errors():
+    x, w = torch.zeros(2, 4, 5, 5), torch.zeros(3, 3, 3, 3)
+    jx, jw = torchish.zeros(2, 4, 5, 5), torchish.zeros(3, 3, 3, 3)
+    cases = [((w,), {}), ((torch.zeros(3, 4, 7, 7),), {}),
+             ((torch.zeros(3, 4, 3, 3),), dict(stride=2, padding="same")),
+             ((torch.zeros(3, 4, 3, 3),), dict(padding="foo")),
+             ((torch.zeros(3, 4, 3, 3), torch.zeros(4)), {}),
+             ((torch.zeros(4, 2, 3, 3),), dict(groups=3))]
+    for args, kw in cases:
+        jargs = [torchish.zeros(*a.shape) for a in args]
+        raises_like(lambda: F.conv2d(x, *args, **kw), lambda: TF.conv2d(jx, *jargs, **kw))
+    raises_like(lambda: F.conv2d(x.double(), torch.zeros(3, 4, 3, 3)),
+                lambda: TF.conv2d(jx.double(), torchish.zeros(3, 4, 3, 3)))
+    raises_like(lambda: F.conv_transpose2d(x, w), lambda: TF.conv_transpose2d(jx, jw))
+    raises_like(lambda: F.conv_transpose2d(x, torch.zeros(4, 3, 3, 3), output_padding=1),
+                lambda: TF.conv_transpose2d(jx, torchish.zeros(4, 3, 3, 3), output_padding=1))
+
+
+@pytest.mark.parametrize("cls,args,kw", [
+    ("Conv1d", (4, 6, 5), dict(groups=2, bias=False)),
+    ("Conv2d", (3, 8, 3), dict(padding=1, padding_mode="reflect")),
+    ("Conv2d", (3, 4, (3, 2)), dict(padding="same", dilation=(1, 2), padding_mode="circular")),
+    ("Conv2d", (3, 4, 3), dict(padding=(2, 1), stride=2, padding_mode="replicate")),
+    ("Conv3d", (2, 3, 2), dict(stride=(1, 2, 1))),
+    ("ConvTranspose1d", (4, 2, 3), dict(stride=2, output_padding=1)),
+    ("ConvTranspose2d", (4, 6, (2, 3)), dict(groups=2, stride=2, dilation=2)),
+    ("ConvTranspose3d", (2, 2, 2), dict(padding=1, bias=False)),
+])
+def test_conv_modules(cls, args, kw):
+    """Same seed -> same parameters (PyTorch's default init); same repr; same output."""
+    torch.manual_seed(7)
+    t_mod = getattr(torch.nn, cls)(*args, **kw)
+    torchish.manual_seed(7)
+    j_mod = getattr(tnn, cls)(*args, **kw)
+    assert repr(j_mod) == repr(t_mod)
+    assert [n for n, _ in j_mod.named_parameters()] == [n for n, _ in t_mod.named_parameters()]
+    for (_, tp), (_, jp) in zip(t_mod.named_parameters(), j_mod.named_parameters()):
+        np.testing.assert_array_equal(_np(jp), tp.detach().numpy())
+    nd = int(cls[-2])
+    x = _rand(3, 2, args[0], *([6] * nd)).astype(F32)
+    t_out, j_out = t_mod(torch.tensor(x)), j_mod(torchish.tensor(x))
+    np.testing.assert_allclose(_np(j_out), t_out.detach().numpy(), **TOL[F32])
+    assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
+
+
+def test_conv_transpose_output_size():
+    torch.manual_seed(0)
+    t_mod = torch.nn.ConvTranspose2d(3, 2, 3, stride=2)
+    torchish.manual_seed(0)
+    j_mod = tnn.ConvTranspose2d(3, 2, 3, stride=2)
+    x = _rand(0, 1, 3, 4, 5).astype(F32)
+    for size in [(9, 11), (10, 12), [1, 2, 10, 11]]:
+        t_out = t_mod(torch.tensor(x), output_size=size)
+        j_out = j_mod(torchish.tensor(x), output_size=size)
+        np.testing.assert_allclose(_np(j_out), t_out.detach().numpy(), **TOL[F32])
+    raises_like(lambda: t_mod(torch.tensor(x), output_size=(12, 12)),
+                lambda: j_mod(torchish.tensor(x), output_size=(12, 12)))
+
+
+# ---- pooling ----------------------------------------------------------------------------
+
+MAX_POOL = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+            dict(kernel_size=3, stride=2, ceil_mode=True),
+            dict(kernel_size=2, stride=3, ceil_mode=True, padding=1),
+            dict(kernel_size=3, stride=2, padding=1, dilation=2, return_indices=True)]
+
+
+@pytest.mark.parametrize("i", range(len(MAX_POOL)))
+def test_max_pool(i):
+    kw = MAX_POOL[i]
+    check("max_pool2d", [_rand(0, 2, 3, 7, 6)], **kw)
+    check("max_pool1d", [_rand(1, 2, 3, 9)], grad=i % 2 == 0, **kw)
+    if i in (1, 4):
+        check("max_pool3d", [_rand(2, 1, 2, 5, 6, 5)], return_indices=True,
+              **{k: v for k, v in kw.items() if k != "return_indices"})
+
+
+def test_max_pool_variants():
+    check("max_pool2d", [_rand(0, 3, 7, 6)], (3, 2), (2, 1), (1, 1), (2, 1),
+          return_indices=True)                                     # unbatched
+    check("max_pool2d", [_rand(1, 1, 1, 5, 5)], 2, dtype=F32, return_indices=True)
+    # ties: the first maximum of a window gets the index and the whole gradient
+    x = np.array([[[[1., 1., 0.], [1., 1., 0.], [2., 2., 2.]]]])
+    check("max_pool2d", [x], 2, 1, return_indices=True)
+    check("max_pool2d_with_indices", [_rand(2, 2, 3, 5, 5)], 2, grad=False)
+
+
+AVG_POOL = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+            dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+            dict(kernel_size=3, stride=2, ceil_mode=True, padding=1),
+            dict(kernel_size=3, stride=2, ceil_mode=True, padding=1, count_include_pad=False)]
+
+
+@pytest.mark.parametrize("i", range(len(AVG_POOL)))
+def test_avg_pool(i):
+    kw = AVG_POOL[i]
+    check("avg_pool2d", [_rand(0, 2, 3, 7, 6)], **kw)
+    check("avg_pool1d", [_rand(1, 2, 3, 8)], grad=i % 2 == 0, **kw)
+    check("avg_pool3d", [_rand(2, 1, 2, 5, 6, 5)], grad=i % 2 == 1, **kw)
+
+
+def test_avg_pool_variants():
+    check("avg_pool2d", [_rand(0, 3, 7, 6)], (3, 2), padding=1, divisor_override=5)
+    check("avg_pool3d", [_rand(1, 2, 2, 4, 4, 4)], 2, divisor_override=3)
+    check("avg_pool2d", [_rand(2, 2, 3, 7, 6)], 3, 2, dtype=F32, ceil_mode=True)
+
+
+@pytest.mark.parametrize("size", [3, (2, 4), (5, None), (7, 6), 1])
+def test_adaptive_pool(size):
+    check("adaptive_avg_pool2d", [_rand(0, 2, 3, 7, 6)], size)
+    check("adaptive_max_pool2d", [_rand(1, 2, 3, 7, 6)], size, return_indices=True)
+
+
+def test_adaptive_pool_1d_3d():
+    for size in (3, 1):
+        check("adaptive_avg_pool1d", [_rand(0, 2, 3, 7)], size)
+        check("adaptive_max_pool1d", [_rand(1, 2, 3, 7)], size, return_indices=True)
+    check("adaptive_avg_pool3d", [_rand(2, 1, 2, 5, 4, 6)], (2, 3, 4))
+    check("adaptive_max_pool3d", [_rand(3, 1, 2, 5, 4, 6)], (3, 1, 4), return_indices=True)
+    check("adaptive_max_pool2d", [_rand(4, 3, 7, 6)], (3, 4), dtype=F32)   # unbatched
+
+
+def test_lp_pool():
+    x = np.abs(_rand(0, 2, 3, 7, 6)) + 0.1
+    check("lp_pool2d", [x], 2, 3, 2)
+    check("lp_pool1d", [x[:, :, 0]], 3, 2)
+    check("lp_pool2d", [x], float("inf"), 2)
+
+
+def test_max_unpool():
+    for shape, nd in [((2, 3, 6, 5), 2), ((2, 3, 7), 1), ((1, 2, 4, 6, 4), 3)]:
+        x = _rand(0, *shape)
+        values, t_idx = getattr(F, f"max_pool{nd}d")(torch.tensor(x), 2, return_indices=True)
+        j_idx = getattr(TF, f"max_pool{nd}d")(torchish.tensor(x), 2, return_indices=True)[1]
+        t_in = values.requires_grad_()
+        j_in = torchish.tensor(values.detach().numpy(), requires_grad=True)
+        t_out = getattr(F, f"max_unpool{nd}d")(t_in, t_idx, 2, output_size=shape[-nd:])
+        j_out = getattr(TF, f"max_unpool{nd}d")(j_in, j_idx, 2, output_size=shape[-nd:])
+        np.testing.assert_array_equal(_np(j_out), t_out.detach().numpy())
+        assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
+        t_out.sum().backward()
+        j_out.sum().backward()
+        np.testing.assert_array_equal(_np(j_in.grad), t_in.grad.numpy())
+
+
+def test_pool_errors():
+    x, jx = torch.zeros(2, 4, 5, 5), torchish.zeros(2, 4, 5, 5)
+    for fn, args in [("max_pool2d", (3, 1, 2)), ("max_pool2d", (7,)), ("avg_pool2d", (3, 1, 2)),
+                     ("max_pool2d", (2, 0))]:
+        raises_like(lambda: getattr(F, fn)(x, *args), lambda: getattr(TF, fn)(jx, *args))
+    raises_like(lambda: F.max_pool1d(x[0], 2, padding=2), lambda: TF.max_pool1d(jx[0], 2,
+                                                                                  padding=2))
+
+
+@pytest.mark.parametrize("cls,args,kw", [
+    ("MaxPool1d", (3,), dict(stride=2, padding=1)), ("MaxPool2d", ((3, 2),), dict(ceil_mode=True)),
+    ("MaxPool3d", (2,), dict(return_indices=True)), ("AvgPool1d", (3,), dict(padding=1)),
+    ("AvgPool2d", (3, 2), dict(count_include_pad=False, padding=1)),
+    ("AvgPool3d", (2,), dict(divisor_override=3)), ("LPPool1d", (2, 3), {}),
+    ("LPPool2d", (1.5, 2), dict(stride=1)), ("AdaptiveAvgPool1d", (3,), {}),
+    ("AdaptiveAvgPool2d", ((None, 3),), {}), ("AdaptiveAvgPool3d", (2,), {}),
+    ("AdaptiveMaxPool1d", (3,), {}), ("AdaptiveMaxPool2d", (2,), dict(return_indices=True)),
+    ("AdaptiveMaxPool3d", ((2, 1, 2),), {}), ("MaxUnpool2d", (2,), {}),
+    ("Upsample", (), dict(scale_factor=2)), ("Upsample", (), dict(size=(3, 4),
+                                                                  mode="bilinear")),
+    ("UpsamplingNearest2d", (), dict(scale_factor=(2, 3))),
+    ("UpsamplingBilinear2d", (), dict(size=5)), ("PixelShuffle", (2,), {}),
+    ("PixelUnshuffle", (3,), {}), ("ChannelShuffle", (2,), {}),
+    ("Fold", ((4, 5), 2), dict(stride=(1, 2))), ("Unfold", (3,), dict(dilation=2, padding=1)),
+])
+def test_module_reprs(cls, args, kw):
+    assert repr(getattr(tnn, cls)(*args, **kw)) == repr(getattr(torch.nn, cls)(*args, **kw))
+
+
+def test_pool_modules_forward():
+    x = _rand(0, 2, 4, 6, 6).astype(F32)
+    for cls, args, kw in [("MaxPool2d", (3, 2, 1), {}), ("AvgPool2d", (2,), {}),
+                          ("AdaptiveAvgPool2d", ((2, 3),), {}), ("LPPool2d", (2, 2), {}),
+                          ("MaxPool2d", (2,), dict(return_indices=True))]:
+        t_out = getattr(torch.nn, cls)(*args, **kw)(torch.tensor(x))
+        j_out = getattr(tnn, cls)(*args, **kw)(torchish.tensor(x))
+        if isinstance(t_out, tuple):
+            np.testing.assert_array_equal(_np(j_out[1]), t_out[1].numpy())
+            t_out, j_out = t_out[0], j_out[0]
+        np.testing.assert_allclose(_np(j_out), t_out.numpy(), **TOL[F32])
+
+
+# ---- interpolate ------------------------------------------------------------------------
+
+SIZES_2D = [dict(scale_factor=2), dict(scale_factor=1.7), dict(scale_factor=(0.6, 2.3)),
+            dict(size=(7, 3)), dict(size=(1, 1)), dict(scale_factor=1.7,
+                                                       recompute_scale_factor=True)]
+
+
+@pytest.mark.parametrize("mode,align_corners", [("nearest", None), ("nearest-exact", None),
+                                                ("bilinear", False), ("bilinear", True),
+                                                ("bicubic", False), ("bicubic", True),
+                                                ("area", None)])
+def test_interpolate_2d(mode, align_corners):
+    x = _rand(0, 2, 3, 5, 4)
+    for i, kw in enumerate(SIZES_2D):   # gradients for a couple of sizes only (compile time)
+        check("interpolate", [x], mode=mode, align_corners=align_corners, grad=i in (1, 3),
+              **kw)
+    check("interpolate", [x], mode=mode, align_corners=align_corners, dtype=F32,
+          scale_factor=(3, 0.5), grad=False)
+
+
+@pytest.mark.parametrize("mode,align_corners", [("nearest", None), ("nearest-exact", None),
+                                                ("linear", False), ("linear", True),
+                                                ("area", None)])
+def test_interpolate_1d(mode, align_corners):
+    x = _rand(1, 2, 3, 7)
+    for i, kw in enumerate([dict(scale_factor=1.3), dict(size=13), dict(scale_factor=0.5)]):
+        check("interpolate", [x], mode=mode, align_corners=align_corners, grad=i == 0, **kw)
+
+
+@pytest.mark.parametrize("mode,align_corners", [("nearest", None), ("trilinear", False),
+                                                ("trilinear", True), ("nearest-exact", None)])
+def test_interpolate_3d(mode, align_corners):
+    x = _rand(2, 1, 2, 3, 4, 5)
+    check("interpolate", [x], mode=mode, align_corners=align_corners,
+          scale_factor=(1.5, 0.7, 2.2))
+    check("interpolate", [x], mode=mode, align_corners=align_corners, size=(4, 3, 7),
+          grad=False)
+
+
+def test_interpolate_errors():
+    x, jx = torch.zeros(1, 2, 4, 4), torchish.zeros(1, 2, 4, 4)
+    for kw in [dict(size=2, scale_factor=2), dict(mode="nearest", align_corners=True),
+               dict(size=(0, 3)), dict(size=(2, 2, 2)), dict(mode="linear", size=3), dict()]:
+        raises_like(lambda: F.interpolate(x, **kw), lambda: TF.interpolate(jx, **kw))
+
+
+# ---- grid_sample, affine_grid -----------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_2d(mode, padding_mode):
+    grid = np.random.default_rng(5).uniform(-1.3, 1.3, (2, 6, 7, 2))
+    for align in (False, True):
+        check("grid_sample", [_rand(0, 2, 3, 5, 4), grid], mode=mode,
+              padding_mode=padding_mode, align_corners=align,
+              grad=not align and (mode != "bicubic" or padding_mode == "reflection"))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample_3d(mode):
+    grid = np.random.default_rng(6).uniform(-1.3, 1.3, (2, 2, 3, 3, 3))
+    for pm in ["zeros", "border", "reflection"]:
+        check("grid_sample", [_rand(0, 2, 2, 4, 3, 5), grid], mode=mode, padding_mode=pm,
+              align_corners=pm == "border", grad=pm == "zeros")
+
+
+def test_grid_sample_float32_and_warning():
+    grid = np.random.default_rng(7).uniform(-1.1, 1.1, (1, 4, 4, 2))
+    check("grid_sample", [_rand(0, 1, 2, 5, 5), grid], dtype=F32, align_corners=False)
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        TF.grid_sample(torchish.zeros(1, 1, 2, 2), torchish.zeros(1, 1, 1, 2))
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid(align):
+    check("affine_grid", [_rand(0, 2, 2, 3)], [2, 3, 5, 4], align_corners=align)
+    check("affine_grid", [_rand(1, 2, 3, 4)], [2, 3, 5, 4, 3], align_corners=align)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check("affine_grid", [_rand(2, 1, 2, 3)], [1, 1, 1, 6], align_corners=align,
+              dtype=F32, grad=False)
+
+
+# ---- rearrangements ---------------------------------------------------------------------
+
+def test_shuffles():
+    check("pixel_shuffle", [_rand(0, 2, 8, 3, 4)], 2)
+    check("pixel_shuffle", [_rand(1, 3, 2, 9, 3, 4)], 3, grad=False)
+    check("pixel_unshuffle", [_rand(2, 2, 2, 6, 4)], 2)
+    check("channel_shuffle", [_rand(3, 2, 6, 3, 4)], 3)
+    for fn, args in [("pixel_shuffle", (3,)), ("pixel_unshuffle", (2,)),
+                     ("channel_shuffle", (3,))]:
+        raises_like(lambda: getattr(F, fn)(torch.zeros(2, 4, 5, 5), *args),
+                    lambda: getattr(TF, fn)(torchish.zeros(2, 4, 5, 5), *args))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2),
+                                dict(kernel_size=(2, 3), stride=(1, 2), padding=1,
+                                     dilation=(2, 1))])
+def test_unfold_fold(kw):
+    cols = check("unfold", [_rand(0, 2, 3, 7, 6)], **kw)
+    check("unfold", [_rand(1, 3, 7, 6)], grad=False, **kw)
+    check("fold", [_rand(2, *cols.shape)], (7, 6), **kw)
+    check("fold", [_rand(3, *cols.shape[1:])], (7, 6), grad=False, **kw)
+
+
+def test_fold_errors():
+    raises_like(lambda: F.unfold(torch.zeros(2, 4, 5, 5), 6),
+                lambda: TF.unfold(torchish.zeros(2, 4, 5, 5), 6))
+    raises_like(lambda: F.fold(torch.zeros(2, 16, 5), (3, 3), 2),
+                lambda: TF.fold(torchish.zeros(2, 16, 5), (3, 3), 2))

@@ -1,0 +1,453 @@
+"""Window and axis reductions of `torch.nn.functional`: pooling (max, average, adaptive,
+unpooling) and normalisation (batch, layer, group, RMS, local response).
+
+Window geometry (output sizes, padding, divisors, PyTorch's flat per-plane indices) depends
+only on shapes and static arguments: it is computed with NumPy while the op is traced.
+"""
+import numpy as np
+import jax.numpy as jnp
+from jax import lax
+
+from .nn_conv import HIGHEST, ntuple, window_slices, _sizes
+from .registry import Promote, op
+
+P = Promote
+
+
+# ---- pooling geometry -------------------------------------------------------------------
+
+def pool_output_size(n, k, p, s, d, ceil_mode):
+    """PyTorch's pooling_output_shape (with ceil_mode's last-window-starts-inside rule)."""
+    out = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pool_args(kernel_size, stride, padding, dilation, nd):
+    k = ntuple(kernel_size, nd)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
+        else ntuple(stride, nd)
+    return k, s, ntuple(padding, nd), ntuple(dilation, nd)
+
+
+def _batched(input, nd, what):
+    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd - 1:]):
+        raise RuntimeError(what)
+    return input if input.ndim == nd + 2 else input[None]
+
+
+def _pool_geometry(x, k, s, p, d, ceil_mode):
+    if any(v == 0 for v in s):
+        raise RuntimeError("stride should not be zero")
+    if any(v <= 0 for v in k):
+        raise RuntimeError("kernel size should be greater than zero, but got " +
+                           " ".join(f"k{n}: {v}" for n, v in zip("DHW"[3 - len(k):], k)))
+    if any(v <= 0 for v in d):
+        raise RuntimeError("dilation should be greater than zero, but got " +
+                           " ".join(f"dilation{n}: {v}" for n, v in
+                                    zip("DHW"[3 - len(k):], d)))
+    for p_, k_, d_ in zip(p, k, d):
+        if p_ > k_ // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p_}, kernel_size={k_} and dilation={d_}")
+    spatial = x.shape[2:]
+    out = [pool_output_size(n, k_, p_, s_, d_, ceil_mode)
+           for n, k_, p_, s_, d_ in zip(spatial, k, p, s, d)]
+    if any(o < 1 for o in out):
+        c = x.shape[1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + spatial))}). "
+                           f"Calculated output size: ({'x'.join(map(str, [c] + out))}). "
+                           f"Output size is too small")
+    # right padding so that every (ceil-mode) window lies inside the padded input
+    pads = [(p_, (o - 1) * s_ + d_ * (k_ - 1) + 1 - n - p_)
+            for n, k_, p_, s_, d_, o in zip(spatial, k, p, s, d, out)]
+    return out, pads
+
+
+def _window_index(spatial, k, s, p, d, out):
+    """(prod(k), *out) flat per-plane input index of every window element."""
+    nd = len(k)
+    flat = np.zeros(tuple(k) + tuple(out), np.int64)
+    for i in range(nd):
+        pos = (np.arange(out[i])[None, :] * s[i] - p[i] + np.arange(k[i])[:, None] * d[i])
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = k[i], out[i]
+        flat = flat * spatial[i] + pos.reshape(shape)
+    return flat.reshape((-1,) + tuple(out))
+
+
+def _lowest(dtype):
+    if jnp.issubdtype(dtype, jnp.floating):
+        return jnp.array(-jnp.inf, dtype)
+    return jnp.array(jnp.iinfo(dtype).min, dtype)
+
+
+def _select_max(patches, index):
+    """Max over axis 2 of (N, C, K, *out) patches, the first maximum winning as in PyTorch's
+    scan (so the gradient goes to that element only), with its flat input index."""
+    arg = jnp.argmax(patches, axis=2)
+    values = jnp.take_along_axis(patches, arg[:, :, None], axis=2)[:, :, 0]
+    n, c = patches.shape[:2]
+    k = patches.shape[2]
+    table = jnp.asarray(index.reshape(k, -1))
+    flat_arg = arg.reshape(n, c, -1)
+    indices = table[flat_arg, jnp.arange(table.shape[1])]
+    return values, indices.reshape(arg.shape)
+
+
+# ---- max / average pooling --------------------------------------------------------------
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd)
+    what = (f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+            if nd == 2 else f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
+            f"for input, but got ndim: {input.ndim}")
+    x = _batched(input, nd, what)
+    out, pads = _pool_geometry(x, k, s, p, d, ceil_mode)
+    xp = lax.pad(x, _lowest(x.dtype), [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
+    patches = window_slices(xp, k, s, d, out)
+    values, indices = _select_max(patches, _window_index(x.shape[2:], k, s, p, d, out))
+    if input.ndim == nd + 1:
+        values, indices = values[0], indices[0]
+    return (values, indices) if return_indices else values
+
+
+_POOL = dict(promote=P.NONE, nn=True, function=False, method=False, tensors=("input",))
+
+
+@op(grad_fn="MaxPool2DWithIndicesBackward0", saves=("input",), **_POOL)
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, 2)
+
+
+@op(grad_fn="MaxPool3DWithIndicesBackward0", saves=("input",), **_POOL)
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, 3)
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, nd):
+    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd)
+    x = _batched(input, nd, f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
+                            f"for input")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    out, pads = _pool_geometry(x, k, s, p, d, ceil_mode)
+    xp = lax.pad(x, jnp.zeros((), x.dtype), [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
+    summed = lax.reduce_window(xp, np.zeros((), x.dtype), lax.add, (1, 1) + k, (1, 1) + s,
+                               "VALID")
+    # integer inputs divide with truncation (C++ integer division), keeping their dtype
+    divide = lax.div if jnp.issubdtype(x.dtype, jnp.integer) else jnp.divide
+    if divisor_override is not None:
+        result = divide(summed, jnp.asarray(divisor_override, x.dtype))
+    else:
+        # PyTorch's divisor: the window clipped to the padded input (count_include_pad) or
+        # to the input itself; one factor per dimension
+        divisor = np.ones((), np.int64)
+        for n, k_, p_, s_, o in zip(x.shape[2:], k, p, s, out):
+            start = np.arange(o) * s_ - p_
+            end = np.minimum(start + k_, n + p_)
+            if count_include_pad:
+                size = end - start
+            else:
+                size = np.minimum(end, n) - np.maximum(start, 0)
+            divisor = np.multiply.outer(divisor, np.maximum(size, 1))
+        result = divide(summed, jnp.broadcast_to(jnp.asarray(divisor, x.dtype), summed.shape))
+    return result if input.ndim == nd + 2 else result[0]
+
+
+@op(grad_fn="AvgPool2DBackward0", saves=("input",), **_POOL)
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2)
+
+
+@op(grad_fn="AvgPool3DBackward0", saves=("input",), **_POOL)
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3)
+
+
+# ---- adaptive pooling -------------------------------------------------------------------
+
+def _adaptive_windows(n, o):
+    i = np.arange(o)
+    return (i * n) // o, ((i + 1) * n + o - 1) // o
+
+
+def _adaptive_sizes(x, output_size, nd):
+    sizes = ntuple(output_size, nd) if not isinstance(output_size, (list, tuple)) else \
+        tuple(output_size) * (nd if len(output_size) == 1 else 1)
+    return tuple(n if o is None else int(o) for o, n in zip(sizes, x.shape[-nd:]))
+
+
+def _adaptive_avg(input, output_size, nd):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"adaptive_avg_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, "
+                           f"but got {_sizes(input.shape)}")
+    out = _adaptive_sizes(input, output_size, nd)
+    x = input
+    letters = "defgh"[:nd]
+    spec = "..." + letters.upper()
+    mats, counts = [], []
+    for n, o, c in zip(x.shape[-nd:], out, letters):
+        start, end = _adaptive_windows(n, o)
+        m = (np.arange(n)[None, :] >= start[:, None]) & (np.arange(n)[None, :] < end[:, None])
+        mats.append(jnp.asarray(m, x.dtype))
+        counts.append(end - start)
+    terms = ",".join(f"{c}{c.upper()}" for c in letters)
+    summed = jnp.einsum(f"{spec},{terms}->...{letters}", x, *mats, precision=HIGHEST)
+    for i, cnt in enumerate(counts):   # `sum / kh / kw`, as PyTorch's kernel divides
+        shape = [1] * nd
+        shape[i] = -1
+        summed = summed / jnp.asarray(np.maximum(cnt, 1), x.dtype).reshape(shape)
+    return summed
+
+
+@op(grad_fn="AdaptiveAvgPool2DBackward0", saves=("input",), function=False, method=False,
+    promote=P.NONE, tensors=("input",))
+def _adaptive_avg_pool2d(input, output_size):
+    return _adaptive_avg(input, output_size, 2)
+
+
+@op(grad_fn="AdaptiveAvgPool3DBackward0", saves=("input",), function=False, method=False,
+    promote=P.NONE, tensors=("input",))
+def _adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg(input, output_size, 3)
+
+
+def _tiles(x, k, out):
+    """(N, C, prod(k), *out) non-overlapping windows of x whose spatial size is out * k."""
+    nd = len(k)
+    tiled = x.reshape(x.shape[:2] + tuple(v for pair in zip(out, k) for v in pair))
+    tiled = jnp.transpose(tiled, (0, 1) + tuple(3 + 2 * i for i in range(nd)) +
+                          tuple(2 + 2 * i for i in range(nd)))
+    return tiled.reshape(x.shape[:2] + (-1,) + tuple(out))
+
+
+def _adaptive_patches(x, out):
+    """(N, C, K, *out) windows of adaptive pooling and their flat input indices."""
+    nd = len(out)
+    spatial = x.shape[2:]
+    # every window padded to the largest one by repeating its last element (a tie that the
+    # first-maximum rule never picks)
+    taps, kmax = [], []
+    for n, o in zip(spatial, out):
+        start, end = _adaptive_windows(n, o)
+        km = int((end - start).max()) if o else 1
+        taps.append(np.minimum(start[:, None] + np.arange(km)[None, :], end[:, None] - 1))
+        kmax.append(km)
+    g = x
+    for i, t in enumerate(taps):   # gather (.., o_i, k_i, ..) along each spatial axis
+        axis = 2 + 2 * i
+        g = jnp.take(g, jnp.asarray(t.reshape(-1)), axis=axis)
+        g = g.reshape(g.shape[:axis] + t.shape + g.shape[axis + 1:])
+    patches = jnp.transpose(g, (0, 1) + tuple(2 + 2 * i for i in range(nd)) +
+                            tuple(3 + 2 * i for i in range(nd)))
+    patches = patches.reshape(x.shape[:2] + tuple(out) + (-1,))
+    patches = jnp.moveaxis(patches, -1, 2)
+    index = np.zeros(tuple(out) + tuple(kmax), np.int64)
+    for i, t in enumerate(taps):
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = t.shape
+        index = index * spatial[i] + t.reshape(shape)
+    index = np.moveaxis(index.reshape(tuple(out) + (-1,)), -1, 0)
+    return patches, index
+
+
+def _adaptive_max(input, output_size, return_indices, nd):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, "
+                           f"but got: {_sizes(input.shape)}")
+    out = _adaptive_sizes(input, output_size, nd)
+    x = input if input.ndim == nd + 2 else input[None]
+    spatial = x.shape[2:]
+    if all(o > 0 and n % o == 0 for n, o in zip(spatial, out)):
+        # equal windows tiling the input: a reshape, no gathers
+        k = tuple(n // o for n, o in zip(spatial, out))
+        patches = _tiles(x, k, out)
+        index = _window_index(spatial, k, k, (0,) * nd, (1,) * nd, out)
+    else:
+        patches, index = _adaptive_patches(x, out)
+    values, indices = _select_max(patches, index)
+    if input.ndim == nd + 1:
+        values, indices = values[0], indices[0]
+    return (values, indices) if return_indices else values
+
+
+@op(grad_fn="AdaptiveMaxPool2DBackward0", saves=("input",), **_POOL)
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 2)
+
+
+@op(grad_fn="AdaptiveMaxPool3DBackward0", saves=("input",), **_POOL)
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 3)
+
+
+def _max_unpool(input, indices, output_size):
+    nd = len(output_size)
+    x = input if input.ndim == nd + 2 else input[None]
+    idx = indices if indices.ndim == nd + 2 else indices[None]
+    n, c = x.shape[:2]
+    plane = int(np.prod(output_size))
+    flat_idx = idx.reshape(n, c, -1)
+    out = jnp.zeros((n, c, plane), x.dtype)
+    out = out.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None], flat_idx].set(
+        x.reshape(n, c, -1), mode="drop")
+    out = out.reshape((n, c) + tuple(output_size))
+    return out if input.ndim == nd + 2 else out[0]
+
+
+@op(grad_fn="MaxUnpool2DBackward0", promote=P.NONE, function=False, method=False,
+    tensors=("input", "indices"), saves=("indices",))
+def _max_unpool2d(input, indices, output_size):
+    return _max_unpool(input, indices, output_size)
+
+
+@op(grad_fn="MaxUnpool3DBackward0", promote=P.NONE, function=False, method=False,
+    tensors=("input", "indices"), saves=("indices",))
+def _max_unpool3d(input, indices, output_size):
+    return _max_unpool(input, indices, output_size)
+
+
+# ---- normalisation ----------------------------------------------------------------------
+
+def _channel_shape(x):
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _check_numel(name, t, c):
+    if t is not None and t.size != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
+
+
+@op(promote=P.NONE, grad_fn="NativeBatchNormBackward0", function=False, method=False,
+    tensors=("input", "weight", "bias", "running_mean", "running_var", "momentum"),
+    saves=("input", "weight"))
+def _batch_norm(input, weight, bias, running_mean, running_var, momentum, training, eps):
+    """Returns the output and, when training with running stats, their updated values
+    (`momentum * batch + (1 - momentum) * running`, the variance unbiased)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"batch_norm(): expected input to have at least 2 dimensions, "
+                           f"but got {_sizes(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        _check_numel(name, t, c)
+    shape = _channel_shape(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        mean = jnp.mean(input, axis=axes)
+        var_sum = jnp.sum(jnp.square(input - mean.reshape(shape)), axis=axes)
+        var = var_sum / (input.size // c)
+    else:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        mean, var = running_mean.astype(input.dtype), running_var.astype(input.dtype)
+    invstd = lax.rsqrt(var + jnp.asarray(eps, var.dtype))
+    # as PyTorch's CPU kernel: out = x * alpha + beta per channel
+    alpha = invstd if weight is None else invstd * weight
+    beta = -mean * alpha if bias is None else bias - mean * alpha
+    out = input * alpha.reshape(shape) + beta.reshape(shape)
+    if not training or running_mean is None and running_var is None:
+        return out
+    n = input.size // c
+    m = momentum
+    new_mean = new_var = None
+    if running_mean is not None:
+        new_mean = (m * mean + (1 - m) * running_mean).astype(running_mean.dtype)
+    if running_var is not None:
+        unbiased = var_sum / (n - 1) if n > 1 else var_sum * jnp.inf
+        new_var = (m * unbiased + (1 - m) * running_var).astype(running_var.dtype)
+    return out, new_mean if new_mean is not None else mean, \
+        new_var if new_var is not None else var
+
+
+def _normalized_axes(input, normalized_shape, sep):
+    shape = ntuple(normalized_shape, 1) if not isinstance(normalized_shape, (list, tuple)) \
+        else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*{sep}{', '.join(map(str, shape))}], but got input of size"
+                           f"{_sizes(input.shape)}")
+    return tuple(range(input.ndim - k, input.ndim))
+
+
+@op(promote=P.NONE, grad_fn="NativeLayerNormBackward0", nn=True, method=False,
+    tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"))
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    axes = _normalized_axes(input, normalized_shape, ", ")
+    mean = jnp.mean(input, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(input - mean), axis=axes, keepdims=True)
+    out = (input - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+@op(promote=P.NONE, grad_fn="NativeGroupNormBackward0", method=False,
+    tensors=("input", "weight", "bias"), saves=("input", "weight"))
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c = input.shape[:2]
+    g = int(num_groups)
+    if c % g:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_sizes(input.shape)} and "
+                           f"num_groups={g}")
+    _check_numel("weight", weight, c)
+    _check_numel("bias", bias, c)
+    x = input.reshape(n, g, -1)
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
+    out = ((x - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))).reshape(input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+@op(promote=P.NONE, grad_fn="MulBackward0", nn=True, method=False,
+    tensors=("input", "weight"), saves=("input", "weight"))
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    axes = _normalized_axes(input, normalized_shape, "")
+    low = input.dtype in (jnp.float16, jnp.bfloat16)
+    x = input.astype(jnp.float32) if low else input
+    if eps is None:   # the op-math type's machine epsilon
+        eps = float(jnp.finfo(x.dtype).eps)
+    out = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) +
+                        jnp.asarray(eps, x.dtype))
+    if weight is not None:
+        out = out * weight
+    return out.astype(input.dtype)
+
+
+@op(promote=P.NONE, grad_fn="DivBackward0", function=False, method=False,
+    tensors=("input",), saves=("input",))
+def _local_response_norm(input, size, alpha, beta, k):
+    sq = input * input
+    window = (1, size) + (1,) * (input.ndim - 2)
+    pads = [(0, 0), (size // 2, (size - 1) // 2)] + [(0, 0)] * (input.ndim - 2)
+    summed = lax.reduce_window(sq, np.zeros((), sq.dtype), lax.add, window,
+                               (1,) * input.ndim, pads)
+    div = summed / jnp.asarray(size, sq.dtype)
+    div = (div * alpha + k) ** beta
+    return input / div
+
