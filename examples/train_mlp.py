@@ -27,7 +27,7 @@ for epoch in range(3):
         loss = F.cross_entropy(model(xb), yb)
         loss.backward()
         opt.step()
-        if step % 10 == 0:
+        if step % 4 == 0:
             print(f"step {step:3d}  loss {loss.item():.4f}")
         step += 1
 with torch.no_grad():

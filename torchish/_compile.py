@@ -177,6 +177,7 @@ class _Entry:
     def __init__(self):
         self.jitted = None
         self.post = None      # filled while tracing: how to write outputs back
+        self.uses_rng = None  # filled while tracing: whether random ops were called
         self.vjp = {}
 
 
@@ -203,7 +204,8 @@ class _Compiled:
                 for g in o.param_groups:
                     g["lr"] = next(it)
             runs_before = graph.BACKWARD_RUNS[0]
-            with _random_trace.traced_key(key):
+            with _random_trace.traced_key(key, record=lambda used: setattr(
+                    entry, "uses_rng", used)):
                 if self.forward_only:
                     with grad_mode.no_grad():
                         result = self._call_user(args, kwargs)
@@ -275,9 +277,12 @@ class _Compiled:
         entry.current = (state, args, kwargs)
         state_arrays = [st.data for st in state.storages]
         lrs = [_lr_value(g["lr"]) for o in state.optimizers for g in o.param_groups]
-        rng_key = _random_trace.next_key()
+        traced_before = entry.uses_rng is not None
+        rng_key = _random_trace.next_key(entry.uses_rng)
         entry.last_inputs = (state_arrays, lrs, rng_key)
         results, post_state, grads, opt_arrays = entry.jitted(state_arrays, lrs, rng_key)
+        if not traced_before and entry.uses_rng:
+            _random_trace.advance()  # the peeked key was used: consume it
         flat, treedef = self._write_back(entry, state, results, post_state, grads, opt_arrays)
         if grad_mode.is_grad_enabled() and not entry.ran_backward:
             # a forward: let gradients flow from its outputs back to params and inputs

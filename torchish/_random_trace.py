@@ -10,16 +10,20 @@ import contextlib
 import jax
 
 _KEY = [None]
+_USED = [False]  # whether the trace being built drew random numbers
 
 
 @contextlib.contextmanager
-def traced_key(key):
-    prev = _KEY[0]
-    _KEY[0] = key
+def traced_key(key, record=None):
+    """Random ops inside the block draw from `key`; `record(used)` is told whether any did."""
+    prev, prev_used = _KEY[0], _USED[0]
+    _KEY[0], _USED[0] = key, False
     try:
         yield
     finally:
-        _KEY[0] = prev
+        if record is not None:
+            record(_USED[0])
+        _KEY[0], _USED[0] = prev, prev_used
 
 
 def active():
@@ -28,14 +32,34 @@ def active():
 
 def split():
     """A fresh subkey for one random op inside the trace."""
+    _USED[0] = True
     key, sub = jax.random.split(_KEY[0])
     _KEY[0] = key
     return sub
 
 
-def next_key():
-    """A key for the next compiled call, drawn from the default generator's stream."""
+_ZERO_KEY = None
+
+
+def next_key(uses_rng):
+    """A key for the next compiled call.
+
+    Drawn from the default generator's stream (one random64) when the compiled code uses
+    random ops, so runs are reproducible per `manual_seed`; code that draws nothing leaves the
+    generator untouched, as in PyTorch. `uses_rng` None (not yet traced): peek, and let the
+    caller `advance()` once the trace shows random ops were used.
+    """
+    global _ZERO_KEY
     from . import random
-    seed = random.default_generator._engine.fork_jax_key() if hasattr(
-        random, "default_generator") else 0
+    engine = random.default_generator._engine
+    if uses_rng is False:
+        if _ZERO_KEY is None:
+            _ZERO_KEY = jax.random.key_data(jax.random.key(0))
+        return _ZERO_KEY
+    seed = (engine.clone() if uses_rng is None else engine).fork_jax_key()
     return jax.random.key_data(jax.random.key(seed & 0x7FFFFFFFFFFFFFFF))
+
+
+def advance():
+    from . import random
+    random.default_generator._engine.fork_jax_key()
