@@ -50,10 +50,14 @@ def _infer_dtype(data):
             kind = builtins.max(kind, 2)
         elif isinstance(x, (float, np.floating)):
             kind = builtins.max(kind, 3)
-        elif isinstance(x, (complex, np.complexfloating)):
+        elif isinstance(x, (builtins.complex, np.complexfloating)):
             kind = builtins.max(kind, 4)
+        elif isinstance(x, np.ndarray):
+            stack.extend(x.tolist() if x.ndim else [x.item()])
+        elif isinstance(x, str):
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
         else:
-            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     if kind >= 10:
         return None
     return {0: dt.get_default_dtype(), 1: dt.bool, 2: dt.int64, 3: dt.get_default_dtype(),
@@ -106,12 +110,44 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     d = dtype or inferred
     if d is None:  # a list of tensors: their promoted dtype
         d = _promote_all([x.dtype for x in _flatten(data) if isinstance(x, Tensor)])
-    arr = _to_numpy(data, None)
-    if arr.dtype == object:
-        raise ValueError("expected sequence of length consistent with the first element")
+    try:
+        arr = _to_numpy(data, None)
+    except ValueError:
+        arr = None
+    if arr is None or arr.dtype == object:
+        _check_nested(data)
     if d is dt.int64 and arr.dtype.kind == "u":
         raise RuntimeError("Overflow when unpacking long")
     return _leaf(arr.astype(d.np), device, requires_grad)
+
+
+def _is_seq(x):
+    return isinstance(x, (list, tuple)) or isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0
+
+
+def _check_nested(data):
+    """Raise PyTorch's error for ragged nested data (sizes follow the first elements)."""
+    sizes, x = [], data
+    while _is_seq(x):
+        sizes.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    stack = [(data, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d == len(sizes):
+            if _is_seq(x):
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an "
+                                "integer")
+            continue
+        if not _is_seq(x):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[d]:
+            raise ValueError(f"expected sequence of length {sizes[d]} at dim {d} (got "
+                             f"{len(x)})")
+        stack.extend((v, d + 1) for v in x)
+    raise ValueError("could not convert the data to a tensor")
 
 
 def _promote_all(dtypes):
@@ -145,20 +181,22 @@ def from_jax(array):
     return _wrap(jnp.asarray(array))
 
 
-def _size(size):
+def _size(size, name="zeros"):
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     out = []
     for s in size:
         if isinstance(s, Tensor):
             s = int(s.item())
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"zeros(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(size)}")
+        if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                            f"not {type(s).__name__}")
         out.append(int(s))
+    for s in out:
+        if s < 0:
+            if name == "zeros":  # zeros checks sizes before allocating, with its own text
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
 
 
@@ -179,23 +217,27 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, memory_format=None):
-    return _filled(_size(size), 1, dtype, device, requires_grad)
+    return _filled(_size(size, "ones"), 1, dtype, device, requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     # JAX has no uninitialised memory: empty is zeros
-    return _filled(_size(size), 0, dtype, device, requires_grad)
+    return _filled(_size(size, "empty"), 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, (builtins.bool, int, float, builtins.complex, np.number,
+                                   np.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     if dtype is None:
-        if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
         dtype = dt.scalar_dtype(fill_value)
-    return _filled(_size((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
-                   dtype, device, requires_grad)
+    return _filled(_size((size,) if isinstance(size, int) else (tuple(size),), "full"),
+                   fill_value, dtype, device, requires_grad)
 
 
 def _like(fn):
@@ -224,28 +266,93 @@ def _scalar(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+# ---- range factories, bit for bit --------------------------------------------------------
+# PyTorch's CPU range kernels (aten/src/ATen/native/cpu/RangeFactoriesKernel.cpp) are built
+# with FMA contraction, so `start + step * i` is one fused multiply-add. NumPy has no fma:
+# `_fma` emulates it exactly enough with error-free transformations.
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _fma64(a, b, c):
+    """fma(a, b, c) in float64 (Dekker's exact product, then a compensated sum)."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = a * b
+        split = 134217729.0  # 2**27 + 1
+        ah = a * split
+        ah = ah - (ah - a)
+        al = a - ah
+        bh = b * split
+        bh = bh - (bh - b)
+        bl = b - bh
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s, t = _two_sum(p, c)
+        r = s + (t + e)
+    return np.where(np.isfinite(r), r, p + c)
+
+
+def _fma32(a, b, c):
+    """fma(a, b, c) rounded to float32: the float64 product of two float32 is exact."""
+    a, b, c = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    s, t = _two_sum(a * b, c)
+    # s is rounded once already; nudge it off an exact float32 tie before the second rounding
+    tie = (s.astype(np.float32).astype(np.float64) != s) & (t != 0)
+    s = np.where(tie, np.nextafter(s, s + t), s)
+    return s.astype(np.float32)
+
+
+def _arange_values(start, step, n, d):
+    """`arange_kernel`: accumulate in double (float for half types), AVX2 vectors of 32 bytes
+    computed as `base + j * step` from `base = start + step * idx`, the tail element-wise."""
+    idx = np.arange(n, dtype=np.int64)
+    if not (d.is_floating_point or d.is_complex):
+        return (int(start) + idx * int(step)).astype(d.np)
+    if d in (dt.float16, dt.bfloat16):
+        fma, acc = _fma32, np.float32
+    else:
+        fma, acc = _fma64, np.float64
+    start, step = acc(start), acc(step)
+    width = 32 // d.itemsize
+    vec_end = (n // (2 * width)) * (2 * width)
+    out = np.empty(n, dtype=d.np)
+    if vec_end:
+        base = fma(step, idx[:vec_end:width].astype(acc), start).astype(d.np)
+        j = np.arange(width, dtype=acc)
+        block = fma(j[None, :], step, base.astype(acc)[:, None])
+        out[:vec_end] = block.reshape(-1).astype(d.np)
+    out[vec_end:] = fma(step, idx[vec_end:].astype(acc), start).astype(d.np)
+    return out
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = dt.get_default_dtype() if is_float else dt.int64
-    n = math.ceil((end - start) / step)
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    n = builtins.max(n, 0)
-    # PyTorch computes start + i * step in double (int64 for integer dtypes), then casts.
-    if dtype.is_floating_point or dtype.is_complex:
-        values = start + np.arange(n, dtype=np.float64) * step
+    integral = not (dtype.is_floating_point or dtype.is_complex)
+    # PyTorch converts the scalars to the accumulation type first (int64 for integer dtypes)
+    xs, xe, xst = ((int(v) for v in (start, end, step)) if integral else (start, end, step))
+    if xst == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xs) and math.isfinite(xe)):
+        raise RuntimeError(f"unsupported range: {xs} -> {xe}")
+    if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype is dt.int64:
+        sgn = (xst > 0) - (xst < 0)
+        q = xe - xs + xst - sgn
+        n = abs(q) // abs(xst) * (1 if (q >= 0) == (xst > 0) else -1)  # C++ truncation
     else:
-        values = int(start) + np.arange(n, dtype=np.int64) * int(step) if all(
-            isinstance(v, int) for v in (start, step)) else np.floor(
-            start + np.arange(n, dtype=np.float64) * step)
-    return _leaf(values.astype(dtype.np), device, requires_grad)
+        n = math.ceil((float(end) - float(start)) / float(step))
+    n = builtins.max(int(n), 0)
+    return _leaf(_arange_values(xs, xst, n, dtype), device, requires_grad)
 
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -257,40 +364,108 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
                  requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
-    start, end = _scalar(start), _scalar(end)
-    d = dtype or dt.get_default_dtype()
+def _check_steps(steps):
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, builtins.bool):
+        raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not "
+                        f"{type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    work = np.float64 if d in (dt.float64, dt.int64, dt.int32) or not d.is_floating_point \
-        else np.float32
-    if d.is_complex:
-        work = d.np
+
+
+def _check_0dim(name, start, end):
+    dims = [x.ndim if isinstance(x, Tensor) else 0 for x in (start, end)]
+    if any(dims):
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"start with {dims[0]} dimension(s) and end with {dims[1]} "
+                           "dimension(s).")
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """`linspace_kernel`: from both ends, `start + step*i` / `end - step*(steps-1-i)` fused."""
+    _check_0dim("linspace", start, end)
+    start, end, steps = _scalar(start), _scalar(end), _scalar(steps)
+    d = dtype or (dt.default_complex() if isinstance(start, builtins.complex) or
+                  isinstance(end, builtins.complex) else dt.get_default_dtype())
+    _check_steps(steps)
+    if steps == 0:
+        return _leaf(np.zeros(0, d.np), device, requires_grad)
     if steps == 1:
-        values = np.array([start], dtype=work)
+        return _leaf(np.array([start]).astype(d.np), device, requires_grad)
+    i = np.arange(steps, dtype=np.int64)
+    half = steps // 2
+    k = np.where(i < half, i, steps - i - 1)
+    if d.is_complex:
+        w = d.np.type
+        step = (w(end) - w(start)) / w(steps - 1)
+        values = np.where(i < half, w(start) + step * k, w(end) - step * k)
+    elif not d.is_floating_point:
+        # integer dtypes: the scalars become integers first, the step is a double
+        s, e = float(int(start)), float(int(end))
+        step = (e - s) / (steps - 1)
+        values = np.trunc(np.where(i < half, _fma64(step, k, s), _fma64(-step, k, e)))
     else:
-        # PyTorch fills from both ends (start + i*step for the first half, end - ... after)
-        step = (work(end) - work(start)) / work(builtins.max(steps - 1, 1))
-        i = np.arange(steps)
-        half = steps // 2
-        values = np.where(i < half, work(start) + step * i.astype(work),
-                          work(end) - step * (steps - i - 1).astype(work)).astype(work)
-    if not (d.is_floating_point or d.is_complex):
-        values = np.trunc(values)
-    return _leaf(values.astype(d.np), device, requires_grad)
+        w = np.float64 if d is dt.float64 else np.float32
+        fma = _fma64 if d is dt.float64 else _fma32
+        s, e = w(d.np.type(start)), w(d.np.type(end))
+        step = (e - s) / w(steps - 1)
+        values = np.where(i < half, fma(step, k.astype(w), s), fma(-step, k.astype(w), e))
+    return _leaf(np.asarray(values).astype(d.np), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    """`logspace_out` (compiled without FMA): `pow(base, start + step*i)` in double, with the
+    endpoints in the dtype and the step a double."""
+    _check_0dim("logspace", start, end)
+    start, end, steps = _scalar(start), _scalar(end), _scalar(steps)
     d = dtype or dt.get_default_dtype()
-    exps = linspace(start, end, steps, dtype=dt.float64)._data
-    values = np.power(np.float64(base), np.asarray(exps))
+    _check_steps(steps)
+    if steps == 0:
+        return _leaf(np.zeros(0, d.np), device, requires_grad)
+    if steps == 1:
+        return _leaf(np.array([math.pow(base, start)]).astype(d.np), device, requires_grad)
+    i = np.arange(steps, dtype=np.int64)
+    half = steps // 2
+    if d.is_complex:
+        w = d.np.type
+        step = (w(end) - w(start)) / w(steps - 1)
+        k = np.where(i < half, i, steps - i - 1).astype(d.np)
+        exps = np.where(i < half, w(start) + step * k, w(end) - step * k)
+        return _leaf(np.power(w(base), exps).astype(d.np), device, requires_grad)
+    integral = not d.is_floating_point
+    acc = np.float32 if integral else np.float64  # integer dtypes use a float base and step
+    s = d.np.type(int(start) if integral else start)
+    e = d.np.type(int(end) if integral else end)
+    step = acc(float(e - s)) / acc(steps - 1)
+    k = np.where(i < half, i, steps - i - 1).astype(acc)
+    exps = np.where(i < half, acc(s) + step * k, acc(e) - step * k)
+    if integral:
+        with np.errstate(over="ignore"):
+            values = np.power(acc(base), exps)
+    else:  # libm's pow, as PyTorch (NumPy's own SIMD pow differs in the last bit)
+        b = float(base)
+        values = np.array([_pow(b, float(x)) for x in exps], dtype=np.float64)
+    if integral:
+        values = np.trunc(values)
     return _leaf(values.astype(d.np), device, requires_grad)
+
+
+def _pow(b, x):
+    try:
+        return math.pow(b, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.nan
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     d = dtype or dt.get_default_dtype()
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _leaf(np.eye(n, n if m is None else m, dtype=d.np), device, requires_grad)
 
 
@@ -312,12 +487,20 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=Non
 
 @op(promote=P.NONE, grad_fn="ComplexBackward0", method=False)
 def complex(real, imag):
-    return jax.lax.complex(real, imag)
+    if real.dtype != imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {dt.from_np(real.dtype)._legacy} "
+                           f"but got scalar type {dt.from_np(imag.dtype)._legacy} for second "
+                           "argument")
+    if real.dtype not in (np.float16, np.float32, np.float64):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{dt.from_np(real.dtype)._legacy} and "
+                           f"{dt.from_np(imag.dtype)._legacy}")
+    return jax.lax.complex(*jnp.broadcast_arrays(real, imag))
 
 
 @op(promote=P.NONE, grad_fn="PolarBackward0", method=False)
 def polar(abs, angle):
-    return jax.lax.complex(abs * jnp.cos(angle), abs * jnp.sin(angle))
+    return jax.lax.complex(*jnp.broadcast_arrays(abs * jnp.cos(angle), abs * jnp.sin(angle)))
 
 
 @op(promote=P.NONE, grad_fn="RealBackward0", method=False)

@@ -27,12 +27,13 @@ def _expand_ellipsis(key, ndim):
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis and not (
         isinstance(k, Tensor) and k.dtype is dt.bool) and not isinstance(k, bool)) + sum(
         k.ndim for k in key if isinstance(k, Tensor) and k.dtype is dt.bool)
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     out = []
+    first = True
     for k in key:
-        if k is Ellipsis:
-            out.extend([slice(None)] * max(ndim - consumed, 0))
+        if k is Ellipsis:  # PyTorch expands the first `...`; later ones select nothing
+            if first:
+                out.extend([slice(None)] * max(ndim - consumed, 0))
+            first = False
         else:
             out.append(k)
     return out
@@ -223,6 +224,11 @@ def _check_bounds(self, index, dim):
 
 
 def getitem(self, key):
+    if isinstance(key, bool) or isinstance(key, Tensor) and key.dtype is dt.bool and \
+            key.ndim == 0:
+        # x[True] / x[False]: a new leading dim of size 1 / 0
+        return basic_view(self, (("unsqueeze", 0),) + (() if bool(key) else (
+            ("slice", 0, 0, 0, 1),)))
     steps, static, arrays = _normalize_key(self, key)
     if steps is not None:
         return basic_view(self, steps)
@@ -240,7 +246,19 @@ def _index_put(input, indices, values, key, accumulate=False):
 @op(promote=P.NONE, grad_fn="CopyBackwards", inplace=True, function=False, method=False,
     saves=())
 def copy(input, src, non_blocking=False):
+    _expand_check(src.shape, input.shape)
     return jnp.broadcast_to(src.astype(input.dtype), input.shape)
+
+
+def _expand_check(shape, target):
+    """PyTorch's error for copying a `shape` tensor into a `target` one (expand)."""
+    lead = len(target) - len(shape)
+    for i, n in enumerate(shape):
+        t = target[lead + i] if lead + i >= 0 else None
+        if n != 1 and n != t:
+            raise RuntimeError(f"The expanded size of the tensor ({t}) must match the existing "
+                               f"size ({n}) at non-singleton dimension {lead + i}.  Target "
+                               f"sizes: {list(target)}.  Tensor sizes: {list(shape)}")
 
 
 def setitem(self, key, value):
@@ -302,9 +320,27 @@ def _grid(index, dim):
     return tuple(idx)
 
 
+def _index_dtype(name, index, text="int32/int64"):
+    if index.dtype not in (jnp.int64, jnp.int32):
+        raise RuntimeError(f"{name}(): Expected dtype {text} for index")
+
+
+def _gather_check(name, input, d, index, src=None):
+    _index_dtype(name, index)
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           f"{'input' if name == 'gather' else 'self'} tensor")
+    for k in range(index.ndim):
+        if k != d and input.ndim and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(index.shape)} to be smaller than self "
+                               f"{list(input.shape)} apart from dimension {d}")
+
+
 @op(promote=P.NONE, grad_fn="GatherBackward0", saves=("index",))
 def gather(input, dim, index, *, sparse_grad=False):
     d = _dim(dim, input.ndim)
+    _gather_check("gather", input, d, index)
     if input.ndim == 0:
         return input.reshape(index.shape)
     return input[_grid(index, d)]
@@ -331,11 +367,17 @@ def _scatter_name(kinds, statics):
     tensors=("input", "index", "src"))
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _dim(dim, input.ndim)
+    _gather_check("scatter", input, d, index)
+    if src is not None and jnp.ndim(src) and src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     s = value if src is None else src
     s = _src_part(jnp.asarray(s).astype(input.dtype), index)
+    if input.ndim == 0:
+        return _add_at(input.reshape(1).at[index.reshape(-1)], s.reshape(-1)).reshape(()) \
+            if reduce == "add" else s.reshape(()) if index.size else input
     where = input.at[_grid(index, d)]
     if reduce == "add":
-        return where.add(s)
+        return _add_at(where, s)
     if reduce == "multiply":
         return where.multiply(s)
     return where.set(s)
@@ -344,28 +386,73 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 @op(promote=P.NONE, grad_fn="ScatterAddBackward0", inplace=True, saves=("index",))
 def scatter_add(input, dim, index, src):
     d = _dim(dim, input.ndim)
-    return input.at[_grid(index, d)].add(_src_part(src.astype(input.dtype), index))
+    _gather_check("scatter_add", input, d, index)
+    if src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if input.ndim == 0:
+        return _add_at(input.reshape(1).at[index.reshape(-1)], src.reshape(-1)).reshape(())
+    return _add_at(input.at[_grid(index, d)], _src_part(src, index))
 
 
-@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True, saves="inputs")
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    d = _dim(dim, input.ndim)
+def _add_at(ref, values):
+    """ref.add(values); for bool tensors PyTorch's sum is a logical or."""
+    return ref.max(values) if values.dtype == jnp.bool_ else ref.add(values)
+
+
+@jax.custom_vjp
+def _scatter_prod(base, grid, s):
+    return base.at[grid].multiply(s)
+
+
+def _scatter_prod_fwd(base, grid, s):
+    out = _scatter_prod(base, grid, s)
+    return out, (base, grid, s, out)
+
+
+def _scatter_prod_bwd(res, g):
+    # PyTorch's scatter_reduce_backward for "prod" (JAX differentiates a scatter-multiply
+    # only with unique indices): exclusive products, a single zero handled explicitly
+    base, grid, s, out = res
+    masked = jnp.where(base == 0, 1, base)
+    g_base = g * masked.at[grid].multiply(s) / masked
+    zero = s == 0
+    zeros_at = jnp.zeros(base.shape, jnp.int32).at[grid].add(zero.astype(jnp.int32))[grid]
+    single = zero & (zeros_at == 1)
+    without = base.at[grid].multiply(jnp.where(single, 1, s))
+    g_s = jnp.where(single, (g * without)[grid], (g * out)[grid] / jnp.where(zero, 1, s))
+    return g_base, None, g_s
+
+
+_scatter_prod.defvjp(_scatter_prod_fwd, _scatter_prod_bwd)
+
+
+def _scatter_reduce(input, d, index, src, reduce, include_self):
+    if input.ndim == 0:
+        out = _scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1),
+                              reduce, include_self)
+        return out.reshape(())
     grid = _grid(index, d)
-    s = _src_part(src.astype(input.dtype), index)
+    s = _src_part(src, index)
+    boolean = input.dtype == jnp.bool_
     if reduce == "sum":
         base = input if include_self else input.at[grid].set(0)
-        return base.at[grid].add(s)
+        return _add_at(base.at[grid], s)
     if reduce == "prod":
         base = input if include_self else input.at[grid].set(1)
-        return base.at[grid].multiply(s)
+        return base.at[grid].min(s) if boolean else _scatter_prod(base, grid, s)
     if reduce in ("amax", "amin"):
         fill = -jnp.inf if reduce == "amax" else jnp.inf
-        if not jnp.issubdtype(input.dtype, jnp.floating):
+        if boolean:
+            fill = reduce == "amin"
+        elif not jnp.issubdtype(input.dtype, jnp.floating):
             info = jnp.iinfo(input.dtype)
             fill = info.min if reduce == "amax" else info.max
         base = input if include_self else input.at[grid].set(fill)
         return base.at[grid].max(s) if reduce == "amax" else base.at[grid].min(s)
     if reduce == "mean":
+        if boolean:
+            raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not '
+                                      "implemented for 'Bool'")
         base = input if include_self else input.at[grid].set(0)
         total = base.at[grid].add(s)
         count = jnp.ones_like(input).at[grid].add(1) if include_self else \
@@ -377,39 +464,79 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                        f"{reduce}")
 
 
+@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True, saves="inputs")
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    d = _dim(dim, input.ndim)
+    _gather_check("scatter_reduce", input, d, index)
+    if src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    return _scatter_reduce(input, d, index, src, reduce, include_self)
+
+
 @op(promote=P.NONE, grad_fn="IndexSelectBackward0", saves=("index",))
 def index_select(input, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    _index_dtype("index_select", index, "int32 or int64")
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
-        return input.reshape(index.shape)
+        if index.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{index.size} value(s)")
+        return input
     return jnp.take(input, index.reshape(-1), axis=d)
 
 
 def _index_along(input, d, index):
     idx = [slice(None)] * input.ndim
-    idx[d] = index
+    idx[d] = index.reshape(-1)
     return tuple(idx)
+
+
+def _index_update(name, input, dim, index, source, update):
+    """Apply `update(ref, source)` at `index` along `dim` (a 0-dim input acts as 1-D)."""
+    d = _dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    _index_dtype(name, index, "int32 or int64")
+    if source is not None and jnp.ndim(source) and source.dtype != input.dtype:
+        from .pointwise import legacy_name
+        raise RuntimeError(f"{name}(): self and source expected to have the same dtype, but "
+                           f"got (self) {legacy_name(input)} and (source) "
+                           f"{legacy_name(source)}")
+    if source is not None and jnp.ndim(source) and input.ndim and (
+            jnp.ndim(source) != input.ndim or any(
+                a != b for k, (a, b) in enumerate(zip(source.shape, input.shape)) if k != d)):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    if source is not None and jnp.ndim(source) and input.ndim and \
+            source.shape[d] != index.size:
+        raise RuntimeError(f"{name}(): Number of indices ({index.size}) should be equal to "
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    if input.ndim == 0:
+        src = source if source is None or not jnp.ndim(source) else source.reshape(-1)
+        return update(input.reshape(1).at[index.reshape(-1)], src).reshape(())
+    return update(input.at[_index_along(input, d, index)], source)
 
 
 @op(promote=P.NONE, grad_fn="IndexAddBackward0", inplace=True, saves=("index",))
 def index_add(input, dim, index, source, *, alpha=1):
-    d = _dim(dim, input.ndim)
-    src = source.astype(input.dtype)
-    return input.at[_index_along(input, d, index)].add(src if alpha == 1 else src * alpha)
+    return _index_update("index_add_", input, dim, index, source,
+                         lambda ref, src: _add_at(ref, src if alpha == 1 else src * alpha))
 
 
 @op(promote=P.NONE, grad_fn="IndexCopyBackward0", inplace=True, saves=("index",))
 def index_copy(input, dim, index, source):
-    d = _dim(dim, input.ndim)
-    return input.at[_index_along(input, d, index)].set(source.astype(input.dtype))
+    return _index_update("index_copy_", input, dim, index, source,
+                         lambda ref, src: ref.set(src))
 
 
 @op(promote=P.NONE, grad_fn="IndexFillBackward0", inplace=True, saves=("index",))
 def index_fill(input, dim, index, value):
-    d = _dim(dim, input.ndim)
-    return input.at[_index_along(input, d, index)].set(jnp.asarray(value).astype(input.dtype))
+    # the value is a Scalar (or 0-dim tensor) converted to the tensor's dtype
+    v = jnp.asarray(value).astype(input.dtype)
+    return _index_update("index_fill_", input, dim, index, None, lambda ref, _: ref.set(v))
 
 
 @op(promote=P.NONE, grad_fn="TakeBackward0", saves=("index",))
@@ -438,8 +565,21 @@ def argwhere(input):
     return nonzero(input)
 
 
+def where(condition, input=None, other=None, *, out=None):
+    """torch.where(condition, input, other); `where(condition)` is nonzero(as_tuple=True)."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() missing 1 required positional argument")
+    from .pointwise import where as where_op
+    return where_op(condition, input, other)
+
+
 def masked_scatter_(self, mask, source):
     from .shape import broadcast_to
+    if mask.dtype is not dt.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {mask.dtype._legacy}")
     m = np.asarray(broadcast_to(mask, self.shape)._data)
     n = int(m.sum())
     positions = tuple(_int_tensor(i) for i in np.nonzero(m))
@@ -455,4 +595,4 @@ def masked_scatter(self, mask, source):
 for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter"):
     setattr(Tensor, _n, globals()[_n])
 
-PLAIN = ["masked_select", "nonzero", "argwhere", "masked_scatter", "index_put", "index_put_"]
+PLAIN = ["where", "masked_select", "nonzero", "argwhere", "masked_scatter", "index_put", "index_put_"]

@@ -1,7 +1,10 @@
 """Matrix products and linear algebra (`torch.linalg` re-exports the `linalg_*` ops)."""
+import functools
+
 import jax
 import jax.numpy as jnp
 
+from .pointwise import cpp_name, legacy_name, not_implemented
 from .registry import Promote, op
 
 P = Promote
@@ -21,9 +24,26 @@ def _mm_check(a, b, what="mat1 and mat2"):
 
 def _same_dtype(name, a, b):
     if a.dtype != b.dtype:
-        from .._dtype import from_np
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{from_np(a.dtype).name} != {from_np(b.dtype).name}")
+                           f"{cpp_name(a)} != {cpp_name(b)}")
+
+
+def _no_bool(kernel, x):
+    if x.dtype == jnp.bool_:
+        raise not_implemented(kernel, x)
+
+
+def _scalar(value, x):
+    """A Scalar argument (alpha, beta) as PyTorch uses it: converted to the op's dtype, so
+    0.6 is 0 for integer tensors."""
+    return jnp.asarray(value).astype(x.dtype)
+
+
+def _batch_check(a, b):
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, "
+                           f"{b.shape[1]}].")
 
 
 @op(promote=P.NONE, grad_fn="MmBackward0")
@@ -32,6 +52,7 @@ def mm(input, mat2):
         raise RuntimeError(f"self must be a matrix")
     _mm_check(input, mat2)
     _same_dtype("mm", input, mat2)
+    _no_bool("addmm_impl_cpu_", input)
     return input @ mat2
 
 
@@ -39,11 +60,9 @@ def mm(input, mat2):
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, "
-                           f"{mat2.shape[1]}].")
+    _batch_check(input, mat2)
     _same_dtype("bmm", input, mat2)
+    _no_bool("bmm", input)
     return input @ mat2
 
 
@@ -56,21 +75,36 @@ def dot(input, tensor):
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
                            "tensors")
-    if input.shape[0] != tensor.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
-                           f"src [{tensor.shape[0]}] to have the same number of elements, but "
-                           "got {input.shape[0]} and {tensor.shape[0]} elements respectively")
-    _same_dtype("dot", input, tensor)
+    _vector_check(input, tensor)
     return jnp.dot(input, tensor)
+
+
+def _vector_check(a, b):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{legacy_name(a)} and {legacy_name(b)}")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and "
+                           f"src [{b.shape[0]}] to have the same number of elements, but "
+                           f"got {a.shape[0]} and {b.shape[0]} elements respectively")
+    _no_bool("dot", a)
 
 
 @op(promote=P.NONE, grad_fn="DotBackward0")
 def vdot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    _vector_check(input, other)
     return jnp.vdot(input, other)
 
 
 @op(promote=P.NONE, grad_fn="MvBackward0")
 def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, "
+                           f"{input.ndim}, {vec.ndim}")
+    _same_dtype("mv", input, vec)
     if input.shape[-1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}"
                            f"x{input.shape[1]}), vec ({vec.shape[0]})")
@@ -79,12 +113,30 @@ def mv(input, vec):
 
 @op(promote=P.NONE, grad_fn="UnsafeViewBackward0", function=False, method=False)
 def _matmul_nd(input, other):
-    if input.shape[-1] != other.shape[-2 if other.ndim > 1 else 0]:
-        a = input.reshape(-1, input.shape[-1]) if input.ndim > 1 else input.reshape(1, -1)
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
-                           f"{a.shape[1]} and {other.shape[-2] if other.ndim > 1 else other.shape[0]}"
-                           f"x{other.shape[-1] if other.ndim > 1 else 1})")
+    if other.ndim == 1 or (input.ndim >= 3 and other.ndim == 2):
+        # folded into one mm, as PyTorch: (batch*n x k) @ (k x m)
+        a = input.reshape(-1, input.shape[-1])
+        b = other.reshape(-1, 1) if other.ndim == 1 else other
+        if a.shape[1] != b.shape[0]:
+            if other.ndim == 1:
+                raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}"
+                                   f"x{a.shape[1]}), vec ({b.shape[0]})")
+            _mm_check(a, b)
+    else:
+        from .errors import broadcast_error
+        msg = broadcast_error([input.shape[:-2], other.shape[:-2]])
+        if msg:
+            raise RuntimeError(msg)
+        a = input if input.ndim > 1 else input[None]
+        batch = max(a.ndim, other.ndim) - 2
+        bs = tuple(jnp.broadcast_shapes(a.shape[:-2], other.shape[:-2]))
+        if a.shape[-1] != other.shape[-2]:
+            import math
+            n = math.prod(bs) if batch else 1
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to "
+                               f"be: [{n}, {a.shape[-1]}] but got: [{n}, {other.shape[-2]}].")
     _same_dtype("matmul", input, other)
+    _no_bool("addmm_impl_cpu_", input)
     return jnp.matmul(input, other)
 
 
@@ -112,37 +164,62 @@ def _rmatmul(self, other):
     return matmul(other, self)
 
 
+def _add_scaled(input, prod, beta, alpha):
+    """beta * input + alpha * prod; beta == 0 ignores input (its NaNs too), as PyTorch."""
+    prod = prod if alpha == 1 else _scalar(alpha, prod) * prod
+    if beta == 0:
+        return prod + jnp.zeros_like(input)
+    if input.dtype == jnp.bool_:
+        return (input & (beta != 0)) | prod
+    return (input if beta == 1 else _scalar(beta, input) * input) + prod
+
+
 @op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     _mm_check(mat1, mat2)
-    prod = mat1 @ mat2
-    prod = prod if alpha == 1 else prod * alpha
-    return prod + (input if beta == 1 else input * beta) if beta != 0 else prod + 0 * input
+    return _add_scaled(input, mat1 @ mat2, beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return beta * input + alpha * (mat @ vec)
+    return _add_scaled(input, mat @ vec, beta, alpha)
+
+
+def _bmm_checks(b1, b2):
+    if b1.ndim != 3 or b2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if b1.ndim != 3 else
+                           "batch2 must be a 3D tensor")
+    _batch_check(b1, b2)
 
 
 @op(promote=P.DEFAULT, grad_fn="BaddbmmBackward0", inplace=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return beta * input + alpha * (batch1 @ batch2)
+    _bmm_checks(batch1, batch2)
+    return _add_scaled(input, batch1 @ batch2, beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddbmmBackward0", inplace=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return beta * input + alpha * jnp.sum(batch1 @ batch2, axis=0)
+    _bmm_checks(batch1, batch2)
+    return _add_scaled(input, jnp.sum(batch1 @ batch2, axis=0), beta, alpha)
+
+
+def _outer(a, b):
+    return a[:, None] & b[None, :] if a.dtype == jnp.bool_ else jnp.outer(a, b)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddrBackward0", inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return beta * input + alpha * jnp.outer(vec1, vec2)
+    if input.dtype == jnp.bool_:
+        if isinstance(beta, float) or isinstance(alpha, float):
+            raise RuntimeError("Boolean beta only supported for Boolean results.")
+        return (input & bool(beta)) | (_outer(vec1, vec2) & bool(alpha))
+    return _add_scaled(input, _outer(vec1, vec2), beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="MulBackward0", aliases=("ger",))
 def outer(input, vec2):
-    return jnp.outer(input, vec2)
+    return _outer(input, vec2)
 
 
 @op(promote=P.DEFAULT, grad_fn="ViewBackward0", method=False, tensors=("operands",))
@@ -158,11 +235,36 @@ def einsum(equation, *operands):
 
 @op(promote=P.DEFAULT, grad_fn="TensordotBackward0", method=False)
 def tensordot(a, b, dims=2):
-    return jnp.tensordot(a, b, axes=dims)
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims))
+    else:
+        da, db = (tuple(d) if isinstance(d, (tuple, list)) else (d,) for d in dims)
+    da = tuple(d % a.ndim for d in da)
+    db = tuple(d % b.ndim for d in db)
+    for x, y in zip(da, db):
+        s1, s2 = a.shape[x], b.shape[y]
+        if s1 != s2 and s1 != 1 and s2 != 1:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} "
+                               f"in dim {x} and second has size {s2} in dim {y}")
+        # PyTorch broadcasts a contracted size-1 dim: sum the other operand over it
+        if s1 == 1 and s2 != 1:
+            b = jnp.sum(b, axis=y, keepdims=True)
+        elif s2 == 1 and s1 != 1:
+            a = jnp.sum(a, axis=x, keepdims=True)
+    return jnp.tensordot(a, b, axes=(da, db))
 
 
 @op(promote=P.DEFAULT, grad_fn="KronBackward0")
 def kron(input, other):
+    if input.dtype == jnp.bool_:
+        nd = max(input.ndim, other.ndim)
+        a = input.reshape((1,) * (nd - input.ndim) + input.shape)
+        b = other.reshape((1,) * (nd - other.ndim) + other.shape)
+        out = a.reshape(sum(((n, 1) for n in a.shape), ())) & b.reshape(
+            sum(((1, n) for n in b.shape), ()))
+        return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
     return jnp.kron(input, other)
 
 
@@ -180,7 +282,8 @@ def det(input):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSlogdetBackward0", method=False)
 def linalg_slogdet(A):
-    return jnp.linalg.slogdet(A)
+    sign, logabsdet = jnp.linalg.slogdet(A)
+    return sign, logabsdet
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgInvExBackward0", aliases=("linalg_inv",))
@@ -228,18 +331,89 @@ def linalg_svdvals(A):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
 def linalg_eigh(A, UPLO="L"):
-    w, v = jnp.linalg.eigh(A, UPLO=UPLO)
+    w, v = jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)
     return w, v
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
 def linalg_eigvalsh(A, UPLO="L"):
-    return jnp.linalg.eigvalsh(A, UPLO=UPLO)
+    return jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)[0]
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgPinvBackward0", aliases=("pinverse",))
-def linalg_pinv(input, rcond=None, hermitian=False):
-    return jnp.linalg.pinv(input, hermitian=hermitian)
+def _hermitian(A, UPLO):
+    """The Hermitian matrix LAPACK sees (only the UPLO triangle of A is read); the gradient
+    flows as for (A + A^H) / 2, which is PyTorch's symmetric eigh gradient."""
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    tri = jnp.triu(A) if UPLO == "U" else jnp.tril(A)
+    strict = jnp.triu(A, 1) if UPLO == "U" else jnp.tril(A, -1)
+    S = tri + _mH(strict)
+    if jnp.iscomplexobj(S):  # the diagonal of a Hermitian matrix is read as real
+        S = S - 1j * jnp.imag(jnp.diagonal(S, axis1=-2, axis2=-1))[..., None] * jnp.eye(
+            S.shape[-1], dtype=S.dtype)
+    sym = (A + _mH(A)) / 2
+    return sym + jax.lax.stop_gradient(S - sym)
+
+
+def _rank_tol(s, atol, rtol, shape, ref):
+    """PyTorch's threshold on singular values: max(atol, rtol * s_max), where rtol defaults
+    to eps * max(m, n) unless a positive atol is given."""
+    eps = max(shape[-2:]) * jnp.finfo(ref.dtype).eps
+    if rtol is None:
+        rtol = eps if atol is None else jnp.where(jnp.asarray(atol) > 0, 0.0, eps)
+    atol = 0.0 if atol is None else atol
+    smax = jnp.max(s, axis=-1, keepdims=True) if s.shape[-1] else jnp.zeros(s.shape[:-1] + (1,))
+    return jnp.maximum(jnp.asarray(atol)[..., None] if jnp.ndim(atol) else atol,
+                       (jnp.asarray(rtol)[..., None] if jnp.ndim(rtol) else rtol) * smax)
+
+
+def _mH(x):
+    return jnp.swapaxes(x, -1, -2).conj()
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
+def _pinv(A, atol, rtol, hermitian):
+    if hermitian:
+        w, v = jnp.linalg.eigh(_hermitian(A, "L"), symmetrize_input=False)
+        keep = jnp.abs(w) > _rank_tol(jnp.abs(w), atol, rtol, A.shape, A)
+        return (v * jnp.where(keep, 1 / jnp.where(keep, w, 1), 0)[..., None, :]) @ _mH(v)
+    u, s, vh = jnp.linalg.svd(A, full_matrices=False)
+    keep = s > _rank_tol(s, atol, rtol, A.shape, A)
+    return (_mH(vh) * jnp.where(keep, 1 / jnp.where(keep, s, 1), 0)[..., None, :]) @ _mH(u)
+
+
+def _pinv_fwd(A, atol, rtol, hermitian):
+    P = _pinv(A, atol, rtol, hermitian)
+    return P, (A, P, atol, rtol)
+
+
+def _pinv_bwd(hermitian, res, g):
+    # PyTorch's `pinv_backward` (FunctionsManual.cpp): a closed form in pinv(A), finite where
+    # the SVD's own derivative is not (rank-deficient inputs)
+    A, P, atol, rtol = res
+    m, n = A.shape[-2], A.shape[-1]
+    Ph, gh = _mH(P), _mH(g)
+    if m <= n:
+        K = gh @ P
+        KPh = K @ Ph
+        dA = -_mH(P @ K) + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
+    else:
+        K = P @ gh
+        PhK = Ph @ K
+        dA = -_mH(K @ P) + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
+    zero = (lambda v: None if v is None else jnp.zeros_like(v))
+    return dA, zero(atol), zero(rtol)
+
+
+_pinv.defvjp(_pinv_fwd, _pinv_bwd)
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgPinvBackward0", aliases=("pinverse",),
+    tensors=("input", "atol", "rtol"), promoted=("input",))
+def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    if input.shape[-1] == 0 or input.shape[-2] == 0:
+        return jnp.zeros(input.shape[:-2] + (input.shape[-1], input.shape[-2]), input.dtype)
+    return _pinv(input, atol, rcond if rcond is not None else rtol, hermitian)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgMatrixExpBackward0", method=False)
@@ -257,9 +431,17 @@ def matrix_power(input, n):
     return jnp.linalg.matrix_power(input, n)
 
 
-@op(promote=P.INT_TO_FLOAT, differentiable=False, method=False)
-def linalg_matrix_rank(A, tol=None, hermitian=False):
-    return jnp.linalg.matrix_rank(A).astype(jnp.int64)
+@op(promote=P.NONE, differentiable=False, method=False)
+def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+    if not jnp.issubdtype(A.dtype, jnp.inexact):
+        raise RuntimeError(f"linalg.matrix_rank: Expected a floating point or complex tensor "
+                           f"as input. Got {legacy_name(A)}")
+    if hermitian:
+        s = jnp.abs(jnp.linalg.eigh(_hermitian(A, "L"), symmetrize_input=False)[0])
+    else:
+        s = jnp.linalg.svd(A, compute_uv=False)
+    thresh = _rank_tol(s, tol if atol is None else atol, rtol, A.shape, A)
+    return jnp.sum(s > thresh, axis=-1).astype(jnp.int64)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgLstsqBackward0", method=False)
@@ -274,11 +456,23 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="CdistBackward0", method=False)
 def cdist(x1, x2, p=2.0, compute_mode=None):
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     diff = x1[..., :, None, :] - x2[..., None, :, :]
-    if p == 2.0:
-        sq = jnp.sum(diff * diff, -1)
-        return jnp.where(sq == 0, 0, jnp.sqrt(jnp.where(sq == 0, 1, sq)))
-    return jnp.sum(jnp.abs(diff) ** p, -1) ** (1 / p)
+    a = jnp.abs(diff)
+    if p == 0:
+        return jnp.sum((a != 0).astype(a.dtype), -1)
+    if p == float("inf"):
+        return jnp.max(a, -1) if a.shape[-1] else jnp.zeros(a.shape[:-1], a.dtype)
+    if p == 1:
+        return jnp.sum(a, -1)
+    s = jnp.sum(a * a if p == 2 else a ** p, -1)
+    # the gradient is 0 (not nan) where two points coincide, as PyTorch
+    safe = jnp.where(s == 0, 1, s)
+    return jnp.where(s == 0, 0, jnp.sqrt(safe) if p == 2 else safe ** (1 / p))
 
 
 def _bind():

@@ -307,7 +307,10 @@ def _pow_name(kinds, statics):
 
 @op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"))
 def pow(input, exponent):
-    _reject("pow", input, "b")
+    if _is_bool(input):
+        if jnp.ndim(exponent):
+            raise not_implemented("pow", input)
+        return input | ~exponent  # x ** True is x, x ** False is True
     return jnp.power(input, exponent)
 
 
@@ -395,6 +398,9 @@ def frexp(input):
 
 @op(promote=P.ALWAYS_BOOL, differentiable=False, promoted=())
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
     if input.dtype != other.dtype:
         from .._dtype import from_np
         raise RuntimeError(f"{from_np(input.dtype)._legacy} did not match "
@@ -563,6 +569,9 @@ def masked_fill(input, mask, value):
     if jnp.ndim(value):
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {jnp.ndim(value)} dimension(s).")
+    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(input):
+        raise RuntimeError(f"value cannot be converted to type {cpp_name(input)} without "
+                           "overflow")
     from .errors import broadcast_error
     msg = broadcast_error([mask.shape, input.shape])
     if msg:
@@ -578,95 +587,124 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 # ---- activations (also torch.nn.functional) -----------------------------------------------
 
+def _no_bool_clamp(x):
+    if _is_bool(x):
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+
+
 @op(grad_fn="HardtanhBackward0", inplace=True, nn=True)
 def relu6(input):
+    _no_bool_clamp(input)
     return jnp.clip(input, 0, 6)
 
 
 @op(grad_fn="HardtanhBackward0", inplace=True, nn=True)
 def hardtanh(input, min_val=-1.0, max_val=1.0):
+    _no_bool_clamp(input)
     return jnp.where(input < min_val, min_val, jnp.where(input > max_val, max_val, input))
 
 
 @op(grad_fn="LeakyReluBackward0", inplace=True, nn=True, inplace_grad_fn="LeakyReluBackward1")
 def leaky_relu(input, negative_slope=0.01):
+    _reject("leaky_relu_cpu", input, "bi")
     return jnp.where(input > 0, input, input * negative_slope)
 
 
 @op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
 def elu(input, alpha=1.0):
+    _reject("elu_cpu", input, "bi")
     return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
 
 
 @op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
 def selu(input):
+    _reject("elu_cpu", input, "bi")
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return scale * jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
 
 
 @op(grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1")
 def celu(input, alpha=1.0):
+    _reject("elu_cpu", input, "bi")
     return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0) / alpha))
 
 
 @op(grad_fn="GeluBackward0", nn=True, function=False, method=False)
 def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _reject("GeluKernelImpl", input, "bi")
     return jax.nn.gelu(input, approximate=approximate == "tanh")
 
 
 @op(grad_fn="SiluBackward0", nn=True, function=False, method=False)
 def silu(input):
+    _reject("silu_cpu", input, "bi")
     return input * jax.nn.sigmoid(input)
 
 
 @op(grad_fn="MishBackward0", nn=True, function=False, method=False)
 def mish(input):
+    _reject("mish_cpu", input, "bi")
     return input * jnp.tanh(jax.nn.softplus(input))
 
 
 @op(grad_fn="SoftplusBackward0", nn=True, function=False, method=False)
 def softplus(input, beta=1.0, threshold=20.0):
+    _reject("softplus_cpu", input, "bi")
     scaled = input * beta
     return jnp.where(scaled > threshold, input, jnp.log1p(jnp.exp(scaled)) / beta)
 
 
-@op(grad_fn="DivBackward0", nn=True, function=False, method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="DivBackward0", nn=True, function=False, method=False)
 def softsign(input):
+    _reject("abs_cpu", input, "b")
     return input / (1 + jnp.abs(input))
 
 
 @op(grad_fn="HardswishBackward0", nn=True, function=False, method=False)
 def hardswish(input):
+    _reject("hardswish_cpu", input, "bi")
     return input * jnp.clip(input + 3, 0, 6) / 6
 
 
 @op(grad_fn="HardsigmoidBackward0", nn=True, function=False, method=False)
 def hardsigmoid(input):
+    _reject("hardsigmoid_cpu", input, "bi")
     return jnp.clip(input + 3, 0, 6) / 6
 
 
 @op(grad_fn="LogSigmoidBackward0", nn=True, function=False, method=False)
 def logsigmoid(input):
+    _reject("log_sigmoid_cpu", input, "bi")
     return jax.nn.log_sigmoid(input)
 
 
-@op(grad_fn="SubBackward0", nn=True, function=False, method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="SubBackward0", nn=True, function=False, method=False)
 def tanhshrink(input):
+    _check_bool_sub(input)
     return input - jnp.tanh(input)
 
 
 @op(grad_fn="SoftshrinkBackward0", nn=True, function=False, method=False)
 def softshrink(input, lambd=0.5):
+    _reject("softshrink_check", input, "bi")
+    if lambd < 0:
+        big = float(jnp.finfo(input.dtype).max)
+        raise RuntimeError(f"lambda must be in range [0, {big:g}] for input dtype "
+                           f"{legacy_name(input)}, but found {lambd:g}")
     return jnp.where(input > lambd, input - lambd, jnp.where(input < -lambd, input + lambd, 0))
 
 
 @op(grad_fn="HardshrinkBackward0", nn=True, function=False, method=False)
 def hardshrink(input, lambd=0.5):
+    _reject("hardshrink_cpu", input, "bi")
     return jnp.where(jnp.abs(input) > lambd, input, 0)
 
 
 @op(grad_fn="ThresholdBackward0", nn=True, inplace=True, inplace_grad_fn="ThresholdBackward1")
 def threshold(input, threshold, value):
+    _reject("threshold_cpu", input, "b")
     return jnp.where(input > threshold, input, value)
 
 

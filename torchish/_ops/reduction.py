@@ -1,43 +1,60 @@
-"""Reductions, scans, sorting and softmax."""
-import collections
-
+"""Reductions and scans: sum/mean/prod, max/min (with the overloads PyTorch resolves in C++),
+var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
+counting live in `sorting.py`."""
 import jax
 import jax.numpy as jnp
 
-from .registry import Promote, op
+from .registry import REGISTRY, Promote, op
+from .return_types import RETURN_TYPES
 
 P = Promote
 
-values_indices = collections.namedtuple("values_indices", ["values", "indices"])
 
-
-def _rt(name):
-    """A torch.return_types-style named tuple class (prints as torch.return_types.max)."""
-    cls = collections.namedtuple(name, ["values", "indices"])
-    cls.__module__ = "torch.return_types"
-    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\nvalues={self.values!r},\n"
-                                 f"indices={self.indices!r})")
-    return cls
-
-
-RETURN_TYPES = {n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "mode",
-                                    "median", "cummax", "cummin", "aminmax", "nanmedian")}
+def _range_error(d, ndim):
+    n = max(ndim, 1)
+    return IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                      f"but got {d})")
 
 
 def _axes(dim, ndim):
+    """Reduction axes for `dim` (None or () = all), with PyTorch's errors."""
     if dim is None:
         return None
-    dims = dim if isinstance(dim, tuple) else (dim,)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if len(dims) == 0:
         return None
     out = []
     n = max(ndim, 1)
     for d in dims:
         if not -n <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
-                             f"{n - 1}], but got {d})")
-        out.append(d % n if ndim else 0)
+            raise _range_error(d, ndim)
+        a = d % n
+        if a in out:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        out.append(a)
     return tuple(out) if ndim else ()
+
+
+def axis1(dim, ndim):
+    """The one axis of a single-dim op; None for a 0-dim input (where dim is -1 or 0)."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise _range_error(dim, ndim)
+    return dim % n if ndim else None
+
+
+def check_nonempty(name, x, axis):
+    """PyTorch's error for a reduction without identity over an empty dim (or input)."""
+    if axis is None:
+        if x.size == 0:
+            if name in ("amax", "amin"):  # these say it with a hint, as a RuntimeError
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the "
+                                   "'dim' argument.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+    elif x.ndim and x.shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
 
 
 def _by_dim(name0, name1):
@@ -62,14 +79,22 @@ def _require_float(name, x):
                            f"{from_np(x.dtype)._legacy}")
 
 
+def _mean_dtype(name, dtype):
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {dtype._legacy}")
+
+
 @op(grad_fn=_by_dim("MeanBackward0", "MeanBackward1"), saves=())
 def mean(input, dim=None, keepdim=False, *, dtype=None):
+    _mean_dtype("mean", dtype)
     _require_float("mean", input)
     return jnp.mean(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
 @op(grad_fn="NanmeanBackward0")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    _mean_dtype("nanmean", dtype)
     _require_float("nanmean", input)
     return jnp.nanmean(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
@@ -79,38 +104,52 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     return jnp.prod(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
+def _extreme(fn, name, input, dim, keepdim):
+    axes = _axes(dim, input.ndim)
+    for a in (None,) if axes is None or input.ndim == 0 else axes:
+        check_nonempty(name, input, a)
+    return fn(input, axis=axes, keepdims=keepdim)
+
+
 @op(promote=P.NONE, grad_fn="AmaxBackward0")
 def amax(input, dim=(), keepdim=False):
-    return jnp.max(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
+    return _extreme(jnp.max, "amax", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="AminBackward0")
 def amin(input, dim=(), keepdim=False):
-    return jnp.min(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
+    return _extreme(jnp.min, "amin", input, dim, keepdim)
 
 
-def _check_nonempty(name, x, dim):
-    if x.size == 0 and (dim is None or x.shape[dim] == 0):
-        raise IndexError(f"{name}(): Expected reduction dim {0 if dim is None else dim} to "
-                         "have non-zero size.") if dim is not None else RuntimeError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-            "Specify the reduction dim with the 'dim' argument.")
+@op(promote=P.NONE, grad_fn="AminmaxBackward0", returns=RETURN_TYPES["aminmax"])
+def aminmax(input, *, dim=None, keepdim=False):
+    if dim is None and input.size == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    a = None if dim is None else axis1(dim, input.ndim)
+    if a is not None and input.shape[a] == 0:
+        raise IndexError(f"aminmax(): Expected reduction dim {a} to have non-zero size.")
+    if dim is None and keepdim:
+        shape = (1,) * input.ndim
+        return jnp.min(input).reshape(shape), jnp.max(input).reshape(shape)
+    return (jnp.min(input, axis=a, keepdims=keepdim),
+            jnp.max(input, axis=a, keepdims=keepdim))
 
 
-@op(promote=P.NONE, grad_fn="MaxBackward1", function=False, method=False)
-def _max_all(input):
-    if input.size == 0:
-        raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() "
-                           "== 0. Specify the reduction dim with the 'dim' argument.")
-    return jnp.max(input)
+def _all_reduction(name, fn):
+    def body(input):
+        if input.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return fn(input)
+    return body
 
 
-@op(promote=P.NONE, grad_fn="MinBackward1", function=False, method=False)
-def _min_all(input):
-    if input.size == 0:
-        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() "
-                           "== 0. Specify the reduction dim with the 'dim' argument.")
-    return jnp.min(input)
+_max_all = op("_max_all", promote=P.NONE, grad_fn="MaxBackward1", function=False,
+              method=False)(_all_reduction("max", jnp.max))
+_min_all = op("_min_all", promote=P.NONE, grad_fn="MinBackward1", function=False,
+              method=False)(_all_reduction("min", jnp.min))
 
 
 def _select_along(input, idx, axis, keepdim):
@@ -119,42 +158,47 @@ def _select_along(input, idx, axis, keepdim):
     return values if keepdim else jnp.squeeze(values, axis)
 
 
+def _arg_extreme(arg, name, input, dim, keepdim):
+    a = axis1(dim, input.ndim)
+    if a is None:
+        return input, jnp.zeros((), jnp.int64)
+    check_nonempty(name, input, a)
+    idx = arg(input, axis=a)
+    return _select_along(input, idx, a, keepdim), (jnp.expand_dims(idx, a) if keepdim else idx)
+
+
 @op(promote=P.NONE, grad_fn="MaxBackward0", function=False, method=False,
     returns=RETURN_TYPES["max"])
 def _max_dim(input, dim, keepdim=False):
-    axis = _axes(dim, input.ndim)
-    if input.ndim == 0:
-        return input, jnp.zeros((), jnp.int64)
-    idx = jnp.argmax(input, axis=axis[0])
-    return _select_along(input, idx, axis[0], keepdim), (
-        jnp.expand_dims(idx, axis[0]) if keepdim else idx)
+    return _arg_extreme(jnp.argmax, "max", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="MinBackward0", function=False, method=False,
     returns=RETURN_TYPES["min"])
 def _min_dim(input, dim, keepdim=False):
-    axis = _axes(dim, input.ndim)
-    if input.ndim == 0:
-        return input, jnp.zeros((), jnp.int64)
-    idx = jnp.argmin(input, axis=axis[0])
-    return _select_along(input, idx, axis[0], keepdim), (
-        jnp.expand_dims(idx, axis[0]) if keepdim else idx)
+    return _arg_extreme(jnp.argmin, "min", input, dim, keepdim)
+
+
+def _arg(fn, name, input, dim, keepdim):
+    if dim is None:
+        check_nonempty(name, input, None)
+        r = fn(input.reshape(-1))
+        return r.reshape((1,) * input.ndim) if keepdim else r
+    a = axis1(dim, input.ndim)
+    if a is None:
+        return jnp.zeros((), jnp.int64)
+    check_nonempty(name, input, a)
+    return fn(input, axis=a, keepdims=keepdim)
 
 
 @op(promote=P.NONE, differentiable=False)
 def argmax(input, dim=None, keepdim=False):
-    if dim is None:
-        r = jnp.argmax(input.reshape(-1))
-        return r.reshape((1,) * input.ndim) if keepdim else r
-    return jnp.argmax(input, axis=_axes(dim, input.ndim)[0], keepdims=keepdim)
+    return _arg(jnp.argmax, "argmax", input, dim, keepdim)
 
 
 @op(promote=P.NONE, differentiable=False)
 def argmin(input, dim=None, keepdim=False):
-    if dim is None:
-        r = jnp.argmin(input.reshape(-1))
-        return r.reshape((1,) * input.ndim) if keepdim else r
-    return jnp.argmin(input, axis=_axes(dim, input.ndim)[0], keepdims=keepdim)
+    return _arg(jnp.argmin, "argmin", input, dim, keepdim)
 
 
 def _correction(unbiased, correction):
@@ -164,6 +208,8 @@ def _correction(unbiased, correction):
 
 
 def _var(input, dim, unbiased, keepdim, correction):
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):  # var(x, False) means unbiased=False
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
@@ -175,28 +221,47 @@ def _var(input, dim, unbiased, keepdim, correction):
     return jnp.sum(sq, axis=axis, keepdims=keepdim) / jnp.maximum(n - c, 0)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="VarBackward0")
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _mean_of(input, dim, keepdim):
+    d = None if isinstance(dim, bool) else dim
+    return jnp.mean(input, axis=_axes(d, input.ndim), keepdims=keepdim)
+
+
+@op("var", promote=P.COMPLEX_TO_FLOAT, grad_fn="VarBackward0")
+def _var_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var(input, dim, unbiased, keepdim, correction)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="StdBackward0")
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@op("std", promote=P.COMPLEX_TO_FLOAT, grad_fn="StdBackward0")
+def _std_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return jnp.sqrt(_var(input, dim, unbiased, keepdim, correction))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="VarMeanBackward0", method=False)
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    d = None if isinstance(dim, bool) else dim
-    return (_var(input, dim, unbiased, keepdim, correction),
-            jnp.mean(input, axis=_axes(d, input.ndim), keepdims=keepdim))
+@op("var_mean", promote=P.NONE, grad_fn="VarMeanBackward0", method=False)
+def _var_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var(input, dim, unbiased, keepdim, correction), _mean_of(input, dim, keepdim)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="StdMeanBackward0", method=False)
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    d = None if isinstance(dim, bool) else dim
+@op("std_mean", promote=P.NONE, grad_fn="StdMeanBackward0", method=False)
+def _std_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (jnp.sqrt(_var(input, dim, unbiased, keepdim, correction)),
-            jnp.mean(input, axis=_axes(d, input.ndim), keepdims=keepdim))
+            _mean_of(input, dim, keepdim))
+
+
+def _unbiased_overload(name, fn):
+    """`var(x, True)` is the (input, unbiased) overload: resolved here so that the op's
+    static `dim` is never a bool (True == 1 would share a compiled plan with dim=1)."""
+    def resolved(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
+        return fn(input, dim, unbiased, keepdim, correction=correction)
+    resolved.__name__ = resolved.__qualname__ = name
+    return resolved
+
+
+var = _unbiased_overload("var", _var_op)
+std = _unbiased_overload("std", _std_op)
+var_mean = _unbiased_overload("var_mean", _var_mean_op)
+std_mean = _unbiased_overload("std_mean", _std_mean_op)
 
 
 def _vector_norm(x, ord, axis, keepdim):
@@ -240,21 +305,29 @@ def logsumexp(input, dim, keepdim=False):
 
 @op(promote=P.INT_TO_LONG, grad_fn="CumsumBackward0", inplace=True)
 def cumsum(input, dim, *, dtype=None):
-    return jnp.cumsum(input, axis=_axes(dim, input.ndim)[0]) if input.ndim else input
+    a = axis1(dim, input.ndim)
+    return input if a is None else jnp.cumsum(input, axis=a)
 
 
 @op(promote=P.INT_TO_LONG, grad_fn="CumprodBackward0", inplace=True)
 def cumprod(input, dim, *, dtype=None):
-    return jnp.cumprod(input, axis=_axes(dim, input.ndim)[0]) if input.ndim else input
+    a = axis1(dim, input.ndim)
+    return input if a is None else jnp.cumprod(input, axis=a)
 
 
-def _cum_extreme(input, dim, better):
-    axis = _axes(dim, input.ndim)[0]
+def _cum_extreme(name, input, dim, better):
+    if input.ndim == 0:
+        if dim not in (-1, 0):
+            raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got "
+                             f"{dim}")
+        return input, jnp.zeros((), jnp.int64)
+    axis = axis1(dim, input.ndim)
     n = input.shape[axis]
     idx = jnp.broadcast_to(jnp.arange(n).reshape([-1 if i == axis else 1
                                                    for i in range(input.ndim)]), input.shape)
 
     def combine(a, b):
+        # PyTorch keeps the last index among equal values; a NaN sticks once seen
         va, ia = a
         vb, ib = b
         take_b = better(vb, va) | (vb == va) | jnp.isnan(vb)
@@ -266,17 +339,18 @@ def _cum_extreme(input, dim, better):
 
 @op(promote=P.NONE, grad_fn="CummaxBackward0", returns=RETURN_TYPES["cummax"])
 def cummax(input, dim):
-    return _cum_extreme(input, dim, jnp.greater)
+    return _cum_extreme("cummax", input, dim, jnp.greater)
 
 
 @op(promote=P.NONE, grad_fn="CumminBackward0", returns=RETURN_TYPES["cummin"])
 def cummin(input, dim):
-    return _cum_extreme(input, dim, jnp.less)
+    return _cum_extreme("cummin", input, dim, jnp.less)
 
 
 @op(promote=P.NONE, grad_fn="LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
-    return jax.lax.cumlogsumexp(input, axis=_axes(dim, input.ndim)[0])
+    a = axis1(dim, input.ndim)
+    return input if a is None else jax.lax.cumlogsumexp(input, axis=a)
 
 
 @op(promote=P.NONE, differentiable=False)
@@ -319,73 +393,67 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return jax.nn.softmax(-x, axis=_softmax_dim(input.ndim, dim))
 
 
-@op(promote=P.NONE, grad_fn="SortBackward0", returns=RETURN_TYPES["sort"])
-def sort(input, dim=-1, descending=False, stable=False):
-    if input.ndim == 0:
-        return input, jnp.zeros((), jnp.int64)
-    axis = _axes(dim, input.ndim)[0]
-    key = -input if descending and not jnp.issubdtype(input.dtype, jnp.bool_) else input
-    if descending and jnp.issubdtype(input.dtype, jnp.bool_):
-        key = ~input
-    idx = jnp.argsort(key, axis=axis, stable=True)
-    return jnp.take_along_axis(input, idx, axis), idx
-
-
-@op(promote=P.NONE, differentiable=False)
-def argsort(input, dim=-1, descending=False, stable=False):
-    if input.ndim == 0:
-        return jnp.zeros((), jnp.int64)
-    axis = _axes(dim, input.ndim)[0]
-    key = -input if descending else input
-    return jnp.argsort(key, axis=axis, stable=True)
-
-
-@op(promote=P.NONE, grad_fn="TopkBackward0", returns=RETURN_TYPES["topk"])
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    axis = _axes(dim, input.ndim)[0] if input.ndim else 0
-    if input.ndim and not 0 <= k <= input.shape[axis]:
-        raise RuntimeError("selected index k out of range")
-    x = jnp.moveaxis(input, axis, -1) if input.ndim else input.reshape(1)
-    vals, idx = jax.lax.top_k(x if largest else -x, k)
-    vals = jnp.take_along_axis(x, idx, -1)
-    if input.ndim == 0:
-        return vals.reshape(()), idx.reshape(())
-    return jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)
-
-
-@op(promote=P.NONE, grad_fn="KthvalueBackward0", returns=RETURN_TYPES["kthvalue"])
-def kthvalue(input, k, dim=-1, keepdim=False):
-    axis = _axes(dim, input.ndim)[0]
-    idx_sorted = jnp.argsort(input, axis=axis, stable=True)
-    idx = jax.lax.index_in_dim(idx_sorted, k - 1, axis, keepdims=True)
-    vals = jnp.take_along_axis(input, idx, axis)
-    if not keepdim:
-        vals, idx = jnp.squeeze(vals, axis), jnp.squeeze(idx, axis)
-    return vals, idx
-
-
-@op(promote=P.NONE, grad_fn="MedianBackward0", function=False, method=False)
-def _median_all(input):
-    flat = jnp.sort(input.reshape(-1))
-    return flat[(flat.size - 1) // 2]
-
-
-@op(promote=P.NONE, grad_fn="MedianBackward1", function=False, method=False,
-    returns=RETURN_TYPES["median"])
-def _median_dim(input, dim, keepdim=False):
-    axis = _axes(dim, input.ndim)[0]
-    idx_sorted = jnp.argsort(input, axis=axis, stable=True)
-    k = (input.shape[axis] - 1) // 2
-    idx = jax.lax.index_in_dim(idx_sorted, k, axis, keepdims=True)
-    vals = jnp.take_along_axis(input, idx, axis)
-    if not keepdim:
-        vals, idx = jnp.squeeze(vals, axis), jnp.squeeze(idx, axis)
-    return vals, idx
-
-
 @op(promote=P.DEFAULT, grad_fn="TraceBackward0")
 def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return jnp.trace(input)
+
+
+def _trapezoid_args(y, x, dx, dim):
+    d = axis1(dim, y.ndim)
+    if d is None:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{dim})")
+    return d
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", tensors=("y", "x"), method=False)
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    d = _trapezoid_args(y, x, dx, dim)
+    n = y.shape[d]
+    if n == 0:
+        return jnp.sum(y, axis=d)
+    inner = jax.lax.slice_in_dim(y, 1, n, axis=d) + jax.lax.slice_in_dim(y, 0, n - 1, axis=d)
+    if x is None:
+        return jnp.sum(inner, axis=d) * ((1 if dx is None else dx) / 2)
+    steps = jnp.diff(x, axis=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        steps = steps.reshape([-1 if i == d else 1 for i in range(y.ndim)])
+    return jnp.sum(inner * steps, axis=d) / 2
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="CumsumBackward0", tensors=("y", "x"), method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    d = _trapezoid_args(y, x, dx, dim)
+    n = y.shape[d]
+    inner = jax.lax.slice_in_dim(y, 1, n, axis=d) + jax.lax.slice_in_dim(y, 0, n - 1, axis=d)
+    if x is None:
+        return jnp.cumsum(inner * ((1 if dx is None else dx) / 2), axis=d)
+    steps = jnp.diff(x, axis=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        steps = steps.reshape([-1 if i == d else 1 for i in range(y.ndim)])
+    return jnp.cumsum(inner * steps / 2, axis=d)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """torch.trapz: trapezoid's older name (`trapz(y, dx=1, dim=-1)` / `trapz(y, x, dim=-1)`)."""
+    from .._tensor import Tensor
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from .pointwise import isclose
+    return bool(all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input, other):
+    """True if both have the same size and elements (compared after promotion)."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(all(REGISTRY["eq"].function(input, other)).item())
 
 
 # ---- overloads resolved in Python (one op per PyTorch overload) --------------------------
@@ -405,11 +473,19 @@ def _overloaded(name, full, by_dim, binary=None):
 def _bind_overloads():
     from .._tensor import Tensor
     from .pointwise import maximum, minimum
+    from . import sorting
     out = {"max": _overloaded("max", _max_all, _max_dim, maximum),
            "min": _overloaded("min", _min_all, _min_dim, minimum),
-           "median": _overloaded("median", _median_all, _median_dim)}
+           "median": _overloaded("median", sorting._median_all, sorting._median_dim),
+           "nanmedian": _overloaded("nanmedian", sorting._nanmedian_all,
+                                    sorting._nanmedian_dim)}
     for k, f in out.items():
         setattr(Tensor, k, f)
+    out.update(trapz=trapz, allclose=allclose, equal=equal, var=var, std=std,
+               var_mean=var_mean, std_mean=std_mean)
+    Tensor.allclose, Tensor.equal, Tensor.var, Tensor.std = allclose, equal, var, std
+    # sorting.py's Python-level functions (host-side: unique, bincount, ...) are public too
+    out.update({name: getattr(sorting, name) for name in sorting.PLAIN})
     return out
 
 

@@ -5,6 +5,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._storage import base_view, view_strides, _apply_steps
 from .registry import Promote, op, REGISTRY
@@ -32,6 +33,10 @@ def infer_shape(shape, numel):
         raise RuntimeError("only one dimension can be inferred")
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value and "
+                               "is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -158,9 +163,19 @@ def t(input):
 
 
 def _movedim_perm(ndim, source, destination):
-    src = [_wrap_dim(d, ndim) for d in (source if isinstance(source, tuple) else (source,))]
-    dst = [_wrap_dim(d, ndim) for d in (destination if isinstance(destination, tuple)
-                                        else (destination,))]
+    source = tuple(source) if isinstance(source, (tuple, list)) else (source,)
+    destination = tuple(destination) if isinstance(destination, (tuple, list)) else (
+        destination,)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                           f"({list(source)} dims) should contain the same number of dims as "
+                           f"destination ({list(destination)} dims)")
+    src = [_wrap_dim(d, ndim) for d in source]
+    dst = [_wrap_dim(d, ndim) for d in destination]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
     order = [d for d in range(ndim) if d not in src]
     perm = [None] * ndim
     for s, d in zip(src, dst):
@@ -260,7 +275,15 @@ def select(input, dim, index):
 
 
 def _narrow_step(shape, dim, start, length):
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, len(shape))
+    n = shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but "
+                         f"got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += shape[d]
     if not (0 <= start and start + length <= shape[d]):
@@ -272,6 +295,8 @@ def _narrow_step(shape, dim, start, length):
 def narrow(input, dim, start, length):
     from .indexing import basic_view
     if hasattr(start, "item"):
+        if start.ndim or start.dtype.is_floating_point or start.dtype.is_complex:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item())
     return basic_view(input, (_narrow_step(input.shape, dim, start, length),))
 
@@ -334,6 +359,8 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def _unbind_steps(shape, dim):
+    if not shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, len(shape))
     return [[("select", d, i)] for i in range(shape[d])]
 
@@ -345,7 +372,10 @@ def unbind(input, dim=0):
 
 
 def _diag_step(ndim, offset, dim1, dim2):
-    return ("diagonal", offset, _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim))
+    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return ("diagonal", offset, d1, d2)
 
 
 @op(promote=P.NONE, grad_fn="DiagonalBackward0", saves=(),
@@ -404,8 +434,8 @@ def _cat_dim(tensors, dim):
     return d, shapes
 
 
-@op(grad_fn="CatBackward0", saves=(), aliases=("concat", "concatenate"), method=False)
-def cat(tensors, dim=0):
+@op("cat", grad_fn="CatBackward0", saves=(), aliases=("concat", "concatenate"), method=False)
+def _cat(tensors, dim=0):
     d, _ = _cat_dim(tensors, dim)
     parts = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)]
     if not parts:
@@ -425,12 +455,19 @@ def stack(tensors, dim=0):
     return jnp.stack(tensors, axis=_unsq(tensors[0].ndim, dim))
 
 
+def _nonempty(name, tensors):
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
 def hstack(tensors):
+    _nonempty("hstack", tensors)
     tensors = [atleast_1d(x) for x in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    _nonempty("vstack", tensors)
     return cat([atleast_2d(x) for x in tensors], 0)
 
 
@@ -438,6 +475,7 @@ row_stack = vstack
 
 
 def dstack(tensors):
+    _nonempty("dstack", tensors)
     return cat([atleast_3d(x) for x in tensors], 2)
 
 
@@ -475,15 +513,31 @@ def flip(input, *dim_args, dims=None):
 
 
 def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 
 @op(promote=P.NONE, grad_fn="RollBackward0", saves=())
 def roll(input, shifts, dims=None):
+    sh = shifts if isinstance(shifts, tuple) else (shifts,)
+    dm = () if dims is None else dims if isinstance(dims, tuple) else (dims,)
+    if not sh:
+        raise RuntimeError("`shifts` required")
+    if dm and len(sh) != len(dm):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:"
+                           f"{len(dm)}")
+    if input.ndim == 0 and dm:
+        raise IndexError(f"Dimension specified as {dm[0]} but tensor has no dimensions")
+    dims = dims if dims is None else tuple(_wrap_dim(d, input.ndim) for d in dm)
+    if dims is None and len(sh) > 1:
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
     if dims is None:
         return jnp.roll(input.reshape(-1), shifts).reshape(input.shape)
     return jnp.roll(input, shifts, dims)
@@ -491,7 +545,16 @@ def roll(input, shifts, dims=None):
 
 @op(promote=P.NONE, grad_fn="Rot90Backward0", saves=())
 def rot90(input, k=1, dims=(0, 1)):
-    return jnp.rot90(input, k, axes=tuple(dims))
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    a, b = (_wrap_dim(d, input.ndim) for d in dims)
+    if a == b:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and "
+                           f"dim1 = {b}")
+    return jnp.rot90(input, k, axes=(a, b))
 
 
 @op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False)
@@ -510,39 +573,84 @@ def tile(input, *dims):
     return repeat(input, dims)
 
 
-@op(promote=P.NONE, grad_fn="RepeatInterleaveBackward0", saves=(), tensors=("input",))
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+def cat(tensors, dim=0, *, out=None):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    return _cat(tensors, dim)
+
+
+concat = concatenate = cat
+
+
+@op("repeat_interleave", promote=P.NONE, grad_fn="RepeatInterleaveBackward0", saves=(),
+    tensors=("input",))
+def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if not isinstance(repeats, int):
+        repeats = np.asarray(repeats, np.int64)  # static counts: the output shape is known
     if dim is None:
         return jnp.repeat(input.reshape(-1), repeats)
-    return jnp.repeat(input, repeats, axis=_wrap_dim(dim, input.ndim))
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not isinstance(repeats, int) and repeats.size not in (1, n):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.size} and input.size(0) = {n}")
+    return jnp.repeat(input, repeats, axis=d) if input.ndim else jnp.repeat(
+        input.reshape(1), repeats)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat counts given as a tensor are read on the host: they decide the output shape."""
+    from .._tensor import Tensor
+    if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
+        from .creation import arange
+        counts = input
+        return _repeat_interleave(arange(counts.numel(), device=counts.device),
+                                  tuple(counts.tolist()), 0)
+    if isinstance(repeats, Tensor):
+        repeats = repeats.item() if repeats.ndim == 0 else tuple(repeats.tolist())
+    if dim is None and not isinstance(repeats, int) and len(repeats) != input.numel():
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {len(repeats)} and input.size(0) = "
+                           f"{input.numel()}")
+    return _repeat_interleave(input, repeats, dim)
 
 
 @op(promote=P.NONE, grad_fn="TrilBackward0", saves=(), inplace=True)
 def tril(input, diagonal=0):
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return jnp.tril(input, diagonal)
 
 
 @op(promote=P.NONE, grad_fn="TriuBackward0", saves=(), inplace=True)
 def triu(input, diagonal=0):
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return jnp.triu(input, diagonal)
 
 
 @op(promote=P.NONE, grad_fn="DiagBackward0", saves=())
 def diag(input, diagonal=0):
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     return jnp.diag(input, diagonal)
 
 
 @op(promote=P.NONE, grad_fn="DiagEmbedBackward0", saves=())
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    d1, d2 = _wrap_dim(dim1, input.ndim + 1), _wrap_dim(dim2, input.ndim + 1)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = input.shape[-1] + abs(offset)
-    eye = jnp.eye(n, k=offset, dtype=input.dtype)
     idx = jnp.arange(input.shape[-1])
     out = jnp.zeros(input.shape[:-1] + (n, n), input.dtype)
     rows = idx + max(-offset, 0)
     cols = idx + max(offset, 0)
     out = out.at[..., rows, cols].set(input)
-    del eye
-    return jnp.moveaxis(out, (-2, -1), (dim1, dim2)) if (dim1, dim2) != (-2, -1) else out
+    return jnp.moveaxis(out, (-2, -1), (d1, d2))
 
 
 def _unfold_geometry(shape, dimension, size, step):
@@ -668,7 +776,7 @@ def meshgrid(*tensors, indexing="ij"):
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
     from .._tensor import Tensor
-    names = ["select", "narrow", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "expand_as",
+    names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "expand_as",
              "broadcast_to", "split_with_sizes", "chunk", "tensor_split", "contiguous",
              "fliplr", "flipud", "tile"]
     for n in names:
@@ -679,6 +787,6 @@ _bind_plain()
 
 builtins_sum = builtins.sum
 
-PLAIN = ["broadcast_shapes", "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
+PLAIN = ["cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
          "tensor_split", "hstack", "vstack", "row_stack", "dstack", "column_stack",
          "atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]

@@ -1,0 +1,17 @@
+"""`torch.return_types`: the named tuples PyTorch's multi-output ops return."""
+import collections
+
+
+def _rt(name, fields=("values", "indices")):
+    """A named tuple class that prints as `torch.return_types.<name>(...)`."""
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n" + ",\n".join(
+        f"{f}={getattr(self, f)!r}" for f in fields) + ")")
+    return cls
+
+
+RETURN_TYPES = {n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "mode",
+                                    "median", "cummax", "cummin", "nanmedian")}
+RETURN_TYPES["aminmax"] = _rt("aminmax", ("min", "max"))
+RETURN_TYPES["frexp"] = _rt("frexp", ("mantissa", "exponent"))

@@ -1,0 +1,326 @@
+"""Sorting, selection and counting: sort/argsort/topk/kthvalue, median/nanmedian/mode,
+searchsorted/bucketize/histc as ops; unique/unique_consecutive/bincount on the host (their
+output shapes depend on the values, as PyTorch's do: PyTorch also syncs for them).
+
+Ties: sorts here are stable. PyTorch's CPU `sort(stable=False)` and `topk` use libstdc++'s
+introsort / nth_element, whose order among equal elements is unspecified (PyTorch documents
+it as not guaranteed); for rows of up to 16 elements it is the stable order used here.
+NaN sorts as the largest value, as in PyTorch.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .registry import Promote, op
+from .reduction import axis1, check_nonempty
+from .return_types import RETURN_TYPES
+
+P = Promote
+
+
+def _keys(x, descending):
+    """lax.sort keys giving PyTorch's order (NaN largest) for ascending or descending."""
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        nan = jnp.isnan(x)
+        if descending:
+            return [~nan, -jnp.where(nan, 0, x)]
+        return [nan, jnp.where(nan, 0, x)]
+    if descending:  # ~x reverses the order of every integer (and bool) without overflow
+        return [~x]
+    return [x]
+
+
+def sort_indices(x, axis, descending):
+    """Stable sorting permutation of `x` along `axis` (int64)."""
+    keys = _keys(x, descending)
+    iota = jax.lax.broadcasted_iota(jnp.int64, x.shape, axis)
+    return jax.lax.sort(keys + [iota], dimension=axis, num_keys=len(keys), is_stable=True)[-1]
+
+
+@op(promote=P.NONE, grad_fn="SortBackward0", returns=RETURN_TYPES["sort"])
+def sort(input, dim=-1, descending=False, stable=False):
+    axis = axis1(dim, input.ndim)
+    if axis is None:
+        return input, jnp.zeros((), jnp.int64)
+    idx = sort_indices(input, axis, descending)
+    return jnp.take_along_axis(input, idx, axis), idx
+
+
+@op(promote=P.NONE, differentiable=False)
+def argsort(input, dim=-1, descending=False, stable=False):
+    axis = axis1(dim, input.ndim)
+    if axis is None:
+        return jnp.zeros((), jnp.int64)
+    return sort_indices(input, axis, descending)
+
+
+@op(promote=P.NONE, grad_fn="SortBackward0")
+def msort(input):
+    if input.ndim == 0:
+        return input
+    return jnp.take_along_axis(input, sort_indices(input, 0, False), 0)
+
+
+@op(promote=P.NONE, grad_fn="TopkBackward0", returns=RETURN_TYPES["topk"])
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    axis = axis1(dim, input.ndim)
+    n = 1 if axis is None else input.shape[axis]
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if axis is None:
+        return input, jnp.zeros((), jnp.int64)
+    idx = jax.lax.slice_in_dim(sort_indices(input, axis, largest), 0, k, axis=axis)
+    return jnp.take_along_axis(input, idx, axis), idx
+
+
+def _pick(input, sorted_idx, pos, axis, keepdim):
+    """values/indices at sorted position `pos` (an array broadcastable without `axis`)."""
+    idx = jnp.take_along_axis(sorted_idx, jnp.expand_dims(pos, axis), axis)
+    vals = jnp.take_along_axis(input, idx, axis)
+    if not keepdim:
+        vals, idx = jnp.squeeze(vals, axis), jnp.squeeze(idx, axis)
+    return vals, idx
+
+
+@op(promote=P.NONE, grad_fn="KthvalueBackward0", returns=RETURN_TYPES["kthvalue"])
+def kthvalue(input, k, dim=-1, keepdim=False):
+    axis = axis1(dim, input.ndim)
+    if axis is None:
+        if k != 1:
+            raise RuntimeError("kthvalue(): selected number k out of range for dimension 0")
+        return input, jnp.zeros((), jnp.int64)
+    check_nonempty("kthvalue", input, axis)
+    if not 1 <= k <= input.shape[axis]:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    pos = jnp.full(input.shape[:axis] + input.shape[axis + 1:], k - 1, jnp.int64)
+    return _pick(input, sort_indices(input, axis, False), pos, axis, keepdim)
+
+
+def _median_pos(input, axis, ignore_nan):
+    """Sorted position of the (lower) median along `axis`; a NaN wins unless ignored."""
+    n = input.shape[axis]
+    if jnp.issubdtype(input.dtype, jnp.inexact):
+        nan = jnp.isnan(input)
+        count = n - jnp.sum(nan, axis=axis)
+        if ignore_nan:
+            return jnp.maximum((count - 1) // 2, 0)
+        # PyTorch returns the first NaN; NaNs sort last, so the first NaN is at `count`
+        return jnp.where(count < n, count, (n - 1) // 2)
+    return jnp.full(input.shape[:axis] + input.shape[axis + 1:], (n - 1) // 2, jnp.int64)
+
+
+def _median_all_body(input, ignore_nan):
+    flat = input.reshape(-1)
+    if flat.size == 0:
+        return jnp.full((), jnp.nan, input.dtype)
+    pos = _median_pos(flat, 0, ignore_nan)
+    value = jax.lax.stop_gradient(flat[sort_indices(flat, 0, False)[pos]])
+    # PyTorch's median() spreads the gradient evenly over the elements equal to the result
+    # (over the NaNs when it is NaN): same value, that gradient
+    hit = (flat == value) | (jnp.isnan(flat) & jnp.isnan(value)) \
+        if jnp.issubdtype(flat.dtype, jnp.inexact) else flat == value
+    if not jnp.issubdtype(flat.dtype, jnp.inexact):
+        return value
+    share = jnp.sum(jnp.where(hit, flat - jax.lax.stop_gradient(flat), 0)) / jnp.sum(hit)
+    return value + jnp.where(jnp.isnan(value), 0, share).astype(flat.dtype)
+
+
+def _median_dim_body(name, input, dim, keepdim, ignore_nan):
+    axis = axis1(dim, input.ndim)
+    if axis is None:
+        return input, jnp.zeros((), jnp.int64)
+    check_nonempty(name, input, axis)
+    pos = _median_pos(input, axis, ignore_nan)
+    return _pick(input, sort_indices(input, axis, False), pos, axis, keepdim)
+
+
+@op(promote=P.NONE, grad_fn="MedianBackward0", function=False, method=False)
+def _median_all(input):
+    return _median_all_body(input, False)
+
+
+@op(promote=P.NONE, grad_fn="MedianBackward1", function=False, method=False,
+    returns=RETURN_TYPES["median"])
+def _median_dim(input, dim, keepdim=False):
+    return _median_dim_body("median", input, dim, keepdim, False)
+
+
+@op(promote=P.NONE, grad_fn="NanmedianBackward0", function=False, method=False)
+def _nanmedian_all(input):
+    return _median_all_body(input, True)
+
+
+@op(promote=P.NONE, grad_fn="NanmedianBackward1", function=False, method=False,
+    returns=RETURN_TYPES["nanmedian"])
+def _nanmedian_dim(input, dim, keepdim=False):
+    return _median_dim_body("nanmedian", input, dim, keepdim, True)
+
+
+@op(promote=P.NONE, grad_fn="ModeBackward0", returns=RETURN_TYPES["mode"])
+def mode(input, dim=-1, keepdim=False):
+    """Most frequent value (the smallest among ties) and its last index, as PyTorch."""
+    axis = axis1(dim, input.ndim)
+    if axis is None:
+        return input, jnp.zeros((), jnp.int64)
+    check_nonempty("mode", input, axis)
+    x = jnp.moveaxis(input, axis, -1)
+    order = sort_indices(x, x.ndim - 1, False)
+    s = jnp.take_along_axis(x, order, -1)
+    n = s.shape[-1]
+    pos = jax.lax.broadcasted_iota(jnp.int64, s.shape, s.ndim - 1)
+    new = jnp.concatenate([jnp.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], -1)
+    last = jnp.concatenate([new[..., 1:], jnp.ones(s.shape[:-1] + (1,), bool)], -1)
+    start = jax.lax.cummax(jnp.where(new, pos, 0), axis=s.ndim - 1)
+    end = jax.lax.cummin(jnp.where(last, pos, n), axis=s.ndim - 1, reverse=True)
+    best = jnp.argmax(end - start, axis=-1)  # the first longest run: the smallest value
+    run_end = jnp.take_along_axis(end, best[..., None], -1)
+    idx = jnp.take_along_axis(order, run_end, -1)
+    vals = jnp.take_along_axis(x, idx, -1)
+    vals, idx = jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)
+    if not keepdim:
+        vals, idx = jnp.squeeze(vals, axis), jnp.squeeze(idx, axis)
+    return vals, idx
+
+
+# ---- searching and histograms ---------------------------------------------------------------
+
+def _search(sorted_sequence, values, right, out_int32):
+    side = "right" if right else "left"
+    dtype = jnp.int32 if out_int32 else jnp.int64
+    if sorted_sequence.ndim <= 1:
+        return jnp.searchsorted(sorted_sequence.reshape(-1), values, side=side).astype(dtype)
+    # N-D: one search per leading row
+    rows = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
+    vals = values.reshape(rows.shape[0], -1)
+    out = jax.vmap(lambda r, v: jnp.searchsorted(r, v, side=side))(rows, vals)
+    return out.reshape(values.shape).astype(dtype)
+
+
+def _check_search(seq, values):
+    if seq.ndim > 1 and (jnp.ndim(values) != seq.ndim or
+                         tuple(seq.shape[:-1]) != tuple(jnp.shape(values)[:-1])):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq.shape)} and input value tensor "
+            f"{list(jnp.shape(values))}")
+
+
+@op(promote=P.NONE, differentiable=False, method=False)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    _check_search(sorted_sequence, input)
+    return _search(sorted_sequence, input, right or side == "right", out_int32)
+
+
+@op(promote=P.NONE, differentiable=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
+    return _search(boundaries, input, right, out_int32)
+
+
+@op(promote=P.NONE, differentiable=False)
+def histc(input, bins=100, min=0, max=0):
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        from .pointwise import not_implemented
+        raise not_implemented("histogram_cpu", input)
+    flat = input.reshape(-1)
+    lo, hi = jnp.asarray(min, input.dtype), jnp.asarray(max, input.dtype)
+    if min == max and flat.size:  # the data's range, widened by 1 when it is a point
+        lo, hi = jnp.min(flat), jnp.max(flat)
+    same = lo == hi
+    lo, hi = jnp.where(same, lo - 1, lo), jnp.where(same, hi + 1, hi)
+    pos = jnp.floor((flat - lo) * bins / (hi - lo)).astype(jnp.int64)
+    pos = jnp.where(flat == hi, bins - 1, pos)
+    inside = (flat >= lo) & (flat <= hi)
+    return jnp.zeros(bins, input.dtype).at[jnp.where(inside, pos, bins)].add(
+        jnp.ones_like(flat), mode="drop")
+
+
+# ---- host-side: results whose shape depends on the values -----------------------------------
+
+def _host(t):
+    return np.asarray(t._data)
+
+
+def _out(arr, like, dtype):
+    from .creation import tensor
+    return tensor(np.asarray(arr), dtype=dtype, device=like.device)
+
+
+def _returns(values, inverse, counts, return_inverse, return_counts, like):
+    from .. import _dtype as dt
+    out = [_out(values, like, like.dtype)]
+    if return_inverse:
+        out.append(_out(inverse.astype(np.int64), like, dt.int64))
+    if return_counts:
+        out.append(_out(counts.astype(np.int64), like, dt.int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique: sorted unique values (each NaN is its own value, as in PyTorch)."""
+    arr = _host(input)
+    if dim is None:
+        flat = arr.reshape(-1)
+        vals, inv, counts = np.unique(flat, return_inverse=True, return_counts=True,
+                                      equal_nan=False)
+        return _returns(vals, inv.reshape(arr.shape), counts, return_inverse, return_counts,
+                        input)
+    d = axis1(dim, arr.ndim) or 0
+    vals, inv, counts = np.unique(arr, return_inverse=True, return_counts=True, axis=d)
+    return _returns(vals, inv.reshape(-1), counts, return_inverse, return_counts, input)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    arr = _host(input)
+    if dim is None:
+        flat = arr.reshape(-1)
+        if flat.size == 0:
+            new = np.zeros(0, bool)
+        else:
+            new = np.concatenate([[True], flat[1:] != flat[:-1]])
+        inv = np.cumsum(new) - 1
+        vals = flat[new]
+        counts = np.diff(np.append(np.nonzero(new)[0], flat.size))
+        return _returns(vals, inv.reshape(arr.shape), counts, return_inverse, return_counts,
+                        input)
+    d = axis1(dim, arr.ndim) or 0
+    moved = np.moveaxis(arr, d, 0).reshape(arr.shape[d], -1)
+    new = np.ones(moved.shape[0], bool)
+    new[1:] = np.any(moved[1:] != moved[:-1], axis=1)
+    inv = np.cumsum(new) - 1
+    vals = np.take(arr, np.nonzero(new)[0], axis=d)
+    counts = np.diff(np.append(np.nonzero(new)[0], moved.shape[0]))
+    return _returns(vals, inv, counts, return_inverse, return_counts, input)
+
+
+def bincount(input, weights=None, minlength=0):
+    from .. import _dtype as dt
+    from .pointwise import not_implemented
+    arr = _host(input)
+    if arr.dtype.kind not in "iub" or arr.dtype.kind == "b":
+        raise not_implemented("bincount_cpu", arr)
+    if arr.ndim != 1 or (arr.size and arr.min() < 0) or minlength < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and tuple(weights.shape) != tuple(arr.shape):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    w = None if weights is None else _host(weights)
+    counts = np.bincount(arr, weights=w, minlength=minlength)
+    if weights is None:
+        return _out(counts.astype(np.int64), input, dt.int64)
+    # float weights keep their dtype; others accumulate in double
+    out_dtype = weights.dtype if weights.dtype.is_floating_point else dt.float64
+    return _out(counts, input, out_dtype)
+
+
+def _bind():
+    from .._tensor import Tensor
+    for name in ("unique", "unique_consecutive", "bincount"):
+        setattr(Tensor, name, globals()[name])
+
+
+_bind()
+PLAIN = ["unique", "unique_consecutive", "bincount"]
