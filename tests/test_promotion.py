@@ -220,7 +220,8 @@ def test_integer_floor_div_and_mod_like_python(a, b):
 def test_float_floor_div_and_mod_like_python():
     vals = [(7.5, 2.0), (-7.5, 2.0), (7.5, -2.0), (-7.5, -2.0)]
     for a, b in vals:
-        x, y = torchish.tensor([a], dtype=torchish.float64), torchish.tensor([b], dtype=torchish.float64)
+        x = torchish.tensor([a], dtype=torchish.float64)
+        y = torchish.tensor([b], dtype=torchish.float64)
         assert (x // y).tolist() == [a // b]
         assert (x % y).tolist() == [a % b]
 

@@ -42,7 +42,7 @@ def _infer_dtype(data):
         x = stack.pop()
         if isinstance(x, Tensor):
             kind = builtins.max(kind, 10 + dt.ALL.index(x.dtype))
-        elif isinstance(x, (list, tuple)):
+        elif isinstance(x, (list, tuple, range)):
             stack.extend(x)
         elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
             kind = builtins.max(kind, 1)
@@ -122,7 +122,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _is_seq(x):
-    return isinstance(x, (list, tuple)) or isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0
+    return isinstance(x, (list, tuple, range)) or isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0
 
 
 def _check_nested(data):
@@ -612,6 +612,36 @@ def _bind():
 
 _bind()
 
-PLAIN = ["tensor", "as_tensor", "asarray", "from_numpy", "from_jax", "zeros", "ones", "empty",
-         "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
-         "logspace", "eye", "tril_indices", "triu_indices", "scalar_tensor"]
+class _LegacyTensorType(type):
+    """`torch.FloatTensor` and kin: constructors, and isinstance checks by dtype."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+
+    def __call__(cls, *args, device=None):
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            if isinstance(data, Tensor):
+                return data.to(cls.dtype)
+            return tensor(data, dtype=cls.dtype, device=device)
+        return empty(*args, dtype=cls.dtype, device=device)
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _legacy_types():
+    out = {}
+    for d in dt.ALL:
+        name = d._legacy + "Tensor"
+        out[name] = _LegacyTensorType(name, (), {"dtype": d, "__module__": "torch"})
+    return out
+
+
+_LEGACY = _legacy_types()
+globals().update(_LEGACY)
+
+PLAIN = list(_LEGACY) + [
+    "tensor", "as_tensor", "asarray", "from_numpy", "from_jax", "zeros", "ones", "empty",
+    "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+    "logspace", "eye", "tril_indices", "triu_indices", "scalar_tensor"]

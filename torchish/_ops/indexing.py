@@ -595,4 +595,5 @@ def masked_scatter(self, mask, source):
 for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter"):
     setattr(Tensor, _n, globals()[_n])
 
-PLAIN = ["where", "masked_select", "nonzero", "argwhere", "masked_scatter", "index_put", "index_put_"]
+PLAIN = ["where", "masked_select", "nonzero", "argwhere", "masked_scatter", "index_put",
+         "index_put_"]

@@ -227,10 +227,36 @@ def _einsum(equation, operands):
     return jnp.einsum(equation, *operands, precision=jax.lax.Precision.HIGHEST)
 
 
+def _sublist(sub):
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    out = []
+    for s in sub:
+        if s is Ellipsis:
+            out.append("...")
+        elif not 0 <= s < 52:
+            raise RuntimeError(f"einsum(): subscript in subscript list is not within the valid "
+                               f"range [0, 52), but got {s}")
+        else:
+            out.append(letters[s])
+    return "".join(out)
+
+
 def einsum(equation, *operands):
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    """torch.einsum(equation, *operands), with operands also as one list, or the sublist form
+    einsum(op1, [0, 1], op2, [1, 2], [0, 2])."""
+    from .._tensor import Tensor
+    if isinstance(equation, Tensor):  # sublist format
+        args = (equation,) + operands
+        out = args[-1] if len(args) % 2 else None  # an output sublist at the end
+        args = args[:-1] if out is not None else args
+        ops, subs = list(args[0::2]), args[1::2]
+        equation = ",".join(_sublist(sub) for sub in subs)
+        if out is not None:
+            equation += "->" + _sublist(out)
+        operands = ops
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    return _einsum(equation, list(operands))
+    return _einsum(equation.replace(" ", ""), list(operands))
 
 
 @op(promote=P.DEFAULT, grad_fn="TensordotBackward0", method=False)

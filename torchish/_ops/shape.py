@@ -1,6 +1,5 @@
 """Shape ops. Views (view, transpose, select, split, ...) alias their input's storage: each
 declares `view=`, a function giving the view steps (see `_storage.py`) for the call."""
-import builtins
 import math
 
 import jax
@@ -111,9 +110,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
-    sizes = infer_shape(sizes, shape[d])
-    return view(input, shape[:d] + sizes + shape[d + 1:]) if _view_steps(
-        input, shape[:d] + sizes + shape[d + 1:]) else reshape(input, shape[:d] + sizes + shape[d + 1:])
+    new = shape[:d] + infer_shape(sizes, shape[d]) + shape[d + 1:]
+    return view(input, new) if _view_steps(input, new) else reshape(input, new)
 
 
 # ---- dims: permute, transpose, squeeze, unsqueeze, expand --------------------------------
@@ -328,7 +326,8 @@ def _split_name(kinds, statics):
 
 
 @op(promote=P.NONE, grad_fn=_split_name, saves=(),
-    view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections, dim))
+    view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections,
+                                                               dim))
 def split(input, split_size_or_sections, dim=0):
     return [_apply_steps(input, s) for s in _split_steps(input.shape, split_size_or_sections, dim)]
 
@@ -618,41 +617,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return _repeat_interleave(input, repeats, dim)
 
 
-@op(promote=P.NONE, grad_fn="TrilBackward0", saves=(), inplace=True)
-def tril(input, diagonal=0):
-    if input.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return jnp.tril(input, diagonal)
-
-
-@op(promote=P.NONE, grad_fn="TriuBackward0", saves=(), inplace=True)
-def triu(input, diagonal=0):
-    if input.ndim < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return jnp.triu(input, diagonal)
-
-
-@op(promote=P.NONE, grad_fn="DiagBackward0", saves=())
-def diag(input, diagonal=0):
-    if input.ndim not in (1, 2):
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
-    return jnp.diag(input, diagonal)
-
-
-@op(promote=P.NONE, grad_fn="DiagEmbedBackward0", saves=())
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    d1, d2 = _wrap_dim(dim1, input.ndim + 1), _wrap_dim(dim2, input.ndim + 1)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = input.shape[-1] + abs(offset)
-    idx = jnp.arange(input.shape[-1])
-    out = jnp.zeros(input.shape[:-1] + (n, n), input.dtype)
-    rows = idx + max(-offset, 0)
-    cols = idx + max(offset, 0)
-    out = out.at[..., rows, cols].set(input)
-    return jnp.moveaxis(out, (-2, -1), (d1, d2))
-
-
 def _unfold_geometry(shape, dimension, size, step):
     d = _wrap_dim(dimension, len(shape))
     n = shape[d] if shape else 1
@@ -683,53 +647,6 @@ def unfold(input, dimension, size, step):
     x = jnp.take(input, idx.reshape(-1), axis=d)
     x = x.reshape(input.shape[:d] + (n, size) + input.shape[d + 1:])
     return jnp.moveaxis(x, d + 1, -1)
-
-
-@op(grad_fn="DiffBackward0", saves=(), tensors=("input", "prepend", "append"))
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    if input.ndim == 0:
-        raise RuntimeError("diff expects input to be at least one-dimensional")
-    if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
-    d = _wrap_dim(dim, input.ndim)
-    x = jnp.concatenate([p for p in (prepend, input, append) if p is not None], axis=d)
-    for _ in range(n):
-        a = jax.lax.slice_in_dim(x, 1, x.shape[d], axis=d)
-        b = jax.lax.slice_in_dim(x, 0, x.shape[d] - 1, axis=d)
-        x = a != b if x.dtype == jnp.bool_ else a - b
-    return x
-
-
-@op(grad_fn="CatBackward0", saves=(), function=False, method=False)
-def _block_diag(tensors):
-    mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
-    for i, t in enumerate(tensors):
-        if t.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {i} has {t.ndim} dimensions")
-    rows = builtins_sum(m.shape[0] for m in mats) if mats else 1
-    cols = builtins_sum(m.shape[1] for m in mats)
-    dtype = mats[0].dtype if mats else jnp.float32
-    out = jnp.zeros((rows, cols), dtype)
-    r = c = 0
-    for m in mats:
-        out = jax.lax.dynamic_update_slice(out, m, (r, c))
-        r, c = r + m.shape[0], c + m.shape[1]
-    return out
-
-
-def block_diag(*tensors):
-    return _block_diag(list(tensors))
-
-
-def cartesian_prod(*tensors):
-    for t in tensors:
-        if t.ndim != 1:
-            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
-    if len(tensors) == 1:
-        return tensors[0]
-    grids = meshgrid(*tensors, indexing="ij")
-    return stack([g.reshape(-1) for g in grids], 1)
 
 
 def broadcast_shapes(*shapes):
@@ -776,17 +693,19 @@ def meshgrid(*tensors, indexing="ij"):
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
     from .._tensor import Tensor
-    names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "expand_as",
-             "broadcast_to", "split_with_sizes", "chunk", "tensor_split", "contiguous",
-             "fliplr", "flipud", "tile"]
+    names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
+             "flatten", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
+             "tensor_split", "contiguous", "fliplr", "flipud", "tile"]
     for n in names:
         setattr(Tensor, n, globals()[n])
 
 
 _bind_plain()
 
-builtins_sum = builtins.sum
+from .structure import block_diag, cartesian_prod  # noqa: E402  (public via PLAIN)
 
-PLAIN = ["cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape", "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk",
-         "tensor_split", "hstack", "vstack", "row_stack", "dstack", "column_stack",
-         "atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]
+PLAIN = ["cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes",
+         "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape",
+         "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
+         "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
+         "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]

@@ -117,12 +117,12 @@ def _median_all_body(input, ignore_nan):
     value = jax.lax.stop_gradient(flat[sort_indices(flat, 0, False)[pos]])
     # PyTorch's median() spreads the gradient evenly over the elements equal to the result
     # (over the NaNs when it is NaN): same value, that gradient
-    hit = (flat == value) | (jnp.isnan(flat) & jnp.isnan(value)) \
-        if jnp.issubdtype(flat.dtype, jnp.inexact) else flat == value
     if not jnp.issubdtype(flat.dtype, jnp.inexact):
         return value
-    share = jnp.sum(jnp.where(hit, flat - jax.lax.stop_gradient(flat), 0)) / jnp.sum(hit)
-    return value + jnp.where(jnp.isnan(value), 0, share).astype(flat.dtype)
+    hit = (flat == value) | (jnp.isnan(flat) & jnp.isnan(value))
+    count = jnp.sum(hit)
+    share = jnp.sum(jnp.where(hit, flat - jax.lax.stop_gradient(flat), 0)) / count
+    return jnp.where(jnp.isnan(value), jnp.sum(jnp.where(hit, flat, 0)) / count, value + share)
 
 
 def _median_dim_body(name, input, dim, keepdim, ignore_nan):
@@ -206,10 +206,19 @@ def _check_search(seq, values):
             f"{list(jnp.shape(values))}")
 
 
-@op(promote=P.NONE, differentiable=False, method=False)
+@op(promote=P.NONE, differentiable=False, method=False,
+    tensors=("sorted_sequence", "input", "sorter"))
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
     _check_search(sorted_sequence, input)
+    if side is not None and side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
+                           f"{side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
+                           "side of left while right was True")
+    if sorter is not None:
+        sorted_sequence = jnp.take_along_axis(sorted_sequence, sorter, -1)
     return _search(sorted_sequence, input, right or side == "right", out_int32)
 
 

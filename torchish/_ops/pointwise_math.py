@@ -1,0 +1,372 @@
+"""Pointwise math: the unary functions (one table), special functions with PyTorch's
+algorithms where JAX's differ (trigamma, Hurwitz zeta), and the activations (also
+`torch.nn.functional`)."""
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+
+from .pointwise import _check_bool_sub, _is_bool, _is_int, _reject, legacy_name
+from .registry import Promote, op
+
+P = Promote
+
+
+# ---- unary math: one table, one declaration each ------------------------------------------
+
+def _abs(x):
+    # x * sign(x) has PyTorch's gradient sgn(x) (0 at 0); jnp.abs' is 1 at 0
+    return jnp.abs(x) if jnp.iscomplexobj(x) else x * jnp.sign(x)
+
+
+def _i0(x):
+    # i0 is even: exp(x * sign(x)) avoids abs, whose JAX derivative at 0 is 1 (i0'(0) = 0)
+    return jnp.exp(x * jnp.sign(x)) * jsp.i0e(x)
+
+
+@jax.custom_jvp
+def _trigamma(x):
+    """PyTorch's `calc_trigamma` (JAX's zeta-based polygamma(1, x) is wrong for x < 0)."""
+    reflect = x < 0.5
+    sin_pi_x = jnp.sin(math.pi * x)
+    result = jnp.where(reflect, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), 0.0)
+    x = jnp.where(reflect, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+    return jnp.where(reflect, -result, result)
+
+
+_trigamma.defjvp(lambda primals, tangents: (_trigamma(primals[0]),
+                                            _polygamma(2, primals[0]) * tangents[0]))
+
+
+@jax.custom_jvp
+def _digamma(x):
+    # PyTorch: digamma(+-0) = -+inf, negative integers give nan
+    return jnp.where(x == 0, jnp.copysign(jnp.inf, -x), jsp.digamma(x))
+
+
+# digamma' is trigamma: JAX's own rule uses the zeta form, wrong for x < 0
+_digamma.defjvp(lambda primals, tangents: (_digamma(primals[0]),
+                                           _trigamma(primals[0]) * tangents[0]))
+
+
+def _sign(x):
+    return x if _is_bool(x) else jnp.sign(x)
+
+
+def _neg(x):
+    if _is_bool(x):
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return jnp.negative(x)
+
+
+def _positive(x):
+    if _is_bool(x):
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+def _relu(x):
+    if _is_bool(x):
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return jax.nn.relu(x)
+
+
+def _rounding(fn):
+    return lambda x: x if _is_int(x) else fn(x)
+
+
+# name: (jax function, promotion kind, what PyTorch saves for backward)
+_UNARY = {
+    "exp": (jnp.exp, P.INT_TO_FLOAT, "result"),
+    "exp2": (jnp.exp2, P.INT_TO_FLOAT, "result"),
+    "expm1": (jnp.expm1, P.INT_TO_FLOAT, "result"),
+    "log": (jnp.log, P.INT_TO_FLOAT, "inputs"),
+    "log2": (jnp.log2, P.INT_TO_FLOAT, "inputs"),
+    "log10": (jnp.log10, P.INT_TO_FLOAT, "inputs"),
+    "log1p": (jnp.log1p, P.INT_TO_FLOAT, "inputs"),
+    "sqrt": (jnp.sqrt, P.INT_TO_FLOAT, "result"),
+    "rsqrt": (jax.lax.rsqrt, P.INT_TO_FLOAT, "result"),
+    "sin": (jnp.sin, P.INT_TO_FLOAT, "inputs"),
+    "cos": (jnp.cos, P.INT_TO_FLOAT, "inputs"),
+    "tan": (jnp.tan, P.INT_TO_FLOAT, "result"),
+    "asin": (jnp.arcsin, P.INT_TO_FLOAT, "inputs"),
+    "acos": (jnp.arccos, P.INT_TO_FLOAT, "inputs"),
+    "atan": (jnp.arctan, P.INT_TO_FLOAT, "inputs"),
+    "sinh": (jnp.sinh, P.INT_TO_FLOAT, "inputs"),
+    "cosh": (jnp.cosh, P.INT_TO_FLOAT, "inputs"),
+    "tanh": (jnp.tanh, P.INT_TO_FLOAT, "result"),
+    "asinh": (jnp.arcsinh, P.INT_TO_FLOAT, "inputs"),
+    "acosh": (jnp.arccosh, P.INT_TO_FLOAT, "inputs"),
+    "atanh": (jnp.arctanh, P.INT_TO_FLOAT, "inputs"),
+    "sigmoid": (jax.nn.sigmoid, P.INT_TO_FLOAT, "result"),
+    "erf": (jsp.erf, P.INT_TO_FLOAT, "inputs"),
+    "erfc": (jsp.erfc, P.INT_TO_FLOAT, "inputs"),
+    "erfinv": (jsp.erfinv, P.INT_TO_FLOAT, "inputs"),
+    "lgamma": (jsp.gammaln, P.INT_TO_FLOAT, "inputs"),
+    "digamma": (_digamma, P.INT_TO_FLOAT, "inputs"),
+    "reciprocal": (lambda x: 1 / x, P.INT_TO_FLOAT, "result"),
+    "sinc": (jnp.sinc, P.INT_TO_FLOAT, "inputs"),
+    "deg2rad": (jnp.deg2rad, P.INT_TO_FLOAT, ()),
+    "rad2deg": (jnp.rad2deg, P.INT_TO_FLOAT, ()),
+    "i0": (_i0, P.INT_TO_FLOAT, "inputs"),
+    "neg": (_neg, P.DEFAULT, ()),
+    "sign": (_sign, P.DEFAULT, ()),
+    "sgn": (_sign, P.DEFAULT, ()),
+    "abs": (_abs, P.COMPLEX_TO_FLOAT, "inputs"),
+    "floor": (_rounding(jnp.floor), P.DEFAULT, ()),
+    "ceil": (_rounding(jnp.ceil), P.DEFAULT, ()),
+    "trunc": (_rounding(jnp.trunc), P.DEFAULT, ()),
+    "frac": (lambda x: x - jnp.trunc(x), P.DEFAULT, ()),
+    "positive": (_positive, P.NONE, ()),
+    "conj": (jnp.conj, P.NONE, ()),
+    "angle": (jnp.angle, P.INT_TO_FLOAT, "inputs"),
+    "relu": (_relu, P.DEFAULT, "result"),
+}
+# CPU kernels PyTorch lacks for some dtypes: name -> (kernel name, rejected kinds)
+_KERNELS = {"abs": ("abs_cpu", "b"), "floor": ("floor_vml_cpu", "b"),
+            "ceil": ("ceil_vml_cpu", "b"), "trunc": ("trunc_vml_cpu", "b"),
+            "frac": ("frac_cpu", "bi")}
+_GRAD_NAMES = {"sgn": "SgnBackward0", "positive": None, "fix": "TruncBackward0"}
+_ALIASES = {"neg": ("negative",), "abs": ("absolute",), "asin": ("arcsin",),
+            "acos": ("arccos",), "atan": ("arctan",), "asinh": ("arcsinh",),
+            "acosh": ("arccosh",), "atanh": ("arctanh",), "trunc": ("fix",)}
+_NN_UNARY = {"relu", "sigmoid", "tanh"}
+
+
+def _declare_unary(name, fn, kind, saves):
+    kernel = _KERNELS.get(name)
+
+    def body(input):
+        if kernel is not None:
+            _reject(kernel[0], input, kernel[1])
+        return fn(input)
+    body.__name__ = name
+    body.__doc__ = f"torch.{name}: elementwise {name}."
+    op(name, promote=kind, grad_fn=_GRAD_NAMES.get(name, name.capitalize() + "Backward0"),
+       saves=saves, inplace=name not in ("positive",), nn=name in _NN_UNARY,
+       aliases=_ALIASES.get(name, ()),
+       dunders={"neg": ("__neg__",), "abs": ("__abs__",), "positive": ("__pos__",)}.get(
+           name, ()))(body)
+
+
+for _name, (_fn, _kind, _saves) in _UNARY.items():
+    _declare_unary(_name, _fn, _kind, _saves)
+
+_PREDICATES = {"isnan": jnp.isnan, "isinf": jnp.isinf, "isfinite": jnp.isfinite,
+               "isposinf": jnp.isposinf, "isneginf": jnp.isneginf, "signbit": jnp.signbit,
+               "isreal": jnp.isreal}
+for _name, _fn in _PREDICATES.items():
+    op(_name, promote=P.NONE, differentiable=False, inplace=False)(
+        (lambda f: lambda input: f(input))(_fn))
+
+
+@op(grad_fn="PowBackward0", inplace=True, tensors=("input", "_exponent"),
+    promoted=("input", "_exponent"))
+def square(input, _exponent=2):
+    """torch.square: `pow(input, 2)`, with pow's promotion (bool -> int64)."""
+    return input * input
+
+
+@op(promote=P.DEFAULT, grad_fn="RoundBackward0", inplace=True, saves=())
+def round(input, *, decimals=0):
+    _reject("round_vml_cpu", input, "b")
+    if _is_int(input):
+        return input
+    if decimals == 0:
+        return jnp.round(input)
+    return jnp.round(input, decimals)
+
+
+# ---- activations (also torch.nn.functional) -----------------------------------------------
+
+def _no_bool_clamp(x):
+    if _is_bool(x):
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+
+
+@op(grad_fn="HardtanhBackward0", inplace=True, nn=True)
+def relu6(input):
+    _no_bool_clamp(input)
+    return jnp.clip(input, 0, 6)
+
+
+@op(grad_fn="HardtanhBackward0", inplace=True, nn=True)
+def hardtanh(input, min_val=-1.0, max_val=1.0):
+    _no_bool_clamp(input)
+    return jnp.where(input < min_val, min_val, jnp.where(input > max_val, max_val, input))
+
+
+@op(grad_fn="LeakyReluBackward0", inplace=True, nn=True, inplace_grad_fn="LeakyReluBackward1")
+def leaky_relu(input, negative_slope=0.01):
+    _reject("leaky_relu_cpu", input, "bi")
+    return jnp.where(input > 0, input, input * negative_slope)
+
+
+@op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
+def elu(input, alpha=1.0):
+    _reject("elu_cpu", input, "bi")
+    return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
+
+
+@op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
+def selu(input):
+    _reject("elu_cpu", input, "bi")
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return scale * jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
+
+
+@op(grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1")
+def celu(input, alpha=1.0):
+    _reject("elu_cpu", input, "bi")
+    return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0) / alpha))
+
+
+@op(grad_fn="GeluBackward0", nn=True, function=False, method=False)
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _reject("GeluKernelImpl", input, "bi")
+    return jax.nn.gelu(input, approximate=approximate == "tanh")
+
+
+@op(grad_fn="SiluBackward0", nn=True, function=False, method=False)
+def silu(input):
+    _reject("silu_cpu", input, "bi")
+    return input * jax.nn.sigmoid(input)
+
+
+@op(grad_fn="MishBackward0", nn=True, function=False, method=False)
+def mish(input):
+    _reject("mish_cpu", input, "bi")
+    return input * jnp.tanh(jax.nn.softplus(input))
+
+
+@op(grad_fn="SoftplusBackward0", nn=True, function=False, method=False)
+def softplus(input, beta=1.0, threshold=20.0):
+    _reject("softplus_cpu", input, "bi")
+    scaled = input * beta
+    return jnp.where(scaled > threshold, input, jnp.log1p(jnp.exp(scaled)) / beta)
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="DivBackward0", nn=True, function=False, method=False)
+def softsign(input):
+    _reject("abs_cpu", input, "b")
+    return input / (1 + jnp.abs(input))
+
+
+@op(grad_fn="HardswishBackward0", nn=True, function=False, method=False)
+def hardswish(input):
+    _reject("hardswish_cpu", input, "bi")
+    return input * jnp.clip(input + 3, 0, 6) / 6
+
+
+@op(grad_fn="HardsigmoidBackward0", nn=True, function=False, method=False)
+def hardsigmoid(input):
+    _reject("hardsigmoid_cpu", input, "bi")
+    return jnp.clip(input + 3, 0, 6) / 6
+
+
+@op(grad_fn="LogSigmoidBackward0", nn=True, function=False, method=False)
+def logsigmoid(input):
+    _reject("log_sigmoid_cpu", input, "bi")
+    return jax.nn.log_sigmoid(input)
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="SubBackward0", nn=True, function=False, method=False)
+def tanhshrink(input):
+    _check_bool_sub(input)
+    return input - jnp.tanh(input)
+
+
+@op(grad_fn="SoftshrinkBackward0", nn=True, function=False, method=False)
+def softshrink(input, lambd=0.5):
+    _reject("softshrink_check", input, "bi")
+    if lambd < 0:
+        big = float(jnp.finfo(input.dtype).max)
+        raise RuntimeError(f"lambda must be in range [0, {big:g}] for input dtype "
+                           f"{legacy_name(input)}, but found {lambd:g}")
+    return jnp.where(input > lambd, input - lambd, jnp.where(input < -lambd, input + lambd, 0))
+
+
+@op(grad_fn="HardshrinkBackward0", nn=True, function=False, method=False)
+def hardshrink(input, lambd=0.5):
+    _reject("hardshrink_cpu", input, "bi")
+    return jnp.where(jnp.abs(input) > lambd, input, 0)
+
+
+@op(grad_fn="ThresholdBackward0", nn=True, inplace=True, inplace_grad_fn="ThresholdBackward1")
+def threshold(input, threshold, value):
+    _reject("threshold_cpu", input, "b")
+    return jnp.where(input > threshold, input, value)
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="LogitBackward0", inplace=True)
+def logit(input, eps=None):
+    x = input if eps is None else jnp.clip(input, eps, 1 - eps)
+    return jnp.log(x / (1 - x))
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method=False)
+def polygamma(n, input):
+    if n == 0:
+        return _digamma(input)
+    if n == 1:
+        return _trigamma(input)
+    return _polygamma(n, input)
+
+
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _zeta(x, q):
+    """PyTorch's (Cephes) Hurwitz zeta for integer x > 1: a direct sum until q + i > 9, then
+    Euler-Maclaurin. Unlike jax.scipy.special.zeta it is right for negative non-integer q."""
+    def cond(c):
+        i, a, _, _ = c
+        return jnp.any((i < 9) | (a <= 9.0))
+
+    def step(c):
+        i, a, b, total = c
+        more = (i < 9) | (a <= 9.0)
+        a2 = a + 1
+        b2 = a2 ** -x
+        return (i + 1, jnp.where(more, a2, a), jnp.where(more, b2, b),
+                jnp.where(more, total + b2, total))
+    zero = jnp.zeros(jnp.shape(q), jnp.int32)
+    _, a, b, total = jax.lax.while_loop(cond, step, (zero, q, q ** -x, q ** -x))
+    w = a
+    total = total + b * w / (x - 1) - 0.5 * b
+    fac, k = 1.0, 0.0
+    for coef in _ZETA_A:
+        fac = fac * (x + k)
+        b = b / w
+        total = total + fac * b / coef
+        k += 1
+        fac = fac * (x + k)
+        b = b / w
+        k += 1
+    pole = (q <= 0) & (q == jnp.floor(q))
+    return jnp.where(pole, jnp.inf, total)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _polygamma(n, x):
+    return (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * _zeta(n + 1.0, x)
+
+
+_polygamma.defjvp(lambda n, primals, tangents: (_polygamma(n, primals[0]),
+                                                _polygamma(n + 1, primals[0]) * tangents[0]))
+
+
+del _name, _fn, _kind, _saves
