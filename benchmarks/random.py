@@ -2,7 +2,7 @@
 
     python benchmarks/random.py
 """
-import os  # noqa: F401
+import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,6 +29,8 @@ def main():
             row += [f"{t_pt * 1e3:.1f}", f"{t_ish / t_pt:.2f}x"]
         rows.append(row)
     table(rows, ["call", "torchish ms", "PyTorch ms", "torchish/PyTorch"][:len(rows[0])])
+    if hasattr(os, "getloadavg"):     # timings on a shared machine mean little without it
+        print("load average (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())
 
 
 if __name__ == "__main__":

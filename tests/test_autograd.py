@@ -515,3 +515,107 @@ def test_view_history_regenerated_after_base_inplace():
         (v * T.tensor([1.0, 5.0])).sum().backward()
         return name, x.grad, v._version
     run_both(program)
+
+
+# ---- views read inside their consumer; view backwards fused into their producer's --------
+# (registry `_collect` and graph `_fusable_views`: these must not change any observable result)
+
+def _linear_program(T):
+    T.manual_seed(0)
+    x = T.randn(5, 7)
+    w1 = T.randn(4, 7, requires_grad=True)
+    b1 = T.randn(4, requires_grad=True)
+    w2 = T.randn(3, 4, requires_grad=True)
+    h = T.nn.functional.linear(x, w1, b1).relu()
+    out = h @ w2.t() + h.permute(1, 0).sum(0, keepdim=True).t()[:, :1] * w2.T[1:2, :]
+    return out, (w1, b1, w2)
+
+
+def test_fused_view_backward_matches_torch():
+    def program(T):
+        out, params = _linear_program(T)
+        names = [out.grad_fn.name()] + [n.name() for n, _ in out.grad_fn.next_functions
+                                        if n is not None]
+        out.sum().backward()
+        return [p.grad for p in params] + names
+    run_both(program, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_view_backward_twice_with_retain_graph():
+    def program(T):
+        out, params = _linear_program(T)
+        out.sum().backward(retain_graph=True)
+        out.pow(2).sum().backward()
+        return [p.grad for p in params]
+    run_both(program, rtol=1e-5, atol=1e-5)
+
+
+def test_view_node_hooks_and_grad_of_view_see_view_shaped_gradients():
+    def program(T):
+        T.manual_seed(0)
+        x = T.randn(5, 7)
+        w = T.randn(4, 7, requires_grad=True)
+        wt = w.t()
+        seen = []
+        wt.grad_fn.register_hook(lambda gi, go: seen.append([tuple(g.shape) for g in go]))
+        out = (x @ wt).tanh().sum()
+        g_view, = T.autograd.grad(out, [wt], retain_graph=True)
+        out.backward()
+        return [g_view, w.grad, str(seen)]
+    run_both(program, rtol=1e-5, atol=1e-6)
+
+
+def test_view_of_view_operands_and_inplace_on_base():
+    def program(T):
+        base = T.arange(24.).reshape(4, 6).requires_grad_()
+        y = base * 1.0
+        v = y.t()[1:5, ::2]               # a view of a view, read inside the consumer
+        r = (v * T.arange(8.).reshape(4, 2)).sum()
+        y.mul_(2)                        # the view now sees the new values
+        r2 = (v ** 2).sum()
+        (r + r2).backward()
+        return [r, r2, base.grad, v]
+    run_both(program)
+
+
+def test_plans_follow_default_dtype_changes():
+    def program(T):
+        x = T.tensor([1, 2, 3])
+        first = [(x / 2).dtype, (x * 1.5).dtype, x.float().mean().dtype]
+        T.set_default_dtype(T.float64)
+        try:
+            second = [(x / 2).dtype, (x * 1.5).dtype, (x + 2.5).dtype]
+        finally:
+            T.set_default_dtype(T.float32)
+        return [str(d) for d in first + second]
+    run_both(program)
+
+
+def test_static_true_and_one_get_separate_plans():
+    from torchish._ops.registry import REGISTRY, _get_plan
+    definition = REGISTRY["sum"]
+    kinds = ((torchish.float32, False),)
+    assert _get_plan(definition, (None, True, None), kinds) is not \
+        _get_plan(definition, (None, 1, None), kinds)
+
+
+def test_products_save_an_input_only_when_another_needs_it():
+    # torch's mul/div/mm/addmm save `self` only for the other operand's gradient, so an
+    # in-place change of an input that no gradient needs does not make backward raise
+    def program(T):
+        out = []
+        for f in [lambda x, m: x * m, lambda x, m: x / m, lambda x, m: m / x,
+                  lambda x, m: x @ m, lambda x, m: T.mm(m, x), lambda x, m: T.addmm(x, m, m),
+                  lambda x, m: T.outer(x[0], m[0]), lambda x, m: T.mv(m, x[0])]:
+            for change_x in (True, False):
+                x = T.ones(2, 2, requires_grad=True) * 1.0
+                m = T.full((2, 2), 3.0)
+                y = f(x, m)
+                (x if change_x else m).add_(1)
+                try:
+                    y.sum().backward()
+                    out.append("ok")
+                except RuntimeError as exc:
+                    out.append(str(exc)[:60])
+        return out
+    run_both(program)

@@ -3,8 +3,9 @@
 * Golden replays (no torch needed): tests/goldens/rng_goldens.json, written from real torch by
   tools/make_rng_goldens.py; every value is compared through its integer bit pattern.
 * Arithmetic: the float32/float64 fma emulations against exact rationals; the libm wrappers
-  against ``math``; the fast AVX2 normal kernel against the reference emulation (a strided
-  sweep of every possible input; TORCHISH_EXHAUSTIVE=1 sweeps all 2**24 of each).
+  against ``math``; the fast AVX2 normal kernels (NumPy and jitted XLA, every compiled chunk
+  size and mode) against the reference emulation (a strided sweep of every possible input;
+  TORCHISH_EXHAUSTIVE=1 sweeps all 2**24 of each); the XLA kernel's self-check.
 * Differential tests against live torch when it is importable: random seeds, sizes, dtypes and
   call sequences; state exchange both ways; crafted states that make torch hand out chosen
   raw draws (so edge inputs reach the kernels).
@@ -319,7 +320,88 @@ def test_fast_kernel_equals_reference_over_domain():
         assert_bits_equal(co, c, "cos kernel")
 
 
-def test_normal_blocks_match_reference_with_mean_std():
+def _domain_blocks(step):
+    """Raw draws whose 16-blocks sweep every log input (slots 0..7) and, independently, every
+    angle input (slots 8..15); the unused high byte of each draw varies too."""
+    k = np.arange(0, 1 << 24, step, dtype=np.uint32)
+    k = np.concatenate([k, np.zeros((-k.size) % 8, np.uint32)])
+    blocks = np.empty((k.size // 8, 2, 8), np.uint32)
+    blocks[:, 0] = k.reshape(-1, 8)
+    blocks[:, 1] = np.random.default_rng(8).permutation(k).reshape(-1, 8)
+    raw = blocks.reshape(-1)
+    raw |= (np.arange(raw.size, dtype=np.uint32) % 256) << 24
+    return raw
+
+
+def _xla_halves(fn, raw, mean, std, xla=None):
+    halves = (xla or mf._XLA).run(fn, raw, mean, std)
+    return np.stack([np.asarray(h) for h in halves], 1).reshape(-1)
+
+
+@pytest.mark.parametrize("mode,mean,std", [("plain", 0.0, 1.0), ("pre", 0.0, 1.0),
+                                           ("fma", 0.5, 2.0), ("fma", -0.0, 1.0)])
+def test_xla_kernel_equals_reference_over_domain(mode, mean, std):
+    """The compiled XLA kernel (each chunk size) == the reference on (a sweep of) every input."""
+    step = 1 if os.environ.get("TORCHISH_EXHAUSTIVE") else 23
+    raw = _domain_blocks(step)
+    assert mf._xla_mode(mean, std) == mode or mode == "pre"
+    for size in mf._XLA_SIZES:
+        fn = mf._xla_fn(mode, size)
+        assert fn is not None, f"XLA kernel {mode}/{size} failed its self-check"
+        for lo in range(0, raw.size, size):
+            r = raw[lo:lo + size]
+            if r.size < size:
+                r = np.concatenate([r, np.zeros(size - r.size, np.uint32)])
+            u = (r & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2 ** -24)
+            want = mf.normal16_avx2(u, mean, std, pre_fma=mode == "pre").ravel()
+            assert_bits_equal(_xla_halves(fn, r, mean, std), want, f"{mode} {size} at {lo}")
+
+
+def test_xla_self_check_rejects_a_wrong_kernel(monkeypatch):
+    """If the backend did not contract a*b+c as the fast variant needs, the self-check must
+    notice and fall back to the float64 variant. Simulated by rounding each product on its own:
+    XLA drops optimization barriers, and LLVM narrows f32(f64(a) * f64(b)) back to a float32
+    product and fuses it, but it cannot drop the ``+ c*0`` (not foldable for floats).
+    """
+    import jax
+    import jax.numpy as jnp
+    real = mf._xla_fma
+
+    def uncontracted(a, b, c, contract):
+        if contract:
+            f64 = jnp.float64
+            c = jnp.asarray(c)
+            p = a.astype(f64) * b.astype(f64) + c.astype(f64) * 0.0
+            return p.astype(jnp.float32) + c
+        return real(a, b, c, False)
+    rng = np.random.default_rng(9)
+    a, b, c = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
+    sim = np.asarray(jax.jit(lambda a, b, c: uncontracted(a, b, c, True))(a, b, c))
+    assert_bits_equal(sim, a * b + c, "the simulation is unfused")
+    monkeypatch.setattr(mf, "_xla_fma", uncontracted)
+    x = mf._XlaNormal()
+    size = mf._XLA_SIZES[0]
+    assert x.fn("plain", size) is not None and x.contracted[("plain", size)] is False
+    raw = _domain_blocks(997)[:size]
+    u = (raw & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2 ** -24)
+    assert_bits_equal(_xla_halves(x.fns[("plain", size)], raw, 0.0, 1.0, x),
+                      mf.normal16_avx2(u, 0.0, 1.0).ravel())
+
+
+def test_xla_modes_and_fallbacks():
+    assert mf._xla_mode(0.0, 1.0) == "plain"
+    assert mf._xla_mode(-0.0, 1.0) == "fma"
+    assert mf._xla_mode(0.5, 0.02) == "fma"
+    assert mf._xla_mode(0.0, 0.0) == "fma"
+    # results could be subnormal (XLA's CPU runtime flushes them) or overflow: NumPy's fmaf
+    for mean, std in ((0.0, 1e-40), (1e-42, 1.0), (0.0, 3e38), (float("nan"), 1.0)):
+        assert mf._xla_mode(mean, std) == "pre", (mean, std)
+    assert mf._xla_mode(0.0, 1.0000000001) == "plain"     # PyTorch's fmaf takes float(std)
+
+
+@pytest.mark.parametrize("use_xla", [True, False])
+def test_normal_blocks_match_reference_with_mean_std(use_xla, monkeypatch):
+    monkeypatch.setattr(mf, "_XLA_ON", use_xla and mf._XLA_ON)
     rng = np.random.default_rng(4)
     raw = rng.integers(0, 2 ** 32, 16 * 3000, dtype=np.uint64).astype(np.uint32)
     raw[:16] = 0                                    # radius -0 and sin(0): signed zeros
@@ -336,14 +418,22 @@ def test_normal_blocks_match_reference_with_mean_std():
         assert_bits_equal(got, mf.normal16_avx2(u, mean, std).ravel(), f"{mean},{std}")
 
 
-def test_threaded_normals_equal_single_threaded(monkeypatch):
+def test_xla_normals_equal_numpy_kernel(monkeypatch):
     n = 16 * mf._CHUNK_BLOCKS * 6 + 7                # several chunks plus a tail
-    for mean, std in ((0.0, 1.0), (0.25, 3.0)):
-        monkeypatch.setattr(mf, "_THREADS", 4)
-        a = MT19937Engine(31).normal(n, "float32", mean, std)
-        monkeypatch.setattr(mf, "_THREADS", 1)
-        b = MT19937Engine(31).normal(n, "float32", mean, std)
-        assert_bits_equal(a, b)
+    for mean, std in ((0.0, 1.0), (0.25, 3.0), (-0.0, 1.0), (0.0, 1e-40)):
+        a = MT19937Engine(31).normal(n, "float32", mean, std)      # XLA kernel
+        monkeypatch.setattr(mf, "_XLA_ON", False)
+        b = MT19937Engine(31).normal(n, "float32", mean, std)      # NumPy kernel
+        monkeypatch.setattr(mf, "_XLA_ON", True)
+        assert_bits_equal(a, b, f"XLA vs NumPy {mean},{std}")
+
+
+def test_outputs_aligned_for_zero_copy():
+    """Large float samples are 64-byte aligned, so jax.device_put aliases them (no copy)."""
+    e = MT19937Engine(2)
+    for arr in (e.normal(5000), e.normal((50, 100)), e.uniform(5000), e.normal(3000, "float64"),
+                e.uniform(7, "float32", -1.0, 2.0)):
+        assert arr.ctypes.data % 64 == 0 and arr.flags.c_contiguous
 
 
 # ------------------------------------------------------------------------------- API behaviour
@@ -419,6 +509,57 @@ def test_live_random_seeds_sizes():
                 got, want = e.randint(lo, hi, (n,)), torch.randint(lo, hi, (n,))
             assert_bits_equal(got, _tnp(want), f"seed {seed} kind {kind} n {n} {dt}")
         assert_bits_equal(e.get_state(), torch.get_rng_state().numpy(), "state")
+
+
+@needs_torch
+def test_live_small_sizes_every_dtype_interleaved():
+    """Sizes 0..40 (scalar path, one block, tails), every float dtype, calls interleaved."""
+    for seed in (0, 1, 2 ** 63 + 5):
+        e = MT19937Engine(seed)
+        torch.manual_seed(seed)
+        for n in range(41):
+            for dt in _DTS:
+                tdt = getattr(torch, dt)
+                assert_bits_equal(e.normal(n, dt), _tnp(torch.randn(n, dtype=tdt)), f"n {n} {dt}")
+                assert_bits_equal(e.uniform(n, dt), _tnp(torch.rand(n, dtype=tdt)), f"u {n} {dt}")
+            assert_bits_equal(e.normal(n, "float32", 0.5, 2.0),
+                              torch.empty(n).normal_(0.5, 2.0).numpy(), f"normal_ {n}")
+            assert_bits_equal(e.randint(0, 7, (n,)), torch.randint(0, 7, (n,)).numpy())
+        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy(), "state")
+
+
+@needs_torch
+def test_live_kernel_boundaries():
+    """Sizes around the NumPy/XLA switch and the XLA chunk sizes, interleaved with other calls."""
+    sizes = [4095, 4096, 4097, 4111, 16384, 16385, 65536 + 16, 262144 - 1, 262144,
+             262144 + 17, 2 * 262144 + 65536 + 5]
+    e = MT19937Engine(17)
+    torch.manual_seed(17)
+    for i, n in enumerate(sizes):
+        dt = _DTS[i % 4]
+        tdt = getattr(torch, dt)
+        m, s = ((0.0, 1.0), (-0.0, 1.0), (1.5, 0.25), (0.0, 0.02))[i % 4]
+        assert_bits_equal(e.normal(n, dt, m, s), _tnp(torch.empty(n, dtype=tdt).normal_(m, s)),
+                          f"normal {n} {dt} {m} {s}")
+        assert_bits_equal(e.uniform(n, dt, -m, s + 1), _tnp(torch.empty(n, dtype=tdt)
+                                                            .uniform_(-m, s + 1)), f"u {n}")
+        assert_bits_equal(e.normal(3), torch.randn(3).numpy())      # scalar path + its cache
+    assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
+
+
+@needs_torch
+@pytest.mark.skipif(not os.environ.get("TORCHISH_RNG_10M"), reason="set TORCHISH_RNG_10M=1")
+def test_live_10m():
+    """The benchmark's size, several seeds (about 10 s)."""
+    for seed in (0, 123, 2 ** 64 - 1):
+        e = MT19937Engine(seed)
+        torch.manual_seed(seed)
+        n = 10_000_000
+        assert_bits_equal(e.normal(n), torch.randn(n).numpy(), f"randn {seed}")
+        assert_bits_equal(e.uniform(n), torch.rand(n).numpy(), f"rand {seed}")
+        assert_bits_equal(e.normal(n, "float32", 0.1, 0.9),
+                          torch.empty(n).normal_(0.1, 0.9).numpy(), f"normal_ {seed}")
+        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
 
 
 @needs_torch

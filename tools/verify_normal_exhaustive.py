@@ -9,6 +9,10 @@ draws by crafting a generator state whose ``left``/``next`` counters make it han
 * part A: every k1 in [0, 2**24) with angle draw 0 (cos = 1 exactly) -> output == radius(k1);
 * part B: every k2 with k1 = 6601320, whose radius is exactly 1.0 -> outputs == cos, sin(k2).
 
+Both of torchish's implementations of the kernel are checked against those outputs: the NumPy
+one (what ``MT19937Engine.normal`` runs for these 608-value calls) and the jitted XLA one (what it
+runs for 4096+ values), fed the same raw draws in one call per part, for every compiled chunk size.
+
 Usage: ``python tools/verify_normal_exhaustive.py [step]`` (step > 1 samples every step-th
 value). Needs real torch; prints the number of mismatching outputs (0 expected).
 """
@@ -19,6 +23,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, ".")
+from torchish import _random_mathfun as mf  # noqa: E402
 from torchish._random_engine import MT19937Engine, untemper  # noqa: E402
 
 PER_CALL = 608                 # 38 blocks: the most a crafted state can hand out (<= 623)
@@ -53,6 +58,25 @@ def run(blocks_raw):
     return out_t, out_o
 
 
+def run_xla(blocks_raw, size):
+    """The XLA kernel on the same raw draws (chunks of ``size``), as one sequential pass."""
+    flat = blocks_raw.reshape(-1)
+    pos = [0]
+
+    def draw(k):
+        pos[0] += k
+        return flat[pos[0] - k:pos[0]].copy()
+    saved = mf._XLA_SIZES
+    mf._XLA_SIZES = tuple(s for s in saved if s <= size)   # stride = size
+    try:
+        out = mf.aligned_empty(flat.shape[0])
+        assert mf._normal_f32_xla(draw, flat.shape[0], 0.0, 1.0, out) is not None, "XLA unusable"
+    finally:
+        mf._XLA_SIZES = saved
+    assert pos[0] == flat.shape[0]
+    return out
+
+
 def main(step=1):
     t0 = time.time()
     ks = np.arange(0, 1 << 24, step, dtype=np.uint32)
@@ -71,6 +95,12 @@ def main(step=1):
         nbad = int(np.sum(got_t.view(np.uint32) != got_o.view(np.uint32)))
         print(f"part {part}: {got_t.size} outputs, {nbad} mismatches ({time.time() - t0:.0f} s)")
         bad += nbad
+        for size in mf._XLA_SIZES:
+            got_x = run_xla(blocks, size)
+            nbad = int(np.sum(got_t.view(np.uint32) != got_x.view(np.uint32)))
+            print(f"part {part} XLA kernel, chunks of {size}: {nbad} mismatches "
+                  f"({time.time() - t0:.0f} s)")
+            bad += nbad
     return bad
 
 

@@ -15,7 +15,8 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
                      can_cast, get_default_dtype, set_default_dtype)
 from ._dtype import ALIASES as _ALIASES
 from ._device import device, get_default_device, set_default_device  # noqa: F401
-from ._tensor import Tensor, Size  # noqa: F401
+from ._tensor import (Tensor, Size, memory_format, contiguous_format,  # noqa: F401
+                      preserve_format, channels_last, channels_last_3d)
 from . import autograd  # noqa: F401
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                        is_grad_enabled, is_inference_mode_enabled)

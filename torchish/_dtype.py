@@ -161,8 +161,11 @@ def _combine_categories(higher, lower):
     if higher.is_complex:
         return higher
     if lower.is_complex:
-        # keep the float width of the higher tier (float64 tensor + 1j -> complex128)
-        return complex128 if higher is float64 else lower
+        # a float operand of the higher tier keeps its precision and only moves to the
+        # complex category: float32 tensor + complex128 0-dim -> complex64, float64 + 1j ->
+        # complex128 (float16 would be complex32, which torchish lacks: complex64); an
+        # integer/bool higher tier takes the lower tier's complex type
+        return higher.to_complex() if higher.is_floating_point else lower
     if higher.is_floating_point:
         return higher
     if higher is bool or lower.is_floating_point:

@@ -13,10 +13,12 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device
-from ._storage import Storage, View, base_view, contiguous_strides, read_view, write_view
+from ._storage import (Storage, View, base_view, contiguous_strides, extend, read_view,
+                       write_view)
 from .autograd import grad_mode
 
-__all__ = ["Tensor", "Size"]
+__all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
+           "channels_last", "channels_last_3d"]
 
 
 class Size(tuple):
@@ -45,6 +47,27 @@ class Size(tuple):
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+class memory_format:
+    """`torch.memory_format`: how a copy lays out its elements (`torch.preserve_format`...)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name  # pickled by reference to the module-level singleton
+
+
+_MemoryFormat = memory_format  # the class, under a name Tensor's methods don't shadow
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 
 
 def _new_tensor(cls=None):
@@ -94,7 +117,9 @@ def _alias(src, view=None, cls=None):
     t._vc = src._vc  # the version counter is shared by every alias (except `.data`)
     t._view = src._view if view is None else view
     t._cache, t._cache_base = src._cache, src._cache_base
-    t._base = src._base if src._base is not None else (src if t._view is not None else None)
+    # only a new view step makes `t` a view of `src`: an alias of a tensor that is laid out
+    # over its own storage (a clone of a transposed tensor) is, like it, nobody's view
+    t._base = src._base if src._base is not None else (src if view is not None else None)
     return t
 
 
@@ -138,8 +163,14 @@ class Tensor:
         shape = self.shape
         if value.shape != shape:
             value = jnp.broadcast_to(value, shape)
-        if self._view is None:
+        view = self._view
+        if view is None:
             storage.data = value
+        elif len(view.steps) == 1 and view.steps[0][0] == "permute":
+            # a permutation covers the whole storage: write it back transposed, not scattered
+            storage.data = jnp.transpose(value, tuple(int(i) for i in np.argsort(
+                view.steps[0][1])))
+            self._cache, self._cache_base = value, storage.data
         else:
             storage.data = write_view(storage.data, self._view, value)
             self._cache, self._cache_base = value, storage.data
@@ -204,8 +235,14 @@ class Tensor:
         return self._view.offset if self._view is not None else 0
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            return _channels_last_contiguous(tuple(self.shape), self.stride(),
+                                             4 if memory_format is channels_last else 5)
+        if memory_format is not None and not isinstance(memory_format, _MemoryFormat):
+            raise TypeError(f"is_contiguous(): argument 'memory_format' must be "
+                            f"torch.memory_format, not {type(memory_format).__name__}")
         view = self._view
-        if view is None:
+        if view is None or 0 in view.size:
             return True
         expected = contiguous_strides(view.size)
         return all(s == e or n == 1 for s, e, n in zip(view.stride, expected, view.size))
@@ -419,18 +456,28 @@ class Tensor:
         return arr.tolist()
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with "
+                               f"{'no values' if n == 0 else 'more than one value'} is "
+                               f"ambiguous")
         return bool(self.item())
 
+    def _scalar(self):
+        # float()/int()/complex() go through Python's number protocol in PyTorch, which
+        # raises ValueError (where .item() raises RuntimeError)
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(_real_part(self._scalar(), "double"))
 
     def __int__(self):
-        return int(self.item())
+        return int(_real_part(self._scalar(), "int64_t"))
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
@@ -545,6 +592,15 @@ def _rewrap_like(template, new):
     return new
 
 
+def _real_part(value, ctype):
+    """A complex value as a real number, as PyTorch's Scalar conversion (only if exact)."""
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return value.real
+    return value
+
+
 def _to_python(arr, d):
     if d is dt.bool:
         return bool(arr)
@@ -561,3 +617,124 @@ def _wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+# ---- memory layout of copies (clone, contiguous, *_like) -----------------------------------
+
+def _non_overlapping_and_dense(size, stride):
+    """Whether the elements fill a block of memory exactly once, in some order of the dims."""
+    dims = sorted((d for d in range(len(size)) if size[d] >= 2), key=lambda d: stride[d])
+    expected = 1
+    for d in dims:
+        if stride[d] != expected:
+            return False
+        expected *= size[d]
+    return True
+
+
+def _dense_strides_like(size, stride):
+    """Dense strides whose dim order follows `stride` (PyTorch's preserve_format rule for an
+    input with gaps or overlaps, e.g. a strided slice of a transposed tensor)."""
+    n = len(size)
+    # order[0] is the innermost dim; start from the row-major order and insertion-sort by
+    # stride. A zero stride (broadcast dim) is no evidence either way, so it stays where it is;
+    # equal strides put the larger dim outside.
+
+    def outer(a, b):  # 1: a belongs outside b, -1: inside, 0: no opinion
+        sa, sb = stride[a], stride[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return 1 if sa > sb else -1
+        return 1 if size[a] > size[b] else 0
+
+    order = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = outer(order[k], order[j])
+            if c > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif c < 0:
+                break
+    out, acc = [0] * n, 1
+    for d in order:
+        out[d] = acc
+        acc *= max(size[d], 1)
+    return tuple(out)
+
+
+def _channels_last_strides(size, rank, name):
+    if len(size) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    # N, C, *spatial: C is innermost, then the spatial dims from the last one outwards
+    order = [1] + list(range(rank - 1, 1, -1)) + [0]
+    out, acc = [0] * rank, 1
+    for d in order:
+        out[d] = acc
+        acc *= size[d]
+    return tuple(out)
+
+
+def _channels_last_contiguous(size, stride, rank):
+    if len(size) != rank:
+        return False
+    expected = 1
+    for d in [1] + list(range(rank - 1, 1, -1)) + [0]:
+        if size[d] != 1:
+            if stride[d] != expected:
+                return False
+            expected *= size[d]
+    return True
+
+
+def layout_strides(t, memory_format=None):
+    """The strides PyTorch gives a copy of `t` made with `memory_format` (None: preserve)."""
+    size = tuple(t.shape)
+    if memory_format is None or memory_format is preserve_format:
+        if t._view is None:
+            return contiguous_strides(size)
+        stride = tuple(t._view.stride)
+        if 0 in size or _non_overlapping_and_dense(size, stride):  # (empty counts as dense)
+            return stride
+        return _dense_strides_like(size, stride)
+    if memory_format is contiguous_format:
+        return contiguous_strides(size)
+    if memory_format is channels_last:
+        return _channels_last_strides(size, 4, "channels_last")
+    if memory_format is channels_last_3d:
+        return _channels_last_strides(size, 5, "channels_last_3d")
+    raise TypeError(f"memory_format must be torch.memory_format, not "
+                    f"{type(memory_format).__name__}")
+
+
+def lay_out(t, stride):
+    """Give `t`, a tensor just made (owning a row-major array, aliased by nothing), a storage
+    laid out with `stride`: the storage holds the elements in that memory order and `t`
+    becomes a permuting view of it, so `stride()`, `is_contiguous()`, `view()` and
+    `as_strided` over the copy behave as PyTorch's. Returns `t`."""
+    size = tuple(t.shape)
+    stride = tuple(stride)
+    if t._view is not None or stride == contiguous_strides(size):
+        return t
+    n = len(size)
+    # outermost dim first; among equal strides a size-1 dim goes inside
+    perm = tuple(sorted(range(n), key=lambda d: (-stride[d], size[d] == 1, d)))
+    value = t._storage.data
+    physical = jnp.transpose(value, perm)
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    view = extend(base_view(physical.shape), ("permute", inverse))
+    if view.stride != stride:
+        # a size-1 dim with a stride no dim order gives (it is never used to address memory)
+        view = extend(base_view(physical.shape), ("as_strided", size, stride, 0))
+    t._storage.data = physical
+    t._view = view
+    t._cache, t._cache_base = value, physical
+    return t
+
+
+def like_layout(out, src, memory_format=None):
+    """`out` (a fresh copy or a new tensor shaped like `src`) laid out as PyTorch lays out a
+    copy of `src` made with `memory_format`."""
+    return lay_out(out, layout_strides(src, memory_format))

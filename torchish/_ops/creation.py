@@ -1,6 +1,7 @@
 """Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty(+_like), arange,
 linspace, logspace, eye, and dtype conversion (`to`, `float()`, ...)."""
 import builtins
+import functools
 import math
 
 import jax
@@ -200,10 +201,23 @@ def _size(size, name="zeros"):
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1024)
+def _filler(size, np_dtype, jdev):
+    """A compiled `full` for one shape/dtype/device: ~10 us a call instead of ~60 us for an
+    uncached `jnp.full`; the fill value is an argument, so every value shares it."""
+    sharding = jax.sharding.SingleDeviceSharding(jdev)
+    return jax.jit(lambda v: jnp.full(size, v, dtype=np_dtype), out_shardings=sharding)
+
+
 def _filled(size, value, dtype, device, requires_grad):
     d = dtype or dt.get_default_dtype()
     dev = _dev(device)
-    arr = jnp.full(size, value, dtype=d.np, device=jax_device(dev))
+    jdev = jax_device(dev)
+    if type(value) in (builtins.bool, int, float) and not (type(value) is int and
+                                                            abs(value) >= 2 ** 31):
+        arr = _filler(tuple(size), d.np, jdev)(value)
+    else:  # complex, NumPy scalars, wide ints: keep jnp.full's exact conversion
+        arr = jnp.full(size, value, dtype=d.np, device=jdev)
     t = _wrap(arr, dev)
     if requires_grad:
         t.requires_grad_(True)

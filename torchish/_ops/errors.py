@@ -1,4 +1,22 @@
-"""Turn JAX's errors (raised while tracing an op) into the errors PyTorch raises."""
+"""Turn JAX's errors (raised while tracing an op) into the errors PyTorch raises.
+
+The dispatcher hands every TypeError/ValueError from a compiled forward to `translate`. Only
+errors raised inside JAX (or NumPy/ml_dtypes under it) are rewritten, as a RuntimeError,
+PyTorch's type for a kernel's failure: a broadcasting failure gets PyTorch's exact message, any
+other keeps JAX's first line after the op's name. An error raised by torchish's own code (an op
+body or a helper checking its arguments, with PyTorch's type and text) is the intended one and
+goes through unchanged, as does JAX's complaint about a concrete value needed under tracing,
+which is a bug in an op body and must stay visible.
+"""
+import os
+
+import jax
+import jaxlib
+import ml_dtypes
+import numpy
+
+_FOREIGN = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                 for m in (jax, jaxlib, numpy, ml_dtypes))
 
 
 def broadcast_error(shapes):
@@ -17,7 +35,23 @@ def broadcast_error(shapes):
     return None
 
 
+def _raised_by_jax(exc):
+    """Whether the innermost frame of `exc`'s traceback is JAX's (or NumPy's) code."""
+    cause = exc.__cause__
+    # JAX_TRACEBACK_FILTERING=remove_frames keeps the full traceback on an attached cause
+    full = cause if type(cause).__name__ == "UnfilteredStackTrace" else exc
+    tb = full.__traceback__ or exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_FOREIGN)
+
+
 def translate(plan, leaves, exc):
+    """The exception to raise for `exc`, raised while running `plan` on `leaves`."""
+    if not _raised_by_jax(exc) or isinstance(exc, jax.errors.ConcretizationTypeError):
+        return exc
     text = str(exc)
     if "broadcast" in text or "incompatible shapes" in text:
         shapes = [getattr(x, "shape", ()) for x in leaves]

@@ -46,7 +46,7 @@ def _batch_check(a, b):
                            f"{b.shape[1]}].")
 
 
-@op(promote=P.NONE, grad_fn="MmBackward0")
+@op(promote=P.NONE, grad_fn="MmBackward0", saves={"input": ("mat2",), "mat2": ("input",)})
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"self must be a matrix")
@@ -56,7 +56,7 @@ def mm(input, mat2):
     return input @ mat2
 
 
-@op(promote=P.NONE, grad_fn="BmmBackward0")
+@op(promote=P.NONE, grad_fn="BmmBackward0", saves={"input": ("mat2",), "mat2": ("input",)})
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -70,7 +70,7 @@ def _matmul_name(kinds, statics):
     return "MatmulBackward0"
 
 
-@op(promote=P.NONE, grad_fn="DotBackward0")
+@op(promote=P.NONE, grad_fn="DotBackward0", saves={"input": ("tensor",), "tensor": ("input",)})
 def dot(input, tensor):
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
@@ -90,7 +90,7 @@ def _vector_check(a, b):
     _no_bool("dot", a)
 
 
-@op(promote=P.NONE, grad_fn="DotBackward0")
+@op(promote=P.NONE, grad_fn="DotBackward0", saves={"input": ("tensor",), "tensor": ("input",)})
 def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -99,7 +99,7 @@ def vdot(input, other):
     return jnp.vdot(input, other)
 
 
-@op(promote=P.NONE, grad_fn="MvBackward0")
+@op(promote=P.NONE, grad_fn="MvBackward0", saves={"input": ("vec",), "vec": ("input",)})
 def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, "
@@ -174,13 +174,15 @@ def _add_scaled(input, prod, beta, alpha):
     return (input if beta == 1 else _scalar(beta, input) * input) + prod
 
 
-@op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True)
+@op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True,
+    saves={"mat1": ("mat2",), "mat2": ("mat1",)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     _mm_check(mat1, mat2)
     return _add_scaled(input, mat1 @ mat2, beta, alpha)
 
 
-@op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True)
+@op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True,
+    saves={"mat": ("vec",), "vec": ("mat",)})
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _add_scaled(input, mat @ vec, beta, alpha)
 
@@ -192,7 +194,8 @@ def _bmm_checks(b1, b2):
     _batch_check(b1, b2)
 
 
-@op(promote=P.DEFAULT, grad_fn="BaddbmmBackward0", inplace=True)
+@op(promote=P.DEFAULT, grad_fn="BaddbmmBackward0", inplace=True,
+    saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_checks(batch1, batch2)
     return _add_scaled(input, batch1 @ batch2, beta, alpha)
@@ -217,7 +220,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _add_scaled(input, _outer(vec1, vec2), beta, alpha)
 
 
-@op(promote=P.DEFAULT, grad_fn="MulBackward0", aliases=("ger",))
+@op(promote=P.DEFAULT, grad_fn="MulBackward0", aliases=("ger",),
+    saves={"input": ("vec2",), "vec2": ("input",)})
 def outer(input, vec2):
     return _outer(input, vec2)
 

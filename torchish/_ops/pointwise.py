@@ -1,9 +1,11 @@
 """Pointwise ops: arithmetic, comparison, logical and bitwise ops, clamp/where/masked_fill.
 The unary math functions and activations are in `pointwise_math.py`."""
+import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+import numpy as np
 
-from .registry import Promote, op
+from .registry import REGISTRY, Promote, op
 from .return_types import RETURN_TYPES
 
 P = Promote
@@ -70,7 +72,7 @@ def rsub(input, other, *, alpha=1):
 
 
 @op(grad_fn="MulBackward0", inplace=True, dunders=("__mul__", "__rmul__", "__imul__"),
-    aliases=("multiply",))
+    aliases=("multiply",), saves={"input": ("other",), "other": ("input",)})
 def mul(input, other):
     return input * other
 
@@ -87,12 +89,13 @@ def _div(input, other, rounding_mode):
             jnp.sign(input) * jnp.sign(other) * (jnp.abs(input) // jnp.abs(other))
     if rounding_mode == "floor":
         return jnp.floor_divide(input, other)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                     f"found '{rounding_mode}'")
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                       f"but found '{rounding_mode}'")
 
 
 @op(promote=_div_kind, grad_fn="DivBackward0", inplace=True,
-    dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"))
+    dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"),
+    saves={"input": ("other",), "other": ("input", "other")})
 def div(input, other, *, rounding_mode=None):
     return _div(input, other, rounding_mode)
 
@@ -121,6 +124,39 @@ def remainder(input, other):
 def fmod(input, other):
     _reject("fmod_cpu", input, "bc")
     return jnp.fmod(input, other)
+
+
+# Integer division by zero: PyTorch's CPU kernels raise, XLA returns a value (-1, 0, x). A
+# compiled body cannot raise on a value, so the dispatcher asks an op's `check` about the
+# operands when they are concrete, and raises what it returns once the forward has run (shape
+# and dtype errors come first, as in PyTorch). Under tracing (torchish.compile, jax.jit, vmap)
+# nothing is checked and the result at a zero divisor is XLA's.
+_any_zero = jax.jit(lambda x: jnp.any(x == 0))  # one fused compare-and-reduce dispatch
+
+
+def _integer_divisor_check(compute, input, other, rounding_mode="floor", **_):
+    """PyTorch's RuntimeError("ZeroDivisionError") if an integer division's divisor has a
+    zero, else None."""
+    if compute is None or compute.is_floating_point or compute.is_complex or \
+            compute.name == "bool" or rounding_mode is None:
+        return None  # a float division, true division, or bool (rejected by the body)
+    if isinstance(other, (bool, int)):
+        zero = other == 0 and not (hasattr(input, "_data") and input.numel() == 0)
+    elif hasattr(other, "_data"):
+        data = other._data
+        if data.size == 0 or (hasattr(input, "_data") and input.numel() == 0):
+            return None  # an empty result divides nothing
+        if other.device.type == "cpu":  # the host reads the array in place: no dispatch
+            zero = bool((np.asarray(data) == 0).any())
+        else:
+            zero = bool(_any_zero(data))
+    else:
+        return None
+    return RuntimeError("ZeroDivisionError") if zero else None
+
+
+for _name in ("div", "floor_divide", "remainder", "fmod"):
+    REGISTRY[_name].check = _integer_divisor_check
 
 
 def _pow_name(kinds, statics):

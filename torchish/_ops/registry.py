@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as dt
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
-from .._storage import Storage, extend, read_view, write_view
+from .._storage import Storage, apply_template, extend, read_view, split_steps, write_view
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of, saved_entry
 
@@ -70,6 +70,7 @@ class OpDef:
         self.saves = saves
         self.view = view
         self.returns = returns
+        self.check = None
         self.plans = {}
 
     def __repr__(self):
@@ -77,18 +78,27 @@ class OpDef:
 
 
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
-       differentiable=True, saves="inputs", view=None, returns=None, function=True,
-       method=True, inplace=False, dunders=(), nn=False, aliases=(), inplace_grad_fn=None):
+       differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
+       function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
+       inplace_grad_fn=None, check=None):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
                is a tuple per dynamic parameter of "T" (tensor), "s" (scalar), None or "L".
-    saves:     "inputs" | "result" | () | a tuple of parameter names (+ "result"): which values
-               PyTorch saves for backward (modifying them in place makes backward raise).
+    saves:     "inputs" | "result" | () | a tuple of parameter names (+ "result") | a dict
+               {parameter: the parameters whose gradient needs it}: which values PyTorch
+               saves for backward (modifying them in place makes backward raise).
     view:      callable(*dynamic_args, **statics) -> view steps (or None: not a view this
-               time); the view aliases the first tensor argument.
+               time); the view aliases the first tensor argument. View ops compute no value
+               (the view reads its base lazily), so `view` must also validate the arguments.
+    multi_view: the op returns several views (split, unbind): `view` gives a list of steps
+               per output.
     method:    True binds Tensor.<name> with the first parameter as self; a parameter name
                binds with that parameter as self.
+    check:     callable(compute_dtype, *dynamic_args, **statics) -> exception or None, asked
+               about the operands as passed (Tensors, scalars) when no operand is a JAX
+               tracer; what it returns is raised once the forward has run. For errors PyTorch
+               raises from values (integer division by zero), which a compiled body cannot.
     inplace_grad_fn: the node name of the in-place variant when PyTorch's differs
                (`elu_` records EluBackward1).
     """
@@ -105,6 +115,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                            dyn if promoted is None else promoted, grad_fn, differentiable,
                            saves, view, returns)
         definition.inplace_grad_fn = inplace_grad_fn
+        definition.check = check
+        definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
         # parameters passed positionally (those before *varargs); the rest go by keyword
@@ -233,7 +245,7 @@ def _kind_of(v):
 
 class Plan:
     __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
-                 "out_dtype", "_kw", "_var")
+                 "out_dtype", "_kw", "_var", "_templates")
 
     def __init__(self, definition, statics, kinds, out_dtype):
         self.op = definition
@@ -248,12 +260,26 @@ class Plan:
                                f"desired output type {out_dtype._legacy}")
         self._kw = dict(self.statics)
         self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
+        # leaf position -> view template, for operands read from their base (see `_collect`)
+        self._templates = {i: k[2] for i, k in enumerate(kinds)
+                           if isinstance(k, tuple) and len(k) == 3}
         self.fwd = self._forward
         self.jit = jax.jit(self._forward)
         self.bwd = {}
 
+    def materialize(self, leaves):
+        """The leaves with every fused view operand `(base, offsets)` read into its value."""
+        if not self._templates:
+            return leaves
+        leaves = list(leaves)
+        for i, template in self._templates.items():
+            if isinstance(leaves[i], tuple):
+                base, offsets = leaves[i]
+                leaves[i] = apply_template(base, template, offsets)
+        return leaves
+
     def _forward(self, *leaves):
-        it = iter(leaves)
+        it = iter(self.materialize(leaves))
         args = []
         compute = self.compute
         promoted = self.op.promoted
@@ -350,7 +376,9 @@ def _freeze(value):
 
 
 def _get_plan(definition, sargs, kinds, out_dtype=None):
-    key = (sargs, kinds, out_dtype)
+    # The default dtype decides int->float results and Python floats' dtype; the statics' types
+    # tell `True` from `1` (equal as dict keys, different to some ops).
+    key = (sargs, kinds, out_dtype, _DEFAULT_FLOAT[0], tuple(map(type, sargs)))
     try:
         return definition.plans[key]
     except KeyError:
@@ -366,19 +394,33 @@ def _get_plan(definition, sargs, kinds, out_dtype=None):
 # ---- dispatch ---------------------------------------------------------------------------
 
 _BY_NP = dt._BY_NP
+_DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
 
 
-def _collect(targs):
-    """(kinds, leaves, tensors, first tensor, whether any tensor requires grad)."""
+def _collect(targs, fuse_views=True):
+    """(kinds, leaves, tensors, first tensor, whether any tensor requires grad).
+
+    A view whose value is not at hand is passed as `(base array, offsets)` with its view
+    template in the kind, so the plan reads it inside the op's own kernel: a transposed weight
+    in `x @ w.t()` is never materialised, XLA folds the transpose into the dot.
+    """
     kinds, leaves, tensors = [], [], []
     first = None
     needs_grad = False
     for v in targs:
         if isinstance(v, Tensor):
-            data = v._data
-            kinds.append((_BY_NP[data.dtype], data.ndim == 0))
-            leaves.append(data)
+            view = v._view
+            if (fuse_views and view is not None and v._cache_base is not v._storage.data
+                    and not v._stopgrad):
+                base = v._storage.data
+                template, offsets = split_steps(view.steps)
+                kinds.append((_BY_NP[base.dtype], not view.size, template))
+                leaves.append((base, tuple(offsets)))
+            else:
+                data = v._data
+                kinds.append((_BY_NP[data.dtype], data.ndim == 0))
+                leaves.append(data)
             tensors.append(v)
             if first is None:
                 first = v
@@ -421,39 +463,62 @@ def _run(plan, leaves):
         return plan.jit(*leaves)
     except (TypeError, ValueError) as exc:
         from .errors import translate
-        raise translate(plan, leaves, exc) from None
+        raise translate(plan, plan.materialize(leaves), exc) from None
+
+
+def _check(definition, plan, targs, leaves):
+    """The error the op's `check` finds in concrete operands, or None (also when traced)."""
+    if definition.check is None:
+        return None
+    for leaf in leaves:  # a fused view operand is `(base, offsets)`
+        if isinstance(leaf, jax.core.Tracer) or (
+                isinstance(leaf, tuple) and isinstance(leaf[0], jax.core.Tracer)):
+            return None
+    return definition.check(plan.compute, *targs, *plan._var, **plan._kw)
 
 
 def dispatch(definition, targs, sargs):
     kinds, leaves, tensors, first, needs_grad = _collect(targs)
     plan = _get_plan(definition, sargs, kinds)
-    out = _run(plan, leaves)
-    device = first._storage.device if first is not None else None
     record = needs_grad and definition.differentiable and grad_mode.GRAD_ENABLED[0]
+    if definition.view is not None:
+        # A view op computes no value: the view reads its base when (and where) it is used.
+        steps = definition.view(*targs, *plan._var, **plan._kw)
+        if steps is not None:
+            if definition.multi_view:  # split/unbind/chunk: every output views the input
+                outs = [_as_view(first, st) for st in steps]
+                result = definition.returns(*outs) if definition.returns else tuple(outs)
+            else:
+                outs = None
+                result = _as_view(first, steps)
+            return _finish_view(plan, leaves, tensors, kinds, outs or [result], record, result)
+    error = _check(definition, plan, targs, leaves)
+    out = _run(plan, leaves)
+    if error is not None:  # raised after the forward: shape and dtype errors come first
+        raise error
+    device = first._storage.device if first is not None else None
     if isinstance(out, (tuple, list)):
-        if definition.view is not None:  # split/unbind/chunk: every output views the input
-            all_steps = definition.view(*targs, *plan._var, **plan._kw)
-            outs = [_as_view(first, st, o) for st, o in zip(all_steps, out)]
-        else:
-            outs = [_wrap(o, device) for o in out]
+        outs = [_wrap(o, device) for o in out]
         result = definition.returns(*outs) if definition.returns else tuple(outs)
     else:
         outs = None
-        if definition.view is not None:
-            steps = definition.view(*targs, *plan._var, **plan._kw)
-            result = _as_view(first, steps, out) if steps is not None else _wrap(out, device)
-        else:
-            result = _wrap(out, device)
+        result = _wrap(out, device)
     if record:
-        made = outs if outs is not None else [result]
-        _record(plan, leaves, tensors, made, kinds)
-        if definition.view is not None:
-            for o in made:
-                o._view_vc = o._vc[0]
+        _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
     return result
 
 
-def _as_view(src, steps, value):
+def _finish_view(plan, leaves, tensors, kinds, made, record, result):
+    if record:
+        node = _record(plan, leaves, tensors, made, kinds)
+        if node is not None:
+            node._is_view = True
+        for o in made:
+            o._view_vc = o._vc[0]
+    return result
+
+
+def _as_view(src, steps):
     view = src._view
     if view is None:
         from .._storage import base_view
@@ -461,7 +526,7 @@ def _as_view(src, steps, value):
     for step in steps:
         view = extend(view, step)
     t = _alias(src, view)
-    t._cache, t._cache_base = value, src._storage.data
+    t._cache, t._cache_base = None, None
     return t
 
 
@@ -501,6 +566,11 @@ def _saved(definition, tensors, kinds):
         return None
     if saves == "result":
         return []
+    if isinstance(saves, dict):  # {input: the inputs whose gradient needs it}
+        needs = {n: t is not None and (t._requires_grad or t._grad_fn is not None)
+                 for n, t in zip(definition.tensors, tensors)}
+        return [saved_entry(t) for n, t in zip(definition.tensors, tensors)
+                if t is not None and any(needs.get(m) for m in saves.get(n, ()))]
     names = definition.tensors if saves == "inputs" else saves
     out = []
     it = iter(tensors)
@@ -519,16 +589,20 @@ def _plan_vjp(plan, mask, diff_out):
     key = (mask, diff_out)
     fn = plan.bwd.get(key)
     if fn is None:
-        fn = jax.jit(_make_vjp(plan.fwd, mask, diff_out))
+        fn = jax.jit(_make_vjp(plan.fwd, mask, diff_out, plan.materialize))
         plan.bwd[key] = fn
     return fn
 
 
-def _make_vjp(fwd, mask, diff_out):
+def _make_vjp(fwd, mask, diff_out, materialize=None):
+    """The pullback of `fwd` for the leaves in `mask`; fused view operands (see `_collect`) are
+    read first, so their gradients come out in the view's shape, as the graph edges expect."""
     positions = [i for i, m in enumerate(mask) if m]
-    multi = len(diff_out) > 1 or diff_out != (True,)
 
     def vjp(leaves, cts):
+        if materialize is not None:
+            leaves = materialize(leaves)
+
         def f(*diff):
             full = list(leaves)
             for i, v in zip(positions, diff):
@@ -568,9 +642,12 @@ def check_inplace(self):
 def dispatch_inplace(definition, targs, sargs):
     self = targs[0]
     check_inplace(self)
-    kinds, leaves, tensors, _, needs_grad = _collect(targs)
+    kinds, leaves, tensors, _, needs_grad = _collect(targs, fuse_views=False)
     plan = _get_plan(definition, sargs, kinds, self.dtype)
+    error = _check(definition, plan, targs, leaves)
     out = _run(plan, leaves)
+    if error is not None:
+        raise error
     if isinstance(out, (tuple, list)):
         out = out[0]
     if out.shape != self.shape:
@@ -603,11 +680,13 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     view = self._view
     base_old = base._data
     fwd = plan.fwd
+    to_storage, from_storage = _storage_of(base)
 
     def copy_slices(base_value, *rest):
+        storage = to_storage(base_value)
         args = list(rest)
-        args.insert(0, read_view(base_value, view.steps))
-        return write_view(base_value, view, fwd(*args))
+        args.insert(0, read_view(storage, view.steps))
+        return from_storage(write_view(storage, view, fwd(*args)))
 
     base_edge = edge_of(base)
     self._set_data(value)
@@ -616,18 +695,38 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
                                edge_of(t) if t is not None else None for t in tensors[1:]],
                            [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,
                                                             view.size, view.stride,
-                                                            view.offset))
+                                                            view.offset, _root_key(base)))
     base._grad_fn = node
     base._output_nr = 0
     refresh_view_grad_fn(self)
 
 
+def _storage_of(base):
+    """(base value -> storage array, storage array -> base value) as JAX functions. A view's
+    steps start from its base's storage, which is the base's value unless the base is laid out
+    over it (a clone keeping a transposed input's strides, see `_tensor.lay_out`)."""
+    root = base._view
+    if root is None:
+        return (lambda b: b), (lambda s: s)
+    shape = base._storage.data.shape
+    # such a layout covers its whole storage, so writing through it rebuilds every element
+    return (lambda b: write_view(jnp.zeros(shape, b.dtype), root, b),
+            lambda s: read_view(s, root.steps))
+
+
+def _root_key(base):
+    root = base._view
+    return None if root is None else (root.steps, base._storage.data.shape)
+
+
 def refresh_view_grad_fn(view_tensor):
     base = view_tensor._base
     steps = view_tensor._view.steps
-    node = call_jax_record("AsStridedBackward0", lambda b: read_view(b, steps), [base._data],
+    to_storage, _ = _storage_of(base)
+    node = call_jax_record("AsStridedBackward0", lambda b: read_view(to_storage(b), steps),
+                           [base._data],
                            [base], [edge_of(base)], [(view_tensor.shape, view_tensor.dtype)],
-                           key=("view", steps))
+                           key=("view", steps, _root_key(base)))
     view_tensor._grad_fn = node
     view_tensor._output_nr = 0
     view_tensor._view_vc = view_tensor._vc[0]
@@ -691,7 +790,11 @@ def record_backward(node, cts):
     inputs = []
     for i, leaf in enumerate(leaves):
         t = node._inputs[i] if node._inputs is not None else None
-        inputs.append(t if t is not None and t._data is leaf else leaf)
+        if isinstance(leaf, tuple):  # a view operand read from its base (see `_collect`)
+            same = t is not None and t._storage.data is leaf[0]
+        else:
+            same = t is not None and t._data is leaf
+        inputs.append(t if same else leaf)
     n = len(leaves)
     cts = [c if c is None or isinstance(c, Tensor) else _wrap(c) for c in cts]
     vjp = node._vjp

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._storage import base_view, view_strides, _apply_steps
+from .._tensor import contiguous_format, like_layout, preserve_format
 from .registry import Promote, op, REGISTRY
 
 P = Promote
@@ -325,7 +326,7 @@ def _split_name(kinds, statics):
         "SplitWithSizesBackward0"
 
 
-@op(promote=P.NONE, grad_fn=_split_name, saves=(),
+@op(promote=P.NONE, grad_fn=_split_name, saves=(), multi_view=True,
     view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections,
                                                                dim))
 def split(input, split_size_or_sections, dim=0):
@@ -364,7 +365,7 @@ def _unbind_steps(shape, dim):
     return [[("select", d, i)] for i in range(shape[d])]
 
 
-@op(promote=P.NONE, grad_fn="UnbindBackward0", saves=(),
+@op(promote=P.NONE, grad_fn="UnbindBackward0", saves=(), multi_view=True,
     view=lambda t, dim=0: _unbind_steps(t.shape, dim))
 def unbind(input, dim=0):
     return [_apply_steps(input, s) for s in _unbind_steps(input.shape, dim)]
@@ -404,13 +405,23 @@ def _view_steps_op(input, steps):
 
 # ---- copies: contiguous, clone, cat, stack, flip, roll, repeat ----------------------------
 
-@op(promote=P.NONE, grad_fn="CloneBackward0", saves=())
-def clone(input, *, memory_format=None):
+@op("clone", promote=P.NONE, grad_fn="CloneBackward0", saves=(), function=False,
+    method=False)
+def _clone(input):
     return jnp.copy(input)
 
 
-def contiguous(input, memory_format=None):
-    return input if input.is_contiguous() else clone(input)
+def clone(input, *, memory_format=preserve_format):
+    # preserve_format keeps a dense input's strides (`x.t().clone()` is transposed too)
+    return like_layout(_clone(input), input, memory_format)
+
+
+def contiguous(input, memory_format=contiguous_format):
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if input.is_contiguous(memory_format=memory_format):
+        return input
+    return clone(input, memory_format=memory_format)
 
 
 def _cat_dim(tensors, dim):
@@ -695,7 +706,7 @@ def _bind_plain():
     from .._tensor import Tensor
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
              "flatten", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
-             "tensor_split", "contiguous", "fliplr", "flipud", "tile"]
+             "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile"]
     for n in names:
         setattr(Tensor, n, globals()[n])
 
@@ -704,7 +715,7 @@ _bind_plain()
 
 from .structure import block_diag, cartesian_prod  # noqa: E402  (public via PLAIN)
 
-PLAIN = ["cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes",
+PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes",
          "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape",
          "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
          "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",

@@ -1,7 +1,15 @@
 """`backward()` and `autograd.grad()`: argument checking on top of the engine in graph.py."""
-import jax.numpy as jnp
-
 from .graph import edge_of, run_backward
+
+
+def _ones(*args, **kwargs):
+    from .._ops.creation import ones
+    return ones(*args, **kwargs)
+
+
+def _zeros(*args, **kwargs):
+    from .._ops.creation import zeros
+    return zeros(*args, **kwargs)
 
 
 def _tensors(x):
@@ -29,7 +37,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if t.requires_grad and not t.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {t.dtype}")
-            g = jnp.ones(t.shape, t.dtype.np)
+            g = _ones(t.shape, dtype=t.dtype, device=t.device)._data  # cached, unlike jnp.ones
             out.append(_wrap(g, t.device) if create_graph else g)
         else:
             if not isinstance(g, Tensor):
@@ -103,7 +111,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "have been used in the graph. Set allow_unused=True if this "
                                    "is the desired behavior.")
             if materialize_grads:
-                g = jnp.zeros(t.shape, t.dtype.np)
+                g = _zeros(t.shape, dtype=t.dtype, device=t.device)._data
         if g is not None and not isinstance(g, Tensor):
             g = _wrap(g, t.device)
         result.append(g)

@@ -28,7 +28,7 @@ class Node:
     """A recorded operation (the object behind `tensor.grad_fn`)."""
     __slots__ = ("_name", "_edges", "_leaves", "_inputs", "_vjp", "_out_avals", "_saved",
                  "_seq", "_tensor_hooks", "_retain", "_hooks", "_pre_hooks", "_fn",
-                 "_in_avals_cache", "_tensor_vjp", "metadata", "__weakref__")
+                 "_in_avals_cache", "_tensor_vjp", "_is_view", "metadata", "__weakref__")
 
     def __init__(self, name, edges, leaves, inputs, vjp, out_avals, saved=(), fn=None):
         self._name = name
@@ -46,6 +46,7 @@ class Node:
         self._pre_hooks = []
         self._in_avals_cache = None
         self._tensor_vjp = None      # custom Functions: backward written with Tensors
+        self._is_view = False        # recorded by a view op (its backward may be fused)
         self.metadata = {}
 
     def name(self):
@@ -92,7 +93,7 @@ class Node:
         if self._leaves is not None:
             return self._leaves
         # Freed, and nothing was saved: the pullback does not depend on the values.
-        return [jnp.zeros(s, d) if s is not None else 0 for s, d in self._in_avals()]
+        return [_zeros_like_aval(a) for a in self._in_avals()]
 
     def _in_avals(self):
         return self._in_avals_cache
@@ -105,10 +106,26 @@ class Node:
         if self._leaves is None:
             return
         if self._saved is None:  # nothing saved: keep only the shapes
-            self._in_avals_cache = [(jnp.shape(x), jnp.result_type(x)) if hasattr(x, "shape")
-                                    else (None, None) for x in self._leaves]
+            self._in_avals_cache = [_aval(x) for x in self._leaves]
         self._leaves = None
         self._inputs = None
+
+
+class _ViewAval(tuple):
+    """The aval of a view operand passed as (base, offsets): (base aval, offsets)."""
+
+
+def _aval(leaf):
+    if isinstance(leaf, tuple):  # a view operand read from its base: (base, offsets)
+        return _ViewAval((_aval(leaf[0]), leaf[1]))
+    return (jnp.shape(leaf), jnp.result_type(leaf)) if hasattr(leaf, "shape") else (None, None)
+
+
+def _zeros_like_aval(aval):
+    if isinstance(aval, _ViewAval):
+        return (_zeros_like_aval(aval[0]), aval[1])
+    shape, dtype = aval
+    return jnp.zeros(shape, dtype) if shape is not None else 0
 
 
 def _op_name(node):
@@ -207,21 +224,23 @@ def _graph_deps(roots):
 
 
 def _needed_nodes(order, targets):
-    """Nodes from which some target is reachable (others need not run)."""
-    needed = set()
+    """Ids of the nodes whose backward must run: those with a path to some target. A target
+    itself runs only if it leads to another target (torch does not run the node of an
+    `autograd.grad` input)."""
+    reach = set()
     changed = True
     target_ids = {id(t) for t in targets}
     # Reverse discovery order approximates a topological order; iterate to a fixed point.
     while changed:
         changed = False
         for node in reversed(order):
-            if id(node) in needed:
+            if id(node) in reach:
                 continue
-            if id(node) in target_ids or any(
-                    e is not None and id(e[0]) in needed for e in getattr(node, "_edges", ())):
-                needed.add(id(node))
+            if any(e is not None and (id(e[0]) in reach or id(e[0]) in target_ids)
+                   for e in getattr(node, "_edges", ())):
+                reach.add(id(node))
                 changed = True
-    return needed
+    return reach
 
 
 def _add(a, b):
@@ -259,6 +278,7 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
         targets = list(only_leaves)
     needed = _needed_nodes(order, targets) if targets is not None else None
     captured = {}
+    fused = {}  # view node -> its gradients, already computed with its producer's
 
     heap = []
     for n in root_nodes:
@@ -274,8 +294,7 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
                 if capture is not None and (node, 0) in capture:
                     captured[(node, 0)] = grads_in.get(0)
                 if accumulate and (only_leaves is None or node in only_leaves):
-                    if needed is None or id(node) in needed:
-                        _accumulate(node, grads_in.get(0), create_graph)
+                    _accumulate(node, grads_in.get(0), create_graph)
                 continue
             if node._tensor_hooks or node._retain or node._pre_hooks:
                 grads_in = _run_tensor_hooks(node, grads_in, create_graph)
@@ -284,7 +303,9 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
                     if (node, nr) in capture:
                         captured[(node, nr)] = g
             run = needed is None or id(node) in needed
-            if run and any(g is not None for g in grads_in.values()):
+            if node in fused:  # computed with its producer's backward (see `_fusable_views`)
+                grads = fused.pop(node)
+            elif run and any(g is not None for g in grads_in.values()):
                 cts = [grads_in.get(i) for i in range(len(node._out_avals))]
                 if node._tensor_vjp is not None:
                     node._check_saved()
@@ -292,9 +313,13 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
                 elif create_graph:
                     grads = record_backward(node, cts)
                 else:
-                    grads = node.apply_arrays(cts)
-                for hook in node._hooks:
-                    hook(node, grads, cts)
+                    views = _fusable_views(node, deps, buffers, needed, capture)
+                    if views:
+                        grads = _apply_fused(node, cts, views, fused)
+                    else:
+                        grads = node.apply_arrays(cts)
+                if node._hooks:
+                    grads = _run_node_hooks(node, grads, cts, create_graph)
             else:
                 grads = [None] * len(node._edges)
             if not retain_graph:
@@ -312,6 +337,65 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     finally:
         grad_mode.GRAD_ENABLED[0] = prev_mode
     return captured
+
+
+# ---- fusing view backwards into their producer's ------------------------------------------
+# `w.t()` in `x @ w.t()` records TBackward0 whose backward only transposes the gradient that
+# AddmmBackward0 produced. When a view node's only producer is the node about to run, both
+# backwards run as one compiled function, so XLA writes the gradient in its final layout
+# instead of materialising it twice. The view node still runs in its turn (hooks, order and
+# accumulation are unchanged); it just finds its result ready.
+
+_FUSED_VJPS = {}
+
+
+def _fusable_views(node, deps, buffers, needed, capture):
+    """Positions of `node`'s edges leading to view nodes that can run fused with it."""
+    if node._hooks or not isinstance(node._vjp, _JIT_TYPES):
+        return ()
+    out = []
+    for i, e in enumerate(node._edges):
+        if e is None:
+            continue
+        v = e[0]
+        if (getattr(v, "_is_view", False) and deps.get(v) == 1 and v not in buffers
+                and v._leaves is not None and not v._saved and not v._hooks
+                and not v._pre_hooks and not v._tensor_hooks and not v._retain
+                and isinstance(v._vjp, _JIT_TYPES)
+                and (needed is None or id(v) in needed)
+                and (capture is None or (v, e[1]) not in capture)):
+            out.append(i)
+    return tuple(out)
+
+
+def _apply_fused(node, cts, positions, fused):
+    node._check_saved()
+    views = [node._edges[i][0] for i in positions]
+    key = (node._vjp, positions, tuple(v._vjp for v in views),
+           tuple(node._edges[i][1] for i in positions), tuple(len(v._out_avals) for v in views))
+    fn = _FUSED_VJPS.get(key)
+    if fn is None:
+        fn = _FUSED_VJPS[key] = jax.jit(_make_fused(*key))
+    grads, inner = fn(node._leaf_values(), cts, [v._leaf_values() for v in views])
+    for v, g in zip(views, inner):
+        fused[v] = g
+    return grads
+
+
+def _make_fused(vjp, positions, view_vjps, out_nrs, n_outs):
+    def fused(leaves, cts, view_leaves):
+        grads = list(vjp(leaves, cts))
+        inner = []
+        for i, v_vjp, leaves_v, nr, n in zip(positions, view_vjps, view_leaves, out_nrs, n_outs):
+            v_cts = [None] * n
+            v_cts[nr] = grads[i]
+            grads[i] = None  # handed to the view node, not returned
+            inner.append(v_vjp(leaves_v, v_cts))
+        return grads, inner
+    return fused
+
+
+_JIT_TYPES = (type(jax.jit(lambda x: x)),)
 
 
 def _as_tensor_grad(g):
@@ -334,11 +418,28 @@ def _run_tensor_hooks(node, grads_in, create_graph):
                 t._grad = g if create_graph else g.detach().clone()
             else:
                 t._grad = t._grad + g
-    for hook in node._pre_hooks:
-        res = hook(node, [grads_in.get(i) for i in range(len(node._out_avals))])
+    for hook in node._pre_hooks:  # torch: hook(grad_outputs) -> new grad_outputs or None
+        res = hook(tuple(_maybe_tensor(grads_in.get(i)) for i in range(len(node._out_avals))))
         if res is not None:
-            grads_in = {i: g for i, g in enumerate(res)}
+            grads_in = {i: _unwrap_grad(g, create_graph) for i, g in enumerate(res)}
     return grads_in
+
+
+def _maybe_tensor(g):
+    return None if g is None else _as_tensor_grad(g)
+
+
+def _unwrap_grad(g, create_graph):
+    return g if g is None or create_graph else g._data
+
+
+def _run_node_hooks(node, grads, cts, create_graph):
+    """torch: hook(grad_inputs, grad_outputs) -> new grad_inputs or None."""
+    for hook in node._hooks:
+        res = hook(tuple(_maybe_tensor(g) for g in grads), tuple(_maybe_tensor(c) for c in cts))
+        if res is not None:
+            grads = [_unwrap_grad(g, create_graph) for g in res]
+    return grads
 
 
 def _accumulate(node, grad, create_graph):

@@ -1,8 +1,8 @@
 """`torchish.optim.Adadelta`, PyTorch 2.13."""
 import jax.numpy as jnp
 
-from .adam import _new_step
-from .optimizer import Optimizer, _check_lr, _torch, cast, f64, fence, nonzero
+from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
+from .optimizer import Optimizer, cast, f64, fence, nonzero
 
 __all__ = ["Adadelta"]
 
@@ -12,13 +12,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_args(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "rho": rho,
@@ -33,29 +27,18 @@ class Adadelta(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        set_group_defaults(self, foreach=None, maximize=False, differentiable=False,
+                           capturable=False)
         self._steps_to_tensors(device_if=("capturable",))
 
     def _prepare(self, group, p):
-        state = self.state[p]
-        if len(state) == 0:
-            t = _torch()
-            state["step"] = _new_step(p)
-            state["square_avg"] = t.zeros_like(p)
-            state["acc_delta"] = t.zeros_like(p)
-        return {"step": state["step"], "square_avg": state["square_avg"],
-                "acc_delta": state["acc_delta"]}
+        return lazy_state(self, group, p, ("square_avg", "acc_delta"))
 
     def _static(self, group):
         return (bool(group["maximize"]), nonzero(group["weight_decay"]))
 
     def _hyper(self, group):
-        return {"lr": group["lr"], "rho": group["rho"], "eps": group["eps"],
-                "weight_decay": group["weight_decay"]}
+        return hyper(group, "lr", "rho", "eps", "weight_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -78,11 +61,4 @@ class Adadelta(Optimizer):
         param = param + cast(-f64(hp["lr"]), param) * delta
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("Adadelta")

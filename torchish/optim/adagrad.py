@@ -5,9 +5,8 @@ fresh Adagrad already has a full `state_dict()`.
 """
 import jax.numpy as jnp
 
-from .adam import _new_step
-from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, _torch, cast, f64, fence,
-                        nonzero)
+from ._shared import _new_step, check_args, hyper, set_group_defaults, step_method
+from .optimizer import Optimizer, _check_fused_foreach, _torch, cast, f64, fence, nonzero
 
 __all__ = ["Adagrad"]
 
@@ -17,16 +16,8 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
-        _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_args(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                   initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = {
             "lr": lr,
             "lr_decay": lr_decay,
@@ -53,11 +44,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+        set_group_defaults(self, foreach=None, maximize=False, differentiable=False, fused=None)
         self._steps_to_tensors(device_if=("fused",), fused_key="fused")
 
     def share_memory(self):
@@ -77,8 +64,7 @@ class Adagrad(Optimizer):
         return (bool(group["maximize"]), nonzero(group["weight_decay"]))
 
     def _hyper(self, group):
-        return {"lr": group["lr"], "lr_decay": group["lr_decay"], "eps": group["eps"],
-                "weight_decay": group["weight_decay"]}
+        return hyper(group, "lr", "lr_decay", "eps", "weight_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -96,11 +82,4 @@ class Adagrad(Optimizer):
         param = param + cast(-clr, param) * grad / std
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("Adagrad")

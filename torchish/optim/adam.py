@@ -2,26 +2,12 @@
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from .optimizer import (Optimizer, _check_fused_foreach, _get_scalar_dtype, _to_scalar,
-                        _torch, cast, div_scalar, f64, fence, lerp, nonzero)
+from ._shared import (check_args, decay_weights, hyper, lazy_state, set_group_defaults,
+                      step_method, update_moments)
+from .optimizer import (Optimizer, _check_fused_foreach, _to_scalar, cast, div_scalar, f64,
+                        nonzero)
 
 __all__ = ["Adam"]
-
-
-def _new_step(p, fused=None):
-    """A fresh `step` counter: a 0-dim float32 tensor (float64 under a float64 default dtype).
-
-    torch keeps it on the CPU unless capturable/fused; here it lives next to the parameter so
-    that the compiled update has all of its inputs on one device.
-    """
-    return _torch().zeros((), dtype=_get_scalar_dtype(is_fused=fused), device=p.device)
-
-
-def _check_betas(betas):
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
 class Adam(Optimizer):
@@ -30,19 +16,10 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
-        if isinstance(lr, Tensor):
-            if foreach and not capturable:
-                raise ValueError("lr as a Tensor is not supported for capturable=False and "
-                                 "foreach=True")
-            if lr.numel() != 1:
-                raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        check_args(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
@@ -73,39 +50,20 @@ class Adam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
+        set_group_defaults(self, amsgrad=False, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, decoupled_weight_decay=False, fused=None)
         self._steps_to_tensors(device_if=("capturable", "fused"), fused_key="fused")
 
     def _prepare(self, group, p):
-        state = self.state[p]
-        if len(state) == 0:
-            t = _torch()
-            state["step"] = _new_step(p, group["fused"])
-            state["exp_avg"] = t.zeros_like(p)
-            state["exp_avg_sq"] = t.zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = t.zeros_like(p)
-        out = {"step": state["step"], "exp_avg": state["exp_avg"],
-               "exp_avg_sq": state["exp_avg_sq"]}
-        if group["amsgrad"]:
-            out["max_exp_avg_sq"] = state["max_exp_avg_sq"]
-        return out
+        zeros = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+        return lazy_state(self, group, p, zeros, fused_key="fused")
 
     def _static(self, group):
         return (bool(group["amsgrad"]), bool(group["maximize"]), nonzero(group["weight_decay"]),
                 bool(group["decoupled_weight_decay"]))
 
     def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"],
-                "weight_decay": group["weight_decay"]}
+        return hyper(group, "lr", "betas", "eps", "weight_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -117,15 +75,9 @@ class Adam(Optimizer):
         state["step"] = step_t
 
         if decay:
-            if decoupled:
-                param = fence(param * cast(1 - fence(lr * wd, hp), param), hp)
-            else:
-                grad = grad + cast(wd, grad) * param
+            param, grad = decay_weights(param, grad, lr, wd, decoupled, hp)
 
-        exp_avg = lerp(state["exp_avg"], grad, 1 - beta1)
-        exp_avg_sq = (fence(state["exp_avg_sq"] * cast(beta2, grad), hp)
-                      + cast(1 - beta2, grad) * grad * grad)
-        state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
+        exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2, hp)
 
         step = f64(step_t)
         bias_correction1 = 1 - beta1 ** step
@@ -144,11 +96,4 @@ class Adam(Optimizer):
         param = param + cast(-step_size, param) * exp_avg / denom
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("Adam")

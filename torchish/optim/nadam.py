@@ -1,9 +1,10 @@
 """`torchish.optim.NAdam` (momentum_decay, decoupled_weight_decay), PyTorch 2.13."""
 import jax.numpy as jnp
 
-from .adam import _check_betas, _new_step
-from .optimizer import (Optimizer, _check_lr, _get_scalar_dtype, _torch, cast, div_scalar,
-                        f64, fence, lerp, nonzero)
+from ._shared import (_new_step, check_args, decay_weights, hyper, set_group_defaults,
+                      step_method, update_moments)
+from .optimizer import (Optimizer, _get_scalar_dtype, _torch, cast, div_scalar, f64, fence,
+                        nonzero)
 
 __all__ = ["NAdam"]
 
@@ -14,14 +15,8 @@ class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        check_args(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay,
+                   momentum_decay=momentum_decay)
         defaults = {
             "lr": lr,
             "betas": betas,
@@ -38,12 +33,8 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
+        set_group_defaults(self, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, decoupled_weight_decay=False)
         self._steps_to_tensors(keys=("step", "mu_product"), device_if=("capturable",))
 
     def _prepare(self, group, p):
@@ -62,9 +53,7 @@ class NAdam(Optimizer):
                 bool(group["decoupled_weight_decay"]))
 
     def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"],
-                "weight_decay": group["weight_decay"], "momentum_decay": group["momentum_decay"]}
+        return hyper(group, "lr", "betas", "eps", "weight_decay", "momentum_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -78,10 +67,7 @@ class NAdam(Optimizer):
         bias_correction2 = 1 - beta2 ** step
 
         if decay:
-            if decoupled:
-                param = fence(param * cast(1 - fence(lr * wd, hp), param), hp)
-            else:
-                grad = grad + cast(wd, grad) * param
+            param, grad = decay_weights(param, grad, lr, wd, decoupled, hp)
 
         mu = fence(beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay))), hp)
         mu_next = fence(beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay))), hp)
@@ -89,10 +75,7 @@ class NAdam(Optimizer):
         mu_product = state["mu_product"] * cast(mu, state["mu_product"])
         state["mu_product"] = mu_product
 
-        exp_avg = lerp(state["exp_avg"], grad, 1 - beta1)
-        exp_avg_sq = (fence(state["exp_avg_sq"] * cast(beta2, grad), hp)
-                      + cast(1 - beta2, grad) * grad * grad)
-        state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
+        exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2, hp)
         denom = jnp.sqrt(div_scalar(exp_avg_sq, bias_correction2, hp))
 
         mu_product = f64(mu_product)
@@ -102,11 +85,4 @@ class NAdam(Optimizer):
         param = param + cast((-lr * mu_next) / (1.0 - mu_product_next), param) * exp_avg / denom
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("NAdam")

@@ -5,9 +5,9 @@ computed and the scalar condition selects one, so the step also runs on traced v
 """
 import jax.numpy as jnp
 
-from .adam import _check_betas, _new_step
-from .optimizer import (Optimizer, _check_lr, _torch, cast, div_scalar, f64, fence, lerp,
-                        nonzero)
+from ._shared import (check_args, decay_weights, hyper, lazy_state, set_group_defaults,
+                      step_method, update_moments)
+from .optimizer import Optimizer, cast, div_scalar, f64, fence, nonzero
 
 __all__ = ["RAdam"]
 
@@ -18,12 +18,7 @@ class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_args(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "betas": betas,
@@ -39,32 +34,19 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
+        set_group_defaults(self, foreach=None, maximize=False, differentiable=False,
+                           decoupled_weight_decay=False, capturable=False)
         self._steps_to_tensors(device_if=("capturable",))
 
     def _prepare(self, group, p):
-        state = self.state[p]
-        if len(state) == 0:
-            t = _torch()
-            state["step"] = _new_step(p)
-            state["exp_avg"] = t.zeros_like(p)
-            state["exp_avg_sq"] = t.zeros_like(p)
-        return {"step": state["step"], "exp_avg": state["exp_avg"],
-                "exp_avg_sq": state["exp_avg_sq"]}
+        return lazy_state(self, group, p, ("exp_avg", "exp_avg_sq"))
 
     def _static(self, group):
         return (bool(group["maximize"]), nonzero(group["weight_decay"]),
                 bool(group["decoupled_weight_decay"]))
 
     def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"],
-                "weight_decay": group["weight_decay"]}
+        return hyper(group, "lr", "betas", "eps", "weight_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -77,15 +59,9 @@ class RAdam(Optimizer):
         step = f64(step_t)
 
         if decay:
-            if decoupled:
-                param = fence(param * cast(1 - fence(lr * wd, hp), param), hp)
-            else:
-                grad = grad + cast(wd, grad) * param
+            param, grad = decay_weights(param, grad, lr, wd, decoupled, hp)
 
-        exp_avg = lerp(state["exp_avg"], grad, 1 - beta1)
-        exp_avg_sq = (fence(state["exp_avg_sq"] * cast(beta2, grad), hp)
-                      + cast(1 - beta2, grad) * grad * grad)
-        state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
+        exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2, hp)
 
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
@@ -106,11 +82,4 @@ class RAdam(Optimizer):
         param = param - fence(update, hp)
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("RAdam")

@@ -1,8 +1,8 @@
 """`torchish.optim.RMSprop` (centered, momentum, weight decay), PyTorch 2.13."""
 import jax.numpy as jnp
 
-from .adam import _new_step
-from .optimizer import Optimizer, _check_lr, _torch, cast, f64, fence, lerp, nonzero
+from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
+from .optimizer import Optimizer, cast, f64, fence, lerp, nonzero
 
 __all__ = ["RMSprop"]
 
@@ -13,15 +13,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_args(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -38,39 +30,21 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        set_group_defaults(self, momentum=0, centered=False, foreach=None, maximize=False,
+                           differentiable=False, capturable=False)
         self._steps_to_tensors(device_if=("capturable",))
 
     def _prepare(self, group, p):
-        state = self.state[p]
-        if len(state) == 0:
-            t = _torch()
-            state["step"] = _new_step(p)
-            state["square_avg"] = t.zeros_like(p)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = t.zeros_like(p)
-            if group["centered"]:
-                state["grad_avg"] = t.zeros_like(p)
-        out = {"step": state["step"], "square_avg": state["square_avg"]}
-        if group["momentum"] > 0:
-            out["momentum_buffer"] = state["momentum_buffer"]
-        if group["centered"]:
-            out["grad_avg"] = state["grad_avg"]
-        return out
+        zeros = ("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ()) \
+            + (("grad_avg",) if group["centered"] else ())
+        return lazy_state(self, group, p, zeros)
 
     def _static(self, group):
         return (bool(group["momentum"] > 0), bool(group["centered"]), bool(group["maximize"]),
                 nonzero(group["weight_decay"]))
 
     def _hyper(self, group):
-        return {"lr": group["lr"], "alpha": group["alpha"], "eps": group["eps"],
-                "weight_decay": group["weight_decay"], "momentum": group["momentum"]}
+        return hyper(group, "lr", "alpha", "eps", "weight_decay", "momentum")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -100,11 +74,4 @@ class RMSprop(Optimizer):
             param = param + cast(-f64(hp["lr"]), param) * grad / avg
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("RMSprop")

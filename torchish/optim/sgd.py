@@ -1,5 +1,6 @@
 """`torchish.optim.SGD`: stochastic gradient descent with momentum / Nesterov (PyTorch 2.13)."""
-from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, cast, f64, fence, nonzero)
+from ._shared import hyper, set_group_defaults, step_method
+from .optimizer import Optimizer, _check_fused_foreach, _check_lr, cast, f64, fence, nonzero
 
 __all__ = ["SGD"]
 
@@ -33,12 +34,8 @@ class SGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        set_group_defaults(self, nesterov=False, maximize=False, foreach=None,
+                           differentiable=False, fused=False)
 
     def _prepare(self, group, p):
         if group["momentum"] != 0:
@@ -52,8 +49,7 @@ class SGD(Optimizer):
                 nonzero(group["weight_decay"]))
 
     def _hyper(self, group):
-        return {"lr": group["lr"], "momentum": group["momentum"],
-                "dampening": group["dampening"], "weight_decay": group["weight_decay"]}
+        return hyper(group, "lr", "momentum", "dampening", "weight_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
@@ -77,11 +73,4 @@ class SGD(Optimizer):
         param = param + cast(-f64(hp["lr"]), param) * grad
         return param, state
 
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model and returns
-                the loss.
-        """
-        return self._jit_step(closure)
+    step = step_method("SGD")

@@ -128,40 +128,29 @@ class _ConvNd(Module):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: PyTorch's constructor, each size argument expanded to an `_N`-tuple."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        tup = _ntuple(self._N)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride),
+                         padding if isinstance(padding, str) else tup(padding),
+                         tup(dilation), False, tup(0), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
+
+
+class Conv1d(_Conv):
     _N = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
-                         padding if isinstance(padding, str) else _single(padding),
-                         _single(dilation), False, _single(0), groups, bias, padding_mode,
-                         device=device, dtype=dtype)
 
-
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     _N = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
-                         padding if isinstance(padding, str) else _pair(padding),
-                         _pair(dilation), False, _pair(0), groups, bias, padding_mode,
-                         device=device, dtype=dtype)
 
-
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     _N = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
-                         padding if isinstance(padding, str) else _triple(padding),
-                         _triple(dilation), False, _triple(0), groups, bias, padding_mode,
-                         device=device, dtype=dtype)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -214,34 +203,26 @@ class _ConvTransposeNd(_ConvNd):
                     self.groups, self.dilation)
 
 
-class ConvTranspose1d(_ConvTransposeNd):
+class _ConvTranspose(_ConvTransposeNd):
+    """ConvTranspose1d/2d/3d: PyTorch's constructor, each size argument expanded to an
+    `_N`-tuple."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        tup = _ntuple(self._N)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride),
+                         tup(padding), tup(dilation), True, tup(output_padding),
+                         groups, bias, padding_mode, device=device, dtype=dtype)
+
+
+class ConvTranspose1d(_ConvTranspose):
     _N = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
-                 device=None, dtype=None):
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
-                         _single(padding), _single(dilation), True, _single(output_padding),
-                         groups, bias, padding_mode, device=device, dtype=dtype)
 
-
-class ConvTranspose2d(_ConvTransposeNd):
+class ConvTranspose2d(_ConvTranspose):
     _N = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
-                 device=None, dtype=None):
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
-                         _pair(padding), _pair(dilation), True, _pair(output_padding),
-                         groups, bias, padding_mode, device=device, dtype=dtype)
 
-
-class ConvTranspose3d(_ConvTransposeNd):
+class ConvTranspose3d(_ConvTranspose):
     _N = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
-                 device=None, dtype=None):
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
-                         _triple(padding), _triple(dilation), True, _triple(output_padding),
-                         groups, bias, padding_mode, device=device, dtype=dtype)

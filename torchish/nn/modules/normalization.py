@@ -14,6 +14,27 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "Instan
            "LocalResponseNorm"]
 
 
+def _affine_parameters(module, affine, shape, bias, factory_kwargs):
+    """`weight` and (unless `bias` is False) `bias` of `shape` when `affine`, else both None:
+    registered in PyTorch's order, so the state_dict keys are its."""
+    if affine:
+        module.weight = Parameter(torchish.empty(shape, **factory_kwargs))
+        if bias:
+            module.bias = Parameter(torchish.empty(shape, **factory_kwargs))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module, affine):
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     _version = 2
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
@@ -27,15 +48,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(torchish.empty(num_features, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(torchish.empty(num_features, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.affine, num_features, bias, factory_kwargs)
         if self.track_running_stats:
             self.register_buffer("running_mean", torchish.zeros(num_features, **factory_kwargs))
             self.register_buffer("running_var", torchish.ones(num_features, **factory_kwargs))
@@ -55,10 +68,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -83,6 +93,15 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
+    _input_dims = None  # the input ranks BatchNorm1d/2d/3d accept
+
+    def _check_input_dim(self, input):
+        if self._input_dims is None:
+            return super()._check_input_dim(input)
+        if input.dim() not in self._input_dims:
+            ranks = " or ".join(f"{n}D" for n in self._input_dims)
+            raise ValueError(f"expected {ranks} input (got {input.dim()}D input)")
+
     def forward(self, input):
         self._check_input_dim(input)
         exponential_average_factor = 0.0 if self.momentum is None else self.momentum
@@ -104,21 +123,15 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    def _check_input_dim(self, input):
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    _input_dims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    def _check_input_dim(self, input):
-        if input.dim() != 4:
-            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+    _input_dims = (4,)
 
 
 class BatchNorm3d(_BatchNorm):
-    def _check_input_dim(self, input):
-        if input.dim() != 5:
-            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+    _input_dims = (5,)
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -250,22 +263,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(torchish.empty(self.normalized_shape, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(torchish.empty(self.normalized_shape, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.elementwise_affine, self.normalized_shape, bias,
+                           factory_kwargs)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -289,22 +292,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(torchish.empty(num_channels, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(torchish.empty(num_channels, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.affine, num_channels, bias, factory_kwargs)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
