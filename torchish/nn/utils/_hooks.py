@@ -164,10 +164,10 @@ def _non_full_adapter(hook, module):
     """Old-style `register_backward_hook`: called with the output node's grads."""
     from ..._tensor import _wrap
 
-    def node_hook(node, grad_inputs, grad_outputs):
+    def node_hook(grad_inputs, grad_outputs):  # a grad_fn hook, as torch calls it
         gi = tuple(None if g is None else (g if isinstance(g, Tensor) else _wrap(g))
                    for g in grad_inputs)
         go = tuple(None if g is None else (g if isinstance(g, Tensor) else _wrap(g))
                    for g in grad_outputs)
-        hook(module, gi, go)
+        return hook(module, gi, go)
     return node_hook
