@@ -26,10 +26,11 @@ import numpy as np
 from ._serialization.allowlist import (add_safe_globals, clear_safe_globals, get_safe_globals,
                                        safe_globals)
 from ._serialization.format import _ascii, _np_dtype
+from ._storage import contiguous_strides
 from ._serialization.reader import (_unpickle,  # noqa: F401 (tests call it)
                                     get_unsafe_globals_in_checkpoint, read_checkpoint)
 from ._serialization.records import (LoadedStorage, RecordBackend, TensorRecord, _check_bounds,
-                                     _contiguous_strides, _Global, _Reduce, _set_obj_state)
+                                     _Global, _Reduce, _set_obj_state)
 from ._serialization.writer import write_checkpoint
 
 __all__ = ["save", "load", "TensorRecord", "LoadedStorage", "write_checkpoint",
@@ -77,7 +78,7 @@ def _make_converter():
         key, offset, stride = id(st), t.storage_offset(), tuple(t.stride())
         if flat.dtype != t.dtype.np:  # a reinterpreting view: save its values on their own
             flat, key, offset = np.asarray(t._data).reshape(-1), object(), 0
-            stride = _contiguous_strides(tuple(t.shape))
+            stride = contiguous_strides(tuple(t.shape))
             keep.append(key)
         state = getattr(t, "__dict__", None) or None
         return TensorRecord(flat, key, t.dtype.name, offset, tuple(t.shape), stride,
@@ -207,7 +208,7 @@ class _TorchishBackend(RecordBackend):
         _check_bounds(size, stride, offset, data.size)
         base = storage._tensors.get(dtype)
         if base is None and offset == 0 and int(np.prod(size)) == data.size and \
-                (stride == _contiguous_strides(size) or data.size <= 1):
+                (stride == contiguous_strides(size) or data.size <= 1):
             t = self._base(storage, dtype, data, size)  # the common case: the tensor owns it
         else:
             if base is None:

@@ -5,6 +5,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._storage import contiguous_strides
 from .format import _DTYPES, _np_dtype
 
 
@@ -77,7 +78,7 @@ class TensorRecord:
         array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
         name = next(n for n, (d, _) in _DTYPES.items() if np.dtype(d) == array.dtype)
         size = array.shape
-        stride = _contiguous_strides(size)
+        stride = contiguous_strides(size)
         return cls(array.reshape(-1), object(), name, 0, size, stride, requires_grad,
                    is_parameter)
 
@@ -98,14 +99,6 @@ class TensorRecord:
         kind = "Parameter" if self.is_parameter else "Tensor"
         return (f"TensorRecord({kind}, dtype={self.dtype}, size={self.size}, "
                 f"stride={self.stride}, offset={self.storage_offset}, key={self.storage_key!r})")
-
-
-def _contiguous_strides(size):
-    strides, acc = [], 1
-    for n in reversed(size):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _check_bounds(size, stride, offset, numel):
