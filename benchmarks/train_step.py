@@ -1,18 +1,20 @@
 """Time per training step: torchish eager, torchish compiled, raw JAX, PyTorch eager (one run).
 
-    python benchmarks/train_step.py [--steps N]
+    python benchmarks/train_step.py [--steps N] [--repeat R]
 
 Models: (a) MLP 784-256-256-10, batch 64, Adam; (b) LeNet-style CNN on 1x28x28, batch 64, SGD
 with momentum; (c) 2-layer GPT (d_model 128, 4 heads, seq 64, batch 16), AdamW. The raw JAX
 versions are hand-written (`jax.jit` + `jax.value_and_grad`, the same math and optimizer) and
-start from the same weights. Also prints the compiled step's peak memory (XLA's own figures)
-against raw JAX's.
+start from the same weights. Also prints the compiled step's peak memory (XLA's memory analysis
+of the compiled executables, both with their input donation) against raw JAX's. The four
+contenders' timing repeats are interleaved, so load drift on a shared machine hits all alike.
 """
 import argparse
 import copy
 import math
 import os
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
-from _timing import per_call, table  # noqa: E402
+from _timing import table  # noqa: E402
 from models import GPT, LeNet, mlp  # noqa: E402
 
 import torchish  # noqa: E402
@@ -178,17 +180,38 @@ def _step_fn(T, model, opt, lm):
     return step
 
 
-def _peak_bytes(compiled_fn, *args):
-    stats = compiled_fn.lower(*args).compile().memory_analysis()
+def _peak_bytes(executable):
+    """XLA's peak for one call of a compiled executable: live arguments, outputs not written
+    into donated arguments, temporaries. The same figure for both sides (both donate)."""
+    stats = executable.memory_analysis()
     if stats is None:
         return None
     return (stats.temp_size_in_bytes + stats.argument_size_in_bytes
             + stats.output_size_in_bytes - stats.alias_size_in_bytes)
 
 
+def _interleaved(fns, repeat):
+    """Best seconds per call of each `(fn, number)`, their repeats taken in turn.
+
+    On a shared machine the load drifts over a run; alternating the contenders' repeats
+    exposes them to the same load, so the ratios between them stay meaningful."""
+    for fn, _ in fns:
+        fn()
+        fn()   # a compiled step traces twice: before and after the optimizer state exists
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, (fn, number) in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20, help="steps per timing repeat")
+    ap.add_argument("--repeat", type=int, default=7, help="timing repeats (interleaved)")
     args = ap.parse_args()
     rows, mem_rows = [], []
     for name, build, make_opt, (xn, yn), jax_forward, jax_opt in _setups():
@@ -197,15 +220,13 @@ def main():
         model = build(torchish)
         opt = make_opt(torchish, model.parameters())
         x, y = torchish.from_numpy(xn), torchish.from_numpy(yn)
-        eager = _step_fn(torchish, model, opt, lm)
-        t_eager = per_call(lambda: eager(x, y).item(), number=max(3, args.steps // 4), repeat=3)
         cmodel = copy.deepcopy(model)
         copt = make_opt(torchish, cmodel.parameters())
-        compiled = torchish.compile(_step_fn(torchish, cmodel, copt, lm))
-        t_comp = per_call(lambda: compiled(x, y).item(), number=args.steps, repeat=5)
-
         params = {k: jnp.asarray(v.detach().numpy()) for k, v in model.state_dict().items()
                   if k in dict(model.named_parameters())}
+        eager = _step_fn(torchish, model, opt, lm)
+        compiled = torchish.compile(_step_fn(torchish, cmodel, copt, lm))
+
         init, jstep = raw_jax_step(jax_forward, jax_opt)
         state = [params, init(params)]
         jx, jy = jnp.asarray(xn), jnp.asarray(yn)
@@ -214,22 +235,27 @@ def main():
             p, s, loss = jstep(state[0], state[1], jx, jy)
             state[0], state[1] = p, s
             return float(loss)
-        t_jax = per_call(run_jax, number=args.steps, repeat=5)
-        row = [name, f"{t_eager * 1e3:.2f}", f"{t_comp * 1e3:.2f}", f"{t_jax * 1e3:.2f}",
-               f"{t_comp / t_jax:.2f}x"]
+        fns = [(lambda: eager(x, y).item(), max(3, args.steps // 4)),
+               (lambda: compiled(x, y).item(), args.steps), (run_jax, args.steps)]
         if torch is not None:
             torch.manual_seed(0)
             tmodel = build(torch)
             topt = make_opt(torch, tmodel.parameters())
             tstep = _step_fn(torch, tmodel, topt, lm)
             tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
-            t_torch = per_call(lambda: tstep(tx, ty).item(), number=args.steps, repeat=5)
+            fns.append((lambda: tstep(tx, ty).item(), args.steps))
+        times = _interleaved(fns, args.repeat)
+        t_eager, t_comp, t_jax = times[:3]
+        row = [name, f"{t_eager * 1e3:.2f}", f"{t_comp * 1e3:.2f}", f"{t_jax * 1e3:.2f}",
+               f"{t_comp / t_jax:.2f}x"]
+        if torch is not None:
+            t_torch = times[3]
             row += [f"{t_torch * 1e3:.2f}", f"{t_torch / t_comp:.2f}x", f"{t_eager / t_torch:.2f}x"]
         rows.append(row)
 
-        entry = list(compiled._compiled.cache.values())[-1]
-        ours = _peak_bytes(entry.jitted, *entry.last_inputs)
-        raw = _peak_bytes(jstep, state[0], state[1], jx, jy)
+        entry = list(compiled._compiled.cache.values())[-1]   # the steady-state signature
+        ours = _peak_bytes(entry.executable)
+        raw = _peak_bytes(jstep.lower(state[0], state[1], jx, jy).compile())
         if ours and raw:
             mem_rows.append([name, f"{ours / 2**20:.2f}", f"{raw / 2**20:.2f}",
                              f"{ours / raw:.2f}x"])

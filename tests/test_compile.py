@@ -165,3 +165,221 @@ def test_dropout_in_compiled_code_is_random_but_reproducible():
     assert not np.array_equal(a.numpy(), b.numpy())
     np.testing.assert_array_equal(a.numpy(), c.numpy())
     assert set(np.unique(a.numpy())) <= {0.0, 2.0}
+
+
+# ---- per-call fast path, donation, write-back ------------------------------------------------
+
+def _linear_step(model, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _pair(lr=0.1):
+    torch.manual_seed(0)
+    m1 = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    m2 = copy.deepcopy(m1)
+    o1, o2 = torch.optim.Adam(m1.parameters(), lr=lr), torch.optim.Adam(m2.parameters(), lr=lr)
+    return m1, m2, o1, o2, _linear_step(m1, o1), torch.compile(_linear_step(m2, o2))
+
+
+def test_steady_state_calls_reuse_the_plan():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    compiled(x, y)
+    compiled(x, y)   # optimizer state now exists: one rediscovery, one more trace
+    plan = compiled._compiled.plan
+    for _ in range(3):
+        compiled(torch.randn(5, 4), torch.randn(5, 2))
+    assert compiled._compiled.plan is plan
+    assert len(compiled._compiled.cache) == 2
+
+
+def test_aliases_see_the_new_values():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    alias = m2[0].weight.detach()
+    sd = m2.state_dict()
+    view = m2[0].weight.detach()[0]
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    for _ in range(3):
+        eager(x, y)
+        compiled(x, y)
+    np.testing.assert_allclose(alias.numpy(), m1[0].weight.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_array_equal(alias.numpy(), m2[0].weight.detach().numpy())
+    np.testing.assert_array_equal(sd["2.bias"].numpy(), m2[2].bias.detach().numpy())
+    np.testing.assert_array_equal(view.numpy(), m2[0].weight.detach().numpy()[0])
+    _assert_state_equal(m1, m2, o1, o2)
+
+
+def test_donation_reuses_buffers_but_spares_arrays_held_elsewhere():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    for _ in range(2):
+        compiled(x, y)
+    entry = list(compiled._compiled.cache.values())[-1]
+    assert entry.donate   # parameters and optimizer state
+    plan = compiled._compiled.plan
+    donated = {plan.storages[i].data.unsafe_buffer_pointer() for i in entry.donate}
+    compiled(x, y)
+    after = {plan.storages[i].data.unsafe_buffer_pointer() for i in entry.donate}
+    assert donated & after   # XLA wrote the new values into the old buffers
+
+    # Arrays someone else holds are copied before donation, never invalidated.
+    held = m2[0].weight.jax()
+    held_value = np.array(held)
+    exp_avg = o2.state[m2[2].bias]["exp_avg"]
+    other = torch.from_jax(exp_avg.jax())           # another tensor on the same array
+    other_value = other.numpy().copy()
+    as_numpy = m2[2].weight.detach().numpy()        # a NumPy view of the array (CPU)
+    numpy_value = as_numpy.copy()
+    for _ in range(2):
+        compiled(x, y)
+    assert not held.is_deleted()
+    np.testing.assert_array_equal(np.asarray(held), held_value)
+    np.testing.assert_array_equal(other.numpy(), other_value)
+    np.testing.assert_array_equal(as_numpy, numpy_value)
+    assert not np.array_equal(m2[0].weight.detach().numpy(), held_value)
+    for _ in range(5):
+        eager(x, y)
+    _assert_state_equal(m1, m2, o1, o2)
+
+
+def test_eager_graph_sees_the_compiled_step_as_an_in_place_update():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    compiled(x, y)
+    compiled(x, y)
+    out = m2(x)          # its graph saves the parameters (and their versions)
+    compiled(x, y)       # bumps the versions, as eager's optimizer.step() does
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()   # as in PyTorch: the step changed the parameters in place
+
+
+def test_versions_and_grad_objects_follow_eager():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    p1, p2 = m1[0].weight, m2[0].weight
+    v1, v2 = p1._version, p2._version
+    grads = []
+    for i in range(4):
+        eager(x, y)
+        compiled(x, y)
+        grads.append(p2.grad)
+        assert p1._version - v1 == p2._version - v2
+        s1, s2 = o1.state[p1]["exp_avg"], o2.state[p2]["exp_avg"]
+        assert s1._version == s2._version
+    assert len({id(g) for g in grads}) == 4   # zero_grad + backward: a new .grad each step
+    assert o2.state[p2]["exp_avg"] is s2
+
+
+def test_changes_between_calls_are_picked_up():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    for _ in range(2):
+        eager(x, y)
+        compiled(x, y)
+    # lr (a scheduler's write) is an input: no retrace
+    n = len(compiled._compiled.cache)
+    for o in (o1, o2):
+        o.param_groups[0]["lr"] = 0.05
+    eager(x, y)
+    compiled(x, y)
+    assert len(compiled._compiled.cache) == n
+    _assert_state_equal(m1, m2, o1, o2)
+    # `p.data = ...` gives the parameter a new storage
+    for m in (m1, m2):
+        m[2].bias.data = torch.full((2,), 0.5)
+    eager(x, y)
+    compiled(x, y)
+    _assert_state_equal(m1, m2, o1, o2)
+    # a hyperparameter baked into the trace changes: retrace
+    for o in (o1, o2):
+        o.param_groups[0]["betas"] = (0.5, 0.9)
+    eager(x, y)
+    compiled(x, y)
+    _assert_state_equal(m1, m2, o1, o2)
+    # a module's mode changes
+    for m in (m1, m2):
+        m.eval()
+    eager(x, y)
+    compiled(x, y)
+    _assert_state_equal(m1, m2, o1, o2)
+
+
+def test_closure_scalars_and_rebound_globals_retrace():
+    scale = 2.0
+
+    def f(x):
+        return x * scale
+
+    cf = torch.compile(f)
+    assert cf(torch.ones(2)).tolist() == [2.0, 2.0]
+    scale = 3.0
+    assert cf(torch.ones(2)).tolist() == [3.0, 3.0]
+
+
+def test_slices_of_one_base_are_different_arguments():
+    big = torch.arange(16.0).reshape(8, 2)
+    f = torch.compile(lambda a: a.sum(0))
+    np.testing.assert_array_equal(f(big[0:4]).numpy(), big[0:4].sum(0).numpy())
+    np.testing.assert_array_equal(f(big[4:8]).numpy(), big[4:8].sum(0).numpy())
+
+
+def test_in_place_update_of_an_argument_is_written_back():
+    @torch.compile
+    def f(t):
+        t.mul_(3)
+        return t.sum()
+
+    x = torch.ones(4)
+    view = x[1:3]
+    assert f(x).item() == 12.0
+    assert f(x).item() == 36.0
+    assert x.tolist() == [9.0] * 4 and view.tolist() == [9.0, 9.0]
+
+
+def test_non_tensor_results_are_returned():
+    @torch.compile
+    def f(x):
+        return (x * 2).sum(), 3, "ok"
+
+    out = f(torch.ones(2))
+    assert out[0].item() == 4.0 and out[1:] == (3, "ok")
+
+
+def test_array_changing_under_the_same_objects_retraces():
+    @torch.compile
+    def f(x):
+        return w * x
+
+    w = torch.ones(3)
+    assert f(torch.ones(3)).tolist() == [1.0, 1.0, 1.0]
+    # storage array of another dtype behind unchanged Tensor/Storage objects (as layout
+    # changes inside the library can do): the executable refuses it, and the call retraces
+    import jax.numpy as jnp
+    w._storage.data = jnp.full((3,), 2.0, jnp.float64)
+    out = f(torch.ones(3, dtype=torch.float64))
+    assert out.tolist() == [2.0, 2.0, 2.0] and out.dtype is torch.float64
+
+
+def test_module_level_loop_variable_named_like_an_attribute_is_not_state():
+    # `opt.step` puts "step" in co_names; a global loop variable `step` must not retrace
+    src = ("import torchish as torch\n"
+           "p = torch.zeros(2, requires_grad=True)\n"
+           "opt = torch.optim.SGD([p], lr=0.1)\n"
+           "def train(x):\n"
+           "    opt.zero_grad()\n"
+           "    (p * x).sum().backward()\n"
+           "    opt.step()\n"
+           "fn = torch.compile(train)\n"
+           "for step in range(6):\n"
+           "    fn(torch.ones(2))\n")
+    scope = {}
+    exec(compile(src, "<loop>", "exec"), scope)
+    np.testing.assert_allclose(scope["p"].detach().numpy(), [-0.6, -0.6], rtol=1e-6)
+    assert len(scope["fn"]._compiled.cache) <= 2   # without and with optimizer state

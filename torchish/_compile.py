@@ -1,4 +1,4 @@
-"""`torchish.compile`: run a PyTorch-style function or Module as one `jax.jit` computation.
+"""`torchish.compile`: run a PyTorch-style function or Module as one compiled XLA computation.
 
 The function runs once per *signature* (argument shapes/dtypes, the structure of the state it
 touches) with every tensor's storage holding a JAX tracer, so the forward, `loss.backward()`
@@ -8,19 +8,50 @@ the globals it names): Modules (parameters, buffers, `.grad`), Optimizers (their
 each group's `lr`), and tensors. Before a call their current values go in as inputs; after it,
 the outputs are written back so the Python objects hold exactly what eager execution would.
 
+Per-call cost. The walk runs once per call site and leaves a `_Plan`: the tensors it found and
+guards, i.e. the identity of every object the walk read (each Module's attribute, parameter,
+buffer and child dicts, each optimizer's groups and state dicts, closure cells and globals) and
+of each tensor's storage/view. The plan holds those objects, so an unchanged identity means an
+unchanged object. While the guards hold, a call only reads each storage's array, looks up the
+compiled executable by the few things that vary per call (argument shapes, which `.grad`s
+exist, grad mode) and writes back the arrays the step produced. A failed guard rebuilds the
+plan; a changed shape retraces. Scalars the trace bakes in (closure cells, globals, Module
+attributes such as `training` or `p` of Dropout, optimizer hyperparameters other than `lr`)
+are part of the signature, so changing one retraces; `lr` is an input. Not seen: hooks
+registered after the first call, attributes first added to a submodule later, rebinding a
+builtin name, and scalars inside lists/dicts the function reads.
+
+Donation. A storage the step overwrites (parameters, optimizer state, buffers, in-place
+updated arguments) is donated to XLA, as hand-written JAX steps do, so the new values reuse
+the old buffers. Tensor aliases share the `Storage` object (`.detach()`, views, `state_dict()`
+entries), so they see the new values and are unaffected. What donation would break is another
+holder of the *old JAX array* itself: a user's `t.jax()` result, another Storage wrapping the
+same array (`from_jax`), a saved value of an eager autograd graph. So an array is donated only
+when its reference count says the Storage is its only holder; otherwise it is copied first.
+(NumPy views of CPU arrays, `t.numpy()`, are external references that PjRt itself refuses to
+donate.) Entries whose outputs get a `grad_fn` keep their inputs for backward: no donation.
+
 Limits (documented in the README): Python side effects other than on that state happen only
 while tracing; data-dependent Python control flow on tensor values (`if loss.item() > 0`)
 raises `CompileError` naming the line; random ops use JAX's PRNG keyed from the generator.
 """
+import dis
 import functools
+import itertools
+import operator
 import os
+import sys
 import traceback
 import types
 
 import jax
 import jax.numpy as jnp
+from jax.extend.core import jaxpr_as_fun
 
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor, Size, _wrap
+from ._storage import Storage
+from ._dtype import dtype as _dtype_cls
+from ._device import device as _device_cls
 from . import _random_trace
 from .autograd import grad_mode, graph
 from .autograd.graph import Node, edge_of
@@ -46,101 +77,37 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return CompiledFunction(model)
 
 
-# ---- finding the state a function can touch ------------------------------------------------
+# ---- small helpers ---------------------------------------------------------------------------
 
-class _State:
-    """Everything mutable a compiled call reads or writes, in a fixed order."""
-
-    def __init__(self):
-        self.storages = []     # Storage objects (their .data goes in and comes out)
-        self.owners = {}       # id(storage) -> a tensor on it (for autograd edges)
-        self.params = []       # tensors whose .grad is carried
-        self.modules = []
-        self.optimizers = []
-        self._seen = set()
-
-    def add_tensor(self, t):
-        st = t._storage
-        if id(st) not in self.owners:
-            self.owners[id(st)] = t
-            self.storages.append(st)
-        if t._grad is not None:
-            self.add_tensor(t._grad)
+_MISSING = object()
+_CELL_CONTENTS = operator.attrgetter("cell_contents")
+_TENSOR_META = operator.attrgetter("_storage", "_view", "_requires_grad", "_grad_fn")
+_GET_LR = operator.itemgetter("lr")
+_CONST_TYPES = (type(None), bool, int, float, complex, str, bytes)
+_STATIC_TYPES = frozenset(_CONST_TYPES + (_dtype_cls, _device_cls))
+_STATIC = object()     # an argument slot holding a static (hashed) value
+_CALL = getattr(operator, "call", lambda f: f())
+_CHAIN = itertools.chain.from_iterable
+_getrefcount = sys.getrefcount
 
 
-def _is_optimizer(obj):
-    from . import optim
-    return isinstance(obj, getattr(optim, "Optimizer", ()))
+def _calibrate():
+    holder = Storage(object(), None)
+    arrays = [holder.data]
+    return _getrefcount(arrays[0])
 
 
-def _discover(roots, depth=3):
-    from .nn import Module
-    state = _State()
-    stack = [(r, 0) for r in roots]
-    while stack:
-        obj, d = stack.pop()
-        if id(obj) in state._seen or d > depth:
-            continue
-        state._seen.add(id(obj))
-        if isinstance(obj, Tensor):
-            state.add_tensor(obj)
-            if obj.is_leaf and obj.requires_grad:
-                state.params.append(obj)
-        elif isinstance(obj, Module):
-            for m in obj.modules():
-                if id(m) not in state._seen or m is obj:
-                    state.modules.append(m)
-                    state._seen.add(id(m))
-            for p in obj.parameters():
-                stack.append((p, 0))
-            for b in obj.buffers():
-                stack.append((b, 0))
-            stack.extend((v, d + 1) for v in vars(obj).values()
-                         if not isinstance(v, (Tensor, dict)))
-        elif _is_optimizer(obj):
-            state.optimizers.append(obj)
-            for group in obj.param_groups:
-                stack.extend((p, 0) for p in group["params"])
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            stack.extend((v, d + 1) for v in obj)
-        elif isinstance(obj, dict):
-            stack.extend((v, d + 1) for v in obj.values())
-        elif isinstance(obj, types.MethodType):
-            stack.append((obj.__self__, d))
-            stack.append((obj.__func__, d))
-        elif isinstance(obj, types.FunctionType):
-            stack.extend((c.cell_contents, d + 1) for c in obj.__closure__ or ()
-                         if _cell_filled(c))
-            for name in _global_names(obj.__code__):
-                if name in obj.__globals__:
-                    stack.append((obj.__globals__[name], d + 1))
-        elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)):
-            stack.extend((v, d + 1) for v in vars(obj).values())
-    for opt in state.optimizers:
-        for st in opt.state.values():
-            for v in st.values():
-                if isinstance(v, Tensor):
-                    state.add_tensor(v)
-    return state
+# References to an array held only by its Storage, counted as `__call__` counts them: the
+# Storage, the list of this call's arrays, the argument of getrefcount.
+_SOLE_OWNER_REFS = _calibrate()
 
 
-def _cell_filled(cell):
-    try:
-        cell.cell_contents
+def _is_static(a):
+    t = type(a)
+    if t in _STATIC_TYPES:
         return True
-    except ValueError:
-        return False
+    return (t is tuple or t is Size) and all(type(x) in _STATIC_TYPES for x in a)
 
-
-def _global_names(code):
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
-
-
-# ---- one compiled callable -------------------------------------------------------------
 
 def _static_key(obj):
     """A hashable stand-in for a non-tensor argument (its value, or its identity)."""
@@ -151,33 +118,287 @@ def _static_key(obj):
         return ("id", id(obj))
 
 
-def _opt_state_layout(opt):
-    """(layout, tensors) of an optimizer's state in parameter order."""
-    layout, tensors = [], []
-    order = [p for g in opt.param_groups for p in g["params"]]
-    for i, p in enumerate(order):
-        st = opt.state.get(p)
-        if not st:
-            continue
-        entry = []
-        for k in sorted(st):
-            v = st[k]
-            if isinstance(v, Tensor):
-                entry.append((k, "T", tuple(v.shape), v.dtype))
-                tensors.append(v)
-            else:
-                entry.append((k, "v", _static_key(v)))
-        layout.append((i, tuple(entry)))
-    return tuple(layout), tensors
+def _view_key(t):
+    v = t._view
+    return None if v is None else v.steps
 
+
+def _aval_key(a):
+    if isinstance(a, Tensor):
+        a = a._data
+    if isinstance(a, jax.Array):
+        return (a.shape, a.dtype, a.weak_type, a.sharding)
+    return type(a)
+
+
+def _is_optimizer(obj):
+    from . import optim
+    return isinstance(obj, getattr(optim, "Optimizer", ()))
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _global_names(code):
+    """The global names `code` (and the functions nested in it) reads. `co_names` would also
+    list attribute names (`opt.step` names `step`), and a loop variable of that name at module
+    level must not count as state."""
+    names = {ins.argval for ins in dis.get_instructions(code)
+             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+# ---- the state a call site touches, and the guards that say it is unchanged -------------------
+
+class _Plan:
+    """What the walk found from a call site's roots, and how to re-check it cheaply.
+
+    `tensors` are the state tensors (parameters, buffers, optimizer state, tensors in closures
+    or arguments that need grads), `storages` their distinct storages (one input slot each),
+    `params` the tensors whose `.grad` is carried. `.grad`s and plain tensor arguments (batches)
+    are read per call (`bind`); everything else is guarded by identity.
+    """
+
+    def __init__(self, roots, values, kwnames, depth=3):
+        from .nn import Module
+        self.kwnames = kwnames
+        self.tensors, self.storages, self.owners, self.index = [], [], [], {}
+        self._tids = set()
+        self.params, self.modules, self.optimizers = [], [], []
+        self.sources = []     # callables returning the objects the walk read
+        consts = []           # scalars the trace may bake in (module attributes, closures)
+        self.kinds = []       # per argument: None (plain tensor), _STATIC or the object itself
+        arg_roots = []
+        for a in values:
+            if isinstance(a, Tensor) and not (a._requires_grad or a._grad_fn is not None
+                                              or a._grad is not None):
+                self.kinds.append(None)
+            elif not isinstance(a, Tensor) and _is_static(a):
+                self.kinds.append(_STATIC)
+            else:
+                self.kinds.append(a)
+                arg_roots.append(a)
+        seen = set()
+        stack = [(r, 0) for r in list(roots) + arg_roots][::-1]
+        while stack:
+            obj, d = stack.pop()
+            if id(obj) in seen or d > depth:
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, Tensor):
+                self._add_tensor(obj)
+                if obj.is_leaf and obj.requires_grad:
+                    self.params.append(obj)
+            elif isinstance(obj, Module):
+                for m in obj.modules():
+                    if id(m) not in seen or m is obj:
+                        self.modules.append(m)
+                        seen.add(id(m))
+                        md = m.__dict__
+                        self.sources.append(md.values if m is obj else _attributes(md))
+                        for name in ("_parameters", "_buffers", "_modules"):
+                            if isinstance(md.get(name), dict):
+                                self.sources.append(md[name].values)
+                        consts.extend((k, type(v), v) for k, v in md.items()
+                                      if type(v) in _CONST_TYPES)
+                stack.extend((p, 0) for p in obj.parameters())
+                stack.extend((b, 0) for b in obj.buffers())
+                stack.extend((v, d + 1) for v in vars(obj).values()
+                             if not isinstance(v, (Tensor, dict)))
+            elif _is_optimizer(obj):
+                self.optimizers.append(obj)
+                self.sources += [obj.__dict__.values, obj.param_groups.copy]
+                for g in obj.param_groups:
+                    self.sources += [_group_values(g), g["params"].copy]
+                    stack.extend((p, 0) for p in g["params"])
+                    # hyperparameters: scalars the update bakes in, Tensors it reads
+                    hyper = [(k, v) for k, v in g.items() if k not in ("params", "lr")]
+                    consts.append(tuple((k, "T" if isinstance(v, Tensor) else _static_key(v))
+                                        for k, v in hyper))
+                    stack.extend((v, d + 1) for _, v in hyper)
+            elif isinstance(obj, (list, set)):
+                # (scalars in containers are not part of the signature: a list the function
+                # appends to while tracing must not cause a retrace)
+                self.sources.append(obj.copy)
+                stack.extend((v, d + 1) for v in obj if type(v) not in _CONST_TYPES)
+            elif isinstance(obj, (tuple, frozenset)):
+                stack.extend((v, d + 1) for v in obj if type(v) not in _CONST_TYPES)
+            elif isinstance(obj, dict):
+                self.sources.append(obj.values)
+                stack.extend((v, d + 1) for v in obj.values() if type(v) not in _CONST_TYPES)
+            elif isinstance(obj, types.MethodType):
+                stack.append((obj.__self__, d))
+                stack.append((obj.__func__, d))
+            elif isinstance(obj, types.FunctionType):
+                cells = obj.__closure__ or ()
+                names = sorted(_global_names(obj.__code__))
+                glb = obj.__globals__
+                if cells:
+                    self.sources.append(functools.partial(map, _CELL_CONTENTS, cells))
+                present = [n for n in names if n in glb]
+                if present:   # (names not there now are builtins; rebinding them is not seen)
+                    self.sources.append(_values_of(glb, present))
+                stack.extend((c.cell_contents, d + 1) for c in cells
+                             if _cell_value(c) is not _MISSING)
+                stack.extend((glb[n], d + 1) for n in names if n in glb)
+            elif type(obj) in _CONST_TYPES:
+                consts.append((type(obj), obj))
+            elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)):
+                self.sources.append(obj.__dict__.values)
+                stack.extend((v, d + 1) for v in vars(obj).values())
+        self.groups = [g for o in self.optimizers for g in o.param_groups]
+        self.orders = [[p for g in o.param_groups for p in g["params"]]
+                       for o in self.optimizers]
+        layouts = []
+        for o, order in zip(self.optimizers, self.orders):
+            self.sources.append(o.state.values)
+            layout = []
+            for i, p in enumerate(order):
+                st = o.state.get(p)
+                if not st:
+                    continue
+                self.sources.append(st.values)
+                entry = []
+                for k in sorted(st):
+                    v = st[k]
+                    if isinstance(v, Tensor):
+                        self._add_tensor(v)
+                        entry.append((k, "T", self.index[id(v._storage)]))
+                    else:
+                        entry.append((k, "v", _static_key(v)))
+                layout.append((i, tuple(entry)))
+            layouts.append(tuple(layout))
+            # The eager optimizer remembers the arrays it last wrote, to donate them on its next
+            # step. Compiled steps replace those arrays; a stale record would keep the old ones
+            # alive (and stop our donation). Without a record it copies before donating.
+            owned = vars(o).get("_owned_state_arrays")
+            if owned:
+                owned.clear()
+        # Tensors that are not parameters but hold a .grad (retain_grad) carry it too.
+        pids = {id(p) for p in self.params}
+        self.params += [t for t in self.tensors if t._grad is not None and id(t) not in pids]
+        self.tindex = {id(t): i for i, t in enumerate(self.tensors)}
+        self.keep = [v for src in self.sources for v in src()]   # ids stay unique while held
+        self.ids = [id(v) for v in self.keep]
+        self.meta = list(map(_TENSOR_META, self.tensors))
+        self.key = (
+            tuple((self.index[id(t._storage)], _view_key(t), t._requires_grad,
+                   t._grad_fn is None) for t in self.tensors),
+            tuple(self.tindex[id(p)] for p in self.params),
+            tuple(m.training for m in self.modules),
+            tuple(consts),
+            tuple(layouts),
+            tuple(len(o.param_groups) for o in self.optimizers),
+            tuple(k if k is None or k is _STATIC else _static_key(k) for k in self.kinds),
+            kwnames,
+        )
+        self.fast = {}
+
+    def _add_tensor(self, t):
+        st = t._storage
+        if id(st) not in self.index:
+            self.index[id(st)] = len(self.storages)
+            self.storages.append(st)
+            self.owners.append(t)
+        if id(t) not in self._tids:
+            self._tids.add(id(t))
+            self.tensors.append(t)
+
+    def bind(self, values):
+        """This call's inputs, or None when the guards say the plan no longer fits."""
+        try:
+            if list(map(id, _CHAIN(map(_CALL, self.sources)))) != self.ids:
+                return None
+        except (KeyError, ValueError):   # a guarded attribute, global or cell was deleted
+            return None
+        if list(map(_TENSOR_META, self.tensors)) != self.meta:
+            return None
+        storages = self.storages.copy()
+        owners = self.owners.copy()
+        index = self.index
+        local = {}
+        dyn = []       # tensors read per call (grads, batches): their versions follow eager
+        sig = []
+        for p in self.params:
+            g = p._grad
+            if g is None:
+                sig.append(None)
+                continue
+            st = g._storage
+            i = index.get(id(st))
+            if i is None:
+                i = local.get(id(st))
+                if i is None:
+                    i = local[id(st)] = len(storages)
+                    storages.append(st)
+                    owners.append(g)
+            v = g._view
+            sig.append((i, None if v is None else v.steps, g._requires_grad))
+            dyn.append(g)
+        for a, kind in zip(values, self.kinds):
+            if kind is None:
+                if not isinstance(a, Tensor) or a._requires_grad or a._grad_fn is not None \
+                        or a._grad is not None:
+                    return None
+                st = a._storage
+                i = index.get(id(st))
+                if i is None:
+                    i = local.get(id(st))
+                    if i is None:
+                        i = local[id(st)] = len(storages)
+                        storages.append(st)
+                        owners.append(a)
+                data = st.data
+                v = a._view
+                sig.append((i, data.shape, data.dtype, None if v is None else v.steps))
+                dyn.append(a)
+            elif kind is _STATIC:
+                if isinstance(a, Tensor) or not _is_static(a):
+                    return None
+                sig.append(_static_key(a))
+            elif a is not kind:
+                return None
+        return storages, owners, self.tensors + dyn, (tuple(sig), grad_mode.is_grad_enabled())
+
+
+def _attributes(md):
+    """A guard source for a submodule's attributes: all but the hook dicts (which the walk
+    does not read), as one C-level lookup."""
+    return _values_of(md, [k for k, v in md.items() if not isinstance(v, dict)
+                           or k in ("_parameters", "_buffers", "_modules")])
+
+
+def _values_of(mapping, keys):
+    """A guard source: the values of `keys` in `mapping`, looked up in C (KeyError if one
+    is gone)."""
+    if not keys:
+        return tuple
+    # itemgetter returns a bare value for one key; repeating it keeps the result a tuple
+    return functools.partial(operator.itemgetter(*keys, keys[0]), mapping)
+
+
+def _group_values(g):
+    """A guard source for a param group: every value but lr, which is a traced input (a
+    scheduler changing it must not fail the guard)."""
+    return _values_of(g, [k for k in g if k != "lr"])
+
+
+# ---- one compiled signature ----------------------------------------------------------------
 
 class _Entry:
-    """A compiled signature: the jitted pure function and what its trace recorded."""
+    """A compiled signature: the executable and how its outputs map back onto the objects."""
 
     def __init__(self):
-        self.jitted = None
-        self.post = None      # filled while tracing: how to write outputs back
-        self.uses_rng = None  # filled while tracing: whether random ops were called
+        self.executable = None   # the AOT-compiled XLA computation (with donation)
+        self.fun = None          # the same computation as a JAX function (for backward)
+        self.uses_rng = None
         self.vjp = {}
 
 
@@ -187,22 +408,89 @@ class _Compiled:
         self.roots_fn = roots_fn
         self.forward_only = forward_only
         self.cache = {}
+        self.plan = None
+        self._retrying = False
 
-    # The pure function: (state arrays, lrs, key, arg arrays) -> (result, post-state)
-    def _pure(self, entry, state_arrays, lrs, key):
-        # The objects of the call being traced (a cache hit never runs this Python code).
-        state, args, kwargs = entry.current
-        saved = [st.data for st in state.storages]
-        saved_grads = [p._grad for p in state.params]
-        saved_lrs = [[g["lr"] for g in o.param_groups] for o in state.optimizers]
-        saved_opt = [{p: dict(s) for p, s in o.state.items()} for o in state.optimizers]
+    def __call__(self, *args, **kwargs):
+        values = args + tuple(kwargs.values()) if kwargs else args
+        plan = self.plan
+        bound = None
+        if plan is not None and plan.kwnames == tuple(kwargs) and len(plan.kinds) == len(values):
+            bound = plan.bind(values)
+        if bound is None:
+            plan = self.plan = _Plan(self.roots_fn(), values, tuple(kwargs))
+            bound = plan.bind(values)
+        storages, owners, holders, dyn = bound
+        arrays = [st.data for st in storages]
+        lrs = [lr._data if isinstance(lr, Tensor) else lr for lr in map(_GET_LR, plan.groups)]
+        entry = plan.fast.get(dyn)
+        if entry is None:
+            key = (plan.key, dyn, tuple(map(_aval_key, arrays)), tuple(map(_aval_key, lrs)))
+            entry = self.cache.get(key)
+            if entry is None:
+                entry = self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
+                self.cache[key] = entry
+            plan.fast[dyn] = entry
+        rng_key = _random_trace.next_key(entry.uses_rng)
+        for i in entry.donate:
+            if _getrefcount(arrays[i]) > _SOLE_OWNER_REFS:   # someone else holds this array
+                arrays[i] = jnp.copy(arrays[i])
         try:
-            for st, a in zip(state.storages, state_arrays):
+            outs = entry.executable(*arrays, *lrs, rng_key)
+        except TypeError:
+            # An array changed shape, dtype or device under an unchanged object (checked by
+            # the executable before anything runs): rediscover and retrace.
+            if self._retrying:
+                raise
+            self.plan = None
+            self._retrying = True
+            try:
+                return self(*args, **kwargs)
+            finally:
+                self._retrying = False
+        return self._write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key,
+                                outs)
+
+    # ---- tracing a new signature ---------------------------------------------------------
+    def _build(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
+        entry = _Entry()
+        trace_key = _random_trace.next_key(False)   # only its shape and dtype matter here
+        flat = arrays + lrs + [trace_key]
+        pure = functools.partial(self._pure, entry, plan, storages, holders, args, kwargs)
+        closed = jax.make_jaxpr(pure)(*flat)
+        entry.fun = jaxpr_as_fun(closed)
+        entry.attach = (grad_mode.is_grad_enabled() and not entry.ran_backward
+                        and any(t.requires_grad for t in owners))
+        n_out = entry.n_out_res
+        outs = closed.out_avals[n_out:n_out + len(entry.written)]
+        ins = closed.in_avals
+        entry.donate = () if entry.attach else tuple(
+            i for i, a in zip(entry.written, outs)
+            if (a.shape, a.dtype) == (ins[i].shape, ins[i].dtype))
+        entry.executable = jax.jit(entry.fun, donate_argnums=entry.donate).lower(
+            *flat).compile()
+        return entry
+
+    def _pure(self, entry, plan, storages, holders, args, kwargs, *flat):
+        """The traced step: (storage arrays, lrs, key) -> (results, written arrays, new
+        grads, new optimizer state). It runs only while tracing; cache hits never get here."""
+        n, m = len(storages), len(plan.groups)
+        ins, lr_in, key = flat[:n], flat[n:n + m], flat[n + m]
+        saved = [st.data for st in storages]
+        saved_grads = [p._grad for p in plan.params]
+        saved_lrs = [g["lr"] for g in plan.groups]
+        saved_opt = [(o.state, {p: (s, dict(s)) for p, s in o.state.items()})
+                     for o in plan.optimizers]
+        vcs, seen_vc = [], set()
+        for j, t in enumerate(holders):
+            if id(t._vc) not in seen_vc:
+                seen_vc.add(id(t._vc))
+                vcs.append((j, t._vc, t._vc[0]))
+        try:
+            for st, a in zip(storages, ins):
                 st.data = a
-            it = iter(lrs)
-            for o in state.optimizers:
-                for g in o.param_groups:
-                    g["lr"] = next(it)
+            for g, lr in zip(plan.groups, lr_in):
+                g["lr"] = lr
             runs_before = graph.BACKWARD_RUNS[0]
             with _random_trace.traced_key(key, record=lambda used: setattr(
                     entry, "uses_rng", used)):
@@ -211,33 +499,82 @@ class _Compiled:
                         result = self._call_user(args, kwargs)
                 else:
                     result = self._call_user(args, kwargs)
-            flat, treedef = jax.tree_util.tree_flatten(
-                result, is_leaf=lambda x: isinstance(x, Tensor))
-            res_arrays = [x._data if isinstance(x, Tensor) else x for x in flat]
-            res_kinds = [isinstance(x, Tensor) for x in flat]
-            grads = [p._grad._data if p._grad is not None else None for p in state.params]
-            layouts, opt_arrays = [], []
-            for o in state.optimizers:
-                layout, tensors = _opt_state_layout(o)
-                layouts.append(layout)
-                opt_arrays.append([t._data for t in tensors])
             entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
-            entry.post = (treedef, res_kinds, [g is not None for g in grads], layouts,
-                          [tuple(p._grad.shape) if p._grad is not None else None
-                           for p in state.params])
-            post_state = [st.data for st in state.storages]
-            return ([a for a, k in zip(res_arrays, res_kinds) if k],
-                    post_state, [g for g in grads if g is not None], opt_arrays)
+            leaves, entry.treedef = jax.tree_util.tree_flatten(
+                result, is_leaf=lambda x: isinstance(x, Tensor))
+            tensors = [x for x in leaves if isinstance(x, Tensor)]
+            raw = [x for x in leaves if not isinstance(x, Tensor)
+                   and isinstance(x, (jax.Array, jax.core.Tracer))]
+            out = [t._data for t in tensors] + raw
+            entry.n_tensors = len(tensors)
+            kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
+            for x in leaves:
+                if isinstance(x, Tensor):
+                    kinds.append(("T", next(it_t), x.device))
+                elif isinstance(x, (jax.Array, jax.core.Tracer)):
+                    kinds.append(("A", next(it_a)))
+                else:
+                    kinds.append(("C", x))
+            entry.res_kinds = kinds
+            entry.single = (len(kinds) == 1 and kinds[0][0] == "T"
+                            and entry.treedef == jax.tree_util.tree_structure(0))
+            entry.n_out_res = len(out)
+            entry.written = [i for i, (st, a) in enumerate(zip(storages, ins))
+                             if st.data is not a]
+            out += [storages[i].data for i in entry.written]
+            entry.grad_actions = []
+            for k, (p, g0) in enumerate(zip(plan.params, saved_grads)):
+                g = p._grad
+                if g is g0:
+                    continue   # same object (or still None): its storage is handled above
+                if g is None:
+                    entry.grad_actions.append((k, "none", None))
+                elif id(g) in plan.tindex:
+                    entry.grad_actions.append((k, "obj", plan.tindex[id(g)]))
+                else:
+                    entry.grad_actions.append((k, "new", (len(out), g._vc[0])))
+                    out.append(g._data)
+            entry.opt_actions = []
+            for oi, (o, (_, before_all)) in enumerate(zip(plan.optimizers, saved_opt)):
+                pos = {id(p): i for i, p in enumerate(plan.orders[oi])}
+                for p, st in o.state.items():
+                    if id(p) not in pos:
+                        continue
+                    before = before_all[p][1] if p in before_all else {}
+                    for k, v in st.items():
+                        if before.get(k, _MISSING) is v:
+                            continue
+                        where = (oi, pos[id(p)], k)
+                        if isinstance(v, Tensor):
+                            if id(v) in plan.tindex:
+                                entry.opt_actions.append(where + ("obj", plan.tindex[id(v)]))
+                            else:
+                                entry.opt_actions.append(where + ("new", (len(out), v._vc[0])))
+                                out.append(v._data)
+                        elif isinstance(v, (jax.Array, jax.core.Tracer)):
+                            entry.opt_actions.append(where + ("arr", len(out)))
+                            out.append(v)
+                        else:
+                            entry.opt_actions.append(where + ("val", v))
+            entry.vc = [(j, vc[0] - v0) for j, vc, v0 in vcs if vc[0] != v0]
+            return out
         finally:
-            for st, a in zip(state.storages, saved):
+            for st, a in zip(storages, saved):
                 st.data = a
-            for p, g in zip(state.params, saved_grads):
+            for p, g in zip(plan.params, saved_grads):
                 p._grad = g
-            for o, lrs_o, st in zip(state.optimizers, saved_lrs, saved_opt):
-                for g, lr in zip(o.param_groups, lrs_o):
-                    g["lr"] = lr
-                o.state.clear()
-                o.state.update(st)
+            for g, lr in zip(plan.groups, saved_lrs):
+                g["lr"] = lr
+            for state, before in saved_opt:
+                for p in [p for p in state if p not in before]:
+                    del state[p]
+                for p, (s, contents) in before.items():
+                    s.clear()
+                    s.update(contents)
+                    if state.get(p) is not s:
+                        state[p] = s
+            for _, vc, v0 in vcs:
+                vc[0] = v0
 
     def _call_user(self, args, kwargs):
         try:
@@ -247,95 +584,69 @@ class _Compiled:
                 jax.errors.TracerArrayConversionError) as exc:
             raise CompileError(_data_dependent_message(exc)) from None
 
-    def __call__(self, *args, **kwargs):
-        state = _discover(list(self.roots_fn()) + list(args) + list(kwargs.values()))
-        arg_tensors = [a for a in jax.tree_util.tree_leaves(
-            (args, kwargs), is_leaf=lambda x: isinstance(x, Tensor)) if isinstance(a, Tensor)]
-        for t in arg_tensors:
-            state.add_tensor(t)
-        layouts = tuple(_opt_state_layout(o)[0] for o in state.optimizers)
-        index = {id(st): i for i, st in enumerate(state.storages)}
-        key = (
-            tuple((st.data.shape, st.data.dtype) for st in state.storages),
-            tuple(p._grad is not None for p in state.params),
-            tuple(index[id(t._storage)] for t in arg_tensors),  # aliasing between arguments
-            tuple(t.requires_grad for t in arg_tensors),
-            jax.tree_util.tree_structure((args, kwargs),
-                                         is_leaf=lambda x: isinstance(x, Tensor)),
-            tuple(_static_key(a) for a in jax.tree_util.tree_leaves(
-                (args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
-                if not isinstance(a, Tensor)),
-            layouts,
-            tuple(m.training for m in state.modules),
-            tuple(len(o.param_groups) for o in state.optimizers),
-            grad_mode.is_grad_enabled(),
-        )
-        entry = self.cache.get(key)
-        if entry is None:
-            entry = self.cache[key] = _Entry()
-            entry.jitted = jax.jit(functools.partial(self._pure, entry))
-        entry.current = (state, args, kwargs)
-        state_arrays = [st.data for st in state.storages]
-        lrs = [_lr_value(g["lr"]) for o in state.optimizers for g in o.param_groups]
-        traced_before = entry.uses_rng is not None
-        rng_key = _random_trace.next_key(entry.uses_rng)
-        entry.last_inputs = (state_arrays, lrs, rng_key)
-        results, post_state, grads, opt_arrays = entry.jitted(state_arrays, lrs, rng_key)
-        if not traced_before and entry.uses_rng:
-            _random_trace.advance()  # the peeked key was used: consume it
-        flat, treedef = self._write_back(entry, state, results, post_state, grads, opt_arrays)
-        if grad_mode.is_grad_enabled() and not entry.ran_backward:
-            # a forward: let gradients flow from its outputs back to params and inputs
-            self._attach_grad(entry, state, flat, state_arrays, lrs, rng_key)
-        return jax.tree_util.tree_unflatten(treedef, flat)
-
-    def _write_back(self, entry, state, results, post_state, grads, opt_arrays):
-        treedef, res_kinds, grad_present, layouts, _ = entry.post
-        for st, a in zip(state.storages, post_state):
-            st.data = a
-        it = iter(grads)
-        for p, present in zip(state.params, grad_present):
-            if not present:
+    # ---- after a call ------------------------------------------------------------------------
+    def _write_back(self, entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs):
+        n = entry.n_out_res
+        for i, a in zip(entry.written, outs[n:n + len(entry.written)]):
+            storages[i].data = a
+        for j, d in entry.vc:
+            holders[j]._vc[0] += d
+        for k, action, j in entry.grad_actions:
+            p = plan.params[k]
+            if action == "new":   # a tensor the step created: a new one, as in eager
+                g = p._grad = _wrap(outs[j[0]], p.device)
+                g._vc[0] = j[1]
+            elif action == "none":
                 p._grad = None
-                continue
-            g = next(it)
-            if p._grad is not None and p._grad.shape == g.shape:
-                p._grad._storage.data = g
             else:
-                p._grad = _wrap(g, p.device)
-        for o, layout, arrays in zip(state.optimizers, layouts, opt_arrays):
-            order = [p for g in o.param_groups for p in g["params"]]
-            it = iter(arrays)
-            for i, entries in layout:
-                st = o.state.setdefault(order[i], {})
-                for k, kind, *rest in entries:
-                    if kind == "T":
-                        old = st.get(k)
-                        a = next(it)
-                        if isinstance(old, Tensor) and old.shape == a.shape:
-                            old._storage.data = a
-                        else:
-                            st[k] = _wrap(a, order[i].device)
-        it = iter(results)
-        flat = [_wrap(next(it)) if k else None for k in res_kinds]
-        return flat, treedef
+                p._grad = plan.tensors[j]
+        for oi, i, k, action, v in entry.opt_actions:
+            p = plan.orders[oi][i]
+            st = plan.optimizers[oi].state[p]
+            if action == "new":
+                t = st[k] = _wrap(outs[v[0]], p.device)
+                t._vc[0] = v[1]
+            elif action == "obj":
+                st[k] = plan.tensors[v]
+            elif action == "arr":
+                st[k] = outs[v]
+            else:
+                st[k] = v
+        if entry.single:
+            result = _wrap(outs[0], entry.res_kinds[0][2])
+            tensors = [result]
+        else:
+            flat, tensors = [], []
+            for kind in entry.res_kinds:
+                if kind[0] == "T":
+                    t = _wrap(outs[kind[1]], kind[2])
+                    tensors.append(t)
+                    flat.append(t)
+                elif kind[0] == "A":
+                    flat.append(outs[kind[1]])
+                else:
+                    flat.append(kind[1])
+            result = jax.tree_util.tree_unflatten(entry.treedef, flat)
+        if entry.attach:
+            # a forward: let gradients flow from its outputs back to params and inputs
+            self._attach_grad(entry, owners, tensors, arrays, lrs, rng_key)
+        return result
 
-    def _attach_grad(self, entry, state, flat, state_arrays, lrs, rng_key):
+    def _attach_grad(self, entry, owners, tensors, arrays, lrs, rng_key):
         """Make a compiled forward differentiable: one node over the inputs needing grads."""
-        diff = [i for i, st in enumerate(state.storages)
-                if state.owners[id(st)].requires_grad]
-        if not diff:
+        diff = tuple(i for i, t in enumerate(owners) if t.requires_grad)
+        if not diff or not tensors:
             return
-        vjp = entry.vjp.get(tuple(diff))
+        vjp = entry.vjp.get(diff)
         if vjp is None:
-            jitted = entry.jitted
+            fun = jax.jit(entry.fun)
+            n_t = entry.n_tensors
 
             def results_of(diff_arrays, all_arrays, lrs_, key_):
                 full = list(all_arrays)
                 for i, a in zip(diff, diff_arrays):
                     full[i] = a
-                res = jitted(full, lrs_, key_)[0]
-                return [res[j] for j in range(len(res))]
+                return list(fun(*full, *lrs_, key_)[:n_t])
 
             @jax.jit
             def vjp(leaves, cts):
@@ -344,24 +655,16 @@ class _Compiled:
                                      diff_arrays)
                 cts = [jnp.zeros_like(o) if c is None else c for o, c in zip(outs, cts)]
                 return pull(cts)[0]
-            entry.vjp[tuple(diff)] = vjp
-        tensor_flat = [t for t in flat if t is not None]
-        edges = [edge_of(state.owners[id(state.storages[i])]) for i in diff]
+            entry.vjp[diff] = vjp
+        edges = [edge_of(owners[i]) for i in diff]
         node = Node("CompiledFunctionBackward", edges,
-                    ([state_arrays[i] for i in diff], state_arrays, lrs, rng_key),
+                    ([arrays[i] for i in diff], arrays, lrs, rng_key),
                     None, lambda leaves, cts, _v=vjp: list(_v(leaves, cts)),
-                    [(t.shape, t.dtype) for t in tensor_flat], None)
-        for j, t in enumerate(tensor_flat):
+                    [(t.shape, t.dtype) for t in tensors], None)
+        for j, t in enumerate(tensors):
             if t.dtype.is_floating_point or t.dtype.is_complex:
                 t._grad_fn = node
                 t._output_nr = j
-
-
-def _lr_value(lr):
-    """An lr as a traced input: weakly typed, so a float32 model's update stays float32."""
-    if isinstance(lr, Tensor):
-        return lr._data
-    return jnp.asarray(lr)
 
 
 def _data_dependent_message(exc):
