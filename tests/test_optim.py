@@ -456,6 +456,38 @@ def test_donation_never_frees_foreign_arrays():
     assert opt.state[p]["exp_avg"] is mine and not np.all(to_np(mine) == 0)
 
 
+def test_parameters_are_donated_unless_held_elsewhere():
+    torchish.manual_seed(0)
+    lin = torchish.nn.Linear(4, 3)
+    opt = topt.Adam(lin.parameters(), lr=0.1)
+    x = torchish.randn(2, 4)
+
+    def step():
+        opt.zero_grad()
+        lin(x).sum().backward()
+        opt.step()
+
+    step()
+    before = lin.weight._storage.data.unsafe_buffer_pointer()
+    step()   # nothing else holds the old weight: XLA reuses its buffer
+    assert lin.weight._storage.data.unsafe_buffer_pointer() == before
+
+    held = lin.weight.jax()                  # a user's reference to the array
+    held_value = np.array(held)
+    alias = torchish.from_jax(lin.bias.jax())  # another tensor on the bias array
+    alias_value = to_np(alias).copy()
+    step()
+    assert not held.is_deleted()
+    np.testing.assert_array_equal(np.asarray(held), held_value)
+    np.testing.assert_array_equal(to_np(alias), alias_value)
+    assert not np.array_equal(to_np(lin.weight.detach()), held_value)
+
+    out = lin(x.requires_grad_())   # its graph saves the weight (for x's gradient)
+    step()                   # modifies the weight in place, as in PyTorch
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
 # ---- API ------------------------------------------------------------------------------------
 
 def test_grad_none_is_skipped_and_zero_grad():

@@ -40,7 +40,6 @@ import functools
 import itertools
 import operator
 import os
-import sys
 import traceback
 import types
 
@@ -49,7 +48,7 @@ import jax.numpy as jnp
 from jax.extend.core import jaxpr_as_fun
 
 from ._tensor import Tensor, Size, _wrap
-from ._storage import Storage
+from ._storage import held_elsewhere
 from ._dtype import dtype as _dtype_cls
 from ._device import device as _device_cls
 from . import _random_trace
@@ -88,18 +87,6 @@ _STATIC_TYPES = frozenset(_CONST_TYPES + (_dtype_cls, _device_cls))
 _STATIC = object()     # an argument slot holding a static (hashed) value
 _CALL = getattr(operator, "call", lambda f: f())
 _CHAIN = itertools.chain.from_iterable
-_getrefcount = sys.getrefcount
-
-
-def _calibrate():
-    holder = Storage(object(), None)
-    arrays = [holder.data]
-    return _getrefcount(arrays[0])
-
-
-# References to an array held only by its Storage, counted as `__call__` counts them: the
-# Storage, the list of this call's arrays, the argument of getrefcount.
-_SOLE_OWNER_REFS = _calibrate()
 
 
 def _is_static(a):
@@ -433,7 +420,7 @@ class _Compiled:
             plan.fast[dyn] = entry
         rng_key = _random_trace.next_key(entry.uses_rng)
         for i in entry.donate:
-            if _getrefcount(arrays[i]) > _SOLE_OWNER_REFS:   # someone else holds this array
+            if held_elsewhere(storages[i], known=1):   # (`arrays` is the known reference)
                 arrays[i] = jnp.copy(arrays[i])
         try:
             outs = entry.executable(*arrays, *lrs, rng_key)

@@ -9,6 +9,7 @@ covers (a flat index map scattered into the base).
 """
 import functools
 import math
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +25,22 @@ class Storage:
 
     def nbytes(self):
         return self.data.size * self.data.dtype.itemsize
+
+
+def _sole_holder_refs():
+    s = Storage(object(), None)
+    return sys.getrefcount(s.data)
+
+
+# References that `sys.getrefcount(storage.data)` counts when the Storage alone holds its array.
+_SOLE_HOLDER_REFS = _sole_holder_refs()
+
+
+def held_elsewhere(storage, known=0):
+    """Whether anything but `storage` (and `known` references the caller holds) refers to its
+    array: a user's `t.jax()`, another Storage on the same array, a value saved for backward.
+    Donating such an array to XLA would free it under its other holder."""
+    return sys.getrefcount(storage.data) > _SOLE_HOLDER_REFS + known
 
 
 def contiguous_strides(shape):

@@ -36,6 +36,7 @@ from itertools import chain
 import jax
 import jax.numpy as jnp
 
+from .._storage import held_elsewhere
 from .._tensor import Tensor
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook",
@@ -241,11 +242,12 @@ def _trace_update(rule, static, hp, params, grads, states):
 
 
 def _compiled(cls, static):
-    """The jitted update for an optimizer class and flag tuple; the state lists are donated."""
+    """The jitted update for an optimizer class and flag tuple; parameters and state are
+    donated (the caller passes copies of arrays that others still hold)."""
     key = (cls, static)
     fn = _JIT_CACHE.get(key)
     if fn is None:
-        fn = jax.jit(functools.partial(_trace_update, cls._rule, static), donate_argnums=(3,))
+        fn = jax.jit(functools.partial(_trace_update, cls._rule, static), donate_argnums=(1, 3))
         _JIT_CACHE[key] = fn
     return fn
 
@@ -673,8 +675,8 @@ class Optimizer:
                 if id(t) not in known:   # created just now by `_prepare`: nobody else has it
                     self._own(owned, t)
             tensors.append(st)
-        p_arrays = [p._data for p in params]
         g_arrays = [p.grad._data for p in params]
+        p_arrays = self._donatable_params(params, g_arrays)
         s_arrays = self._donatable(owned, tensors, p_arrays, g_arrays)
         fn = _compiled(type(self), static)
         new_params, new_states = fn(hp, p_arrays, g_arrays, s_arrays)
@@ -712,6 +714,23 @@ class Optimizer:
     def _owns(owned, t, arr):
         entry = owned.get(id(t))
         return entry is not None and entry[0]() is t and entry[1] is arr and t._view is None
+
+    @staticmethod
+    def _donatable_params(params, g_arrays):
+        """The parameter arrays to donate: an array only its Storage holds as it is (XLA writes
+        the new values into its buffer, as a hand-written JAX step would), anything else as a
+        copy."""
+        seen = {id(a) for a in g_arrays}
+        out = []
+        for p in params:
+            st = p._storage
+            arr = p._data
+            if not _is_tracer(arr) and (p._view is not None or id(arr) in seen
+                                        or held_elsewhere(st, known=1)):   # (`arr`)
+                arr = jnp.copy(arr)
+            seen.add(id(arr))
+            out.append(arr)
+        return out
 
     @staticmethod
     def _donatable(owned, tensors, p_arrays, g_arrays):
