@@ -313,19 +313,25 @@ class _Plan:
         local = {}
         dyn = []       # tensors read per call (grads, batches): their versions follow eager
         sig = []
+
+        def slot(t):
+            """The input slot of `t`'s storage: the plan's, or a new one for this call."""
+            key = id(t._storage)
+            i = index.get(key)
+            if i is None:
+                i = local.get(key)
+                if i is None:
+                    i = local[key] = len(storages)
+                    storages.append(t._storage)
+                    owners.append(t)
+            return i
+
         for p in self.params:
             g = p._grad
             if g is None:
                 sig.append(None)
                 continue
-            st = g._storage
-            i = index.get(id(st))
-            if i is None:
-                i = local.get(id(st))
-                if i is None:
-                    i = local[id(st)] = len(storages)
-                    storages.append(st)
-                    owners.append(g)
+            i = slot(g)
             v = g._view
             sig.append((i, None if v is None else v.steps, g._requires_grad))
             dyn.append(g)
@@ -334,15 +340,8 @@ class _Plan:
                 if not isinstance(a, Tensor) or a._requires_grad or a._grad_fn is not None \
                         or a._grad is not None:
                     return None
-                st = a._storage
-                i = index.get(id(st))
-                if i is None:
-                    i = local.get(id(st))
-                    if i is None:
-                        i = local[id(st)] = len(storages)
-                        storages.append(st)
-                        owners.append(a)
-                data = st.data
+                i = slot(a)
+                data = a._storage.data
                 v = a._view
                 sig.append((i, data.shape, data.dtype, None if v is None else v.steps))
                 dyn.append(a)
