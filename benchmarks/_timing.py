@@ -1,4 +1,4 @@
-"""Shared timing helper for the benchmarks: best-of-repeats mean time per call."""
+"""Shared timing helpers for the benchmarks: best-of-repeats mean time per call."""
 import time
 
 
@@ -18,6 +18,25 @@ def per_call(fn, *, number=200, repeat=7, sync=None):
         if sync:
             sync(result)
         best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def interleaved(fns, repeat, warmup=2):
+    """Best seconds per call of each `(fn, number)`, their repeats taken in turn.
+
+    On a shared machine the load drifts over a run; alternating the contenders' repeats
+    exposes them to the same load, so the ratios between them stay meaningful. Each `fn` must
+    wait for its own result (call `.item()`, `block_until_ready`, ...)."""
+    for fn, _ in fns:
+        for _ in range(warmup):  # a compiled step traces twice: before and after optimizer state
+            fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, (fn, number) in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
     return best
 
 

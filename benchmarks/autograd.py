@@ -6,6 +6,7 @@
 (b) a chain of 200 elementwise ops on a 64x64 tensor, backward: the per recorded op overhead,
     compared with raw JAX's eager per-op cost (the same ops called one by one with jax.numpy).
 """
+import argparse
 import os
 import sys
 
@@ -16,7 +17,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
-from _timing import jax_sync, per_call, table  # noqa: E402
+from _timing import interleaved, jax_sync, table  # noqa: E402
 from models import mlp  # noqa: E402
 
 import torchish  # noqa: E402
@@ -58,15 +59,16 @@ def jax_chain(x):
 
 
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15, help="timing repeats (interleaved)")
+    args = ap.parse_args()
     rng = np.random.default_rng(0)
     xn = rng.standard_normal((64, 784)).astype(np.float32)
     yn = rng.integers(0, 10, 64)
-    rows = []
 
     torchish.manual_seed(0)
     model = mlp(torchish)
     x, y = torchish.from_numpy(xn), torchish.from_numpy(yn)
-    t_ish = per_call(lambda: mlp_step(torchish, model, x, y).item(), number=20, repeat=5)
     params = {k: v.detach().jax() for k, v in model.named_parameters()}
 
     def jax_loss(p, xx, yy):
@@ -76,32 +78,33 @@ def main():
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(out), yy[:, None], 1))
     jgrad = jax.jit(jax.value_and_grad(jax_loss))
     jx, jy = jnp.asarray(xn), jnp.asarray(yn)
-    t_jax = per_call(lambda: jgrad(params, jx, jy), number=20, repeat=5, sync=jax_sync)
-    row = ["MLP fwd+bwd", f"{t_ish * 1e3:.3f} ms", f"{t_jax * 1e3:.3f} ms"]
+    mlp_fns = [(lambda: mlp_step(torchish, model, x, y).item(), 20),
+               (lambda: jax_sync(jgrad(params, jx, jy)), 20)]
+
+    cx = torchish.from_numpy(rng.standard_normal((64, 64)).astype(np.float32)).requires_grad_()
+    jc = jnp.asarray(cx.detach().numpy())
+    jchain_grad = jax.jit(jax.grad(lambda v: jax_chain(v).sum()))
+    chain_fns = [(lambda: chain_backward(torchish, cx)._data.block_until_ready(), 3),
+                 (lambda: jax_sync(jax_chain(jc)), 3),
+                 (lambda: jax_sync(jchain_grad(jc)), 20)]
     if torch is not None:
         torch.manual_seed(0)
         tmodel = mlp(torch)
         tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
-        t_pt = per_call(lambda: mlp_step(torch, tmodel, tx, ty).item(), number=20, repeat=5)
-        row += [f"{t_pt * 1e3:.3f} ms", f"{t_ish / t_pt:.2f}x"]
-    rows.append(row)
-
-    cx = torchish.from_numpy(rng.standard_normal((64, 64)).astype(np.float32)).requires_grad_()
-    t_chain = per_call(lambda: chain_backward(torchish, cx), number=3, repeat=5,
-                       sync=lambda g: g._data.block_until_ready())
-    jc = jnp.asarray(cx.detach().numpy())
-    t_jax_eager = per_call(lambda: jax_chain(jc), number=3, repeat=5, sync=jax_sync)
-    jchain_grad = jax.jit(jax.grad(lambda v: jax_chain(v).sum()))
-    t_jax_jit = per_call(lambda: jchain_grad(jc), number=20, repeat=5, sync=jax_sync)
-    per_op = t_chain / (2 * N_CHAIN)          # each op runs forward and backward
-    per_jax_op = t_jax_eager / N_CHAIN
-    row = [f"{N_CHAIN}-op chain fwd+bwd", f"{t_chain * 1e3:.3f} ms",
-           f"{t_jax_jit * 1e3:.3f} ms (jit)"]
-    if torch is not None:
+        mlp_fns.append((lambda: mlp_step(torch, tmodel, tx, ty).item(), 20))
         tc = torch.from_numpy(cx.detach().numpy().copy()).requires_grad_()
-        t_pt = per_call(lambda: chain_backward(torch, tc), number=3, repeat=5)
-        row += [f"{t_pt * 1e3:.3f} ms", f"{t_chain / t_pt:.2f}x"]
-    rows.append(row)
+        chain_fns.append((lambda: chain_backward(torch, tc), 3))
+
+    mlp_t = interleaved(mlp_fns, args.repeat)
+    chain_t = interleaved(chain_fns, args.repeat)
+    rows = [["MLP fwd+bwd", f"{mlp_t[0] * 1e3:.3f} ms", f"{mlp_t[1] * 1e3:.3f} ms"],
+            [f"{N_CHAIN}-op chain fwd+bwd", f"{chain_t[0] * 1e3:.3f} ms",
+             f"{chain_t[2] * 1e3:.3f} ms (jit)"]]
+    if torch is not None:
+        rows[0] += [f"{mlp_t[2] * 1e3:.3f} ms", f"{mlp_t[0] / mlp_t[2]:.2f}x"]
+        rows[1] += [f"{chain_t[3] * 1e3:.3f} ms", f"{chain_t[0] / chain_t[3]:.2f}x"]
+    per_op = chain_t[0] / (2 * N_CHAIN)          # each op runs forward and backward
+    per_jax_op = chain_t[1] / N_CHAIN
     header = ["case", "torchish eager", "raw JAX", "PyTorch eager", "torchish/PyTorch"]
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}")
     table(rows, header[:len(rows[0])])

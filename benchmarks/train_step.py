@@ -14,7 +14,6 @@ import copy
 import math
 import os
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +22,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
-from _timing import table  # noqa: E402
+from _timing import interleaved, table  # noqa: E402
 from models import GPT, LeNet, mlp  # noqa: E402
 
 import torchish  # noqa: E402
@@ -190,24 +189,6 @@ def _peak_bytes(executable):
             + stats.output_size_in_bytes - stats.alias_size_in_bytes)
 
 
-def _interleaved(fns, repeat):
-    """Best seconds per call of each `(fn, number)`, their repeats taken in turn.
-
-    On a shared machine the load drifts over a run; alternating the contenders' repeats
-    exposes them to the same load, so the ratios between them stay meaningful."""
-    for fn, _ in fns:
-        fn()
-        fn()   # a compiled step traces twice: before and after the optimizer state exists
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, (fn, number) in enumerate(fns):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20, help="steps per timing repeat")
@@ -244,7 +225,7 @@ def main():
             tstep = _step_fn(torch, tmodel, topt, lm)
             tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
             fns.append((lambda: tstep(tx, ty).item(), args.steps))
-        times = _interleaved(fns, args.repeat)
+        times = interleaved(fns, args.repeat)
         t_eager, t_comp, t_jax = times[:3]
         row = [name, f"{t_eager * 1e3:.2f}", f"{t_comp * 1e3:.2f}", f"{t_jax * 1e3:.2f}",
                f"{t_comp / t_jax:.2f}x"]

@@ -11,7 +11,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from . import grad_mode
+from . import fused_backward, grad_mode
 
 _SEQ = itertools.count()
 BACKWARD_RUNS = [0]  # how many backward passes ran (compile tells forwards from steps)
@@ -276,6 +276,9 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
         targets = [e[0] for e in capture]
     elif only_leaves is not None:
         targets = list(only_leaves)
+    if (targets is None and accumulate and not create_graph
+            and fused_backward.try_run(root_nodes, buffers, deps, retain_graph)):
+        return {}
     needed = _needed_nodes(order, targets) if targets is not None else None
     captured = {}
     fused = {}  # view node -> its gradients, already computed with its producer's

@@ -1,0 +1,148 @@
+"""The whole-graph backward (autograd/fused_backward.py): a repeated backward pass runs as one
+compiled function. It must give what the node-by-node engine and real PyTorch give, and step
+aside whenever something observable (hooks, errors, retain_grad) depends on running per node."""
+import numpy as np
+import pytest
+
+import torchish
+from torchish.autograd import fused_backward
+
+REPEATS = fused_backward._MIN_REPEATS + 3  # enough backward passes to reach the fused path
+
+
+def fused_runs():
+    return fused_backward.FUSED_RUNS[0]
+
+
+def _np(t):
+    return None if t is None else np.array(t.detach().cpu().numpy())  # a copy: torch aliases
+
+
+def _mlp_steps(T, zero_grad=True, steps=REPEATS):
+    """Backward passes of a small MLP (shared weight use and a diamond included); the grads
+    after each pass."""
+    T.manual_seed(0)
+    w1 = T.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(6, 4), requires_grad=True)
+    b1 = T.tensor(np.linspace(0, 0.5, 6, dtype=np.float32), requires_grad=True)
+    w2 = T.tensor(np.linspace(1, -1, 18, dtype=np.float32).reshape(3, 6), requires_grad=True)
+    x = T.tensor(np.linspace(-2, 2, 20, dtype=np.float32).reshape(5, 4))
+    y = T.tensor([0, 2, 1, 1, 0])
+    out = []
+    for _ in range(steps):
+        if zero_grad:
+            for p in (w1, b1, w2):
+                p.grad = None
+        h = T.nn.functional.linear(x, w1, b1)
+        h = h.relu() + h.sigmoid() * h       # h feeds two branches
+        logits = h @ w2.t()
+        loss = T.nn.functional.cross_entropy(logits, y) + (w1 * w1).sum() * 1e-2
+        loss.backward()
+        out.append([_np(p.grad) for p in (w1, b1, w2)])
+    return out
+
+
+@pytest.mark.parametrize("zero_grad", [True, False], ids=["grad-None", "accumulate"])
+def test_matches_pytorch(zero_grad):
+    torch = pytest.importorskip("torch")
+    before = fused_runs()
+    ours = _mlp_steps(torchish, zero_grad)
+    assert fused_runs() > before  # the later passes took the fused path
+    for mine, ref in zip(ours, _mlp_steps(torch, zero_grad)):
+        for a, b in zip(mine, ref):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_matches_node_by_node(monkeypatch):
+    fused = _mlp_steps(torchish, zero_grad=False)
+    monkeypatch.setattr(fused_backward, "try_run", lambda *a: False)
+    plain = _mlp_steps(torchish, zero_grad=False)
+    for f, p in zip(fused, plain):
+        for a, b in zip(f, p):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_multiple_roots_and_retain_graph():
+    x = torchish.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for i in range(REPEATS):
+        x.grad = None
+        a, b = (x * x).sum(), (x.exp() * 2).sum()
+        torchish.autograd.backward([a, b], [torchish.tensor(1.0), torchish.tensor(0.5)],
+                                   retain_graph=True)
+        np.testing.assert_allclose(_np(x.grad), 2 * _np(x) + np.exp(_np(x)), rtol=1e-6)
+        a.backward()  # the retained graph runs again
+        np.testing.assert_allclose(_np(x.grad), 4 * _np(x) + np.exp(_np(x)), rtol=1e-6)
+
+
+def test_graph_freed_after_fused_pass():
+    x = torchish.tensor([1.0, 2.0], requires_grad=True)
+    before = fused_runs()
+    for _ in range(REPEATS):
+        y = (x.sin() * x).sum()
+        y.backward()
+    assert fused_runs() > before
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+        y.backward()
+
+
+def test_inplace_change_of_saved_tensor_still_raises():
+    x = torchish.tensor([1.0, 2.0], requires_grad=True)
+    for i in range(REPEATS + 1):
+        h = x * 2
+        y = h.sin()           # SinBackward0 saves h
+        if i == REPEATS:
+            h.add_(1)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+        else:
+            y.sum().backward()
+
+
+@pytest.mark.parametrize("kind", ["tensor hook", "retain_grad", "node hook", "leaf hook"])
+def test_hooks_run_every_pass(kind):
+    x = torchish.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    seen = []
+    before = fused_runs()
+    for _ in range(REPEATS):
+        x.grad = None
+        h = x * 3
+        if kind == "tensor hook":
+            h.register_hook(lambda g: seen.append(_np(g)))
+        elif kind == "retain_grad":
+            h.retain_grad()
+        elif kind == "node hook":
+            h.grad_fn.register_hook(lambda gi, go: seen.append(_np(gi[0])))
+        out = (h * h).sum()
+        if kind == "leaf hook" and not seen:
+            x.register_hook(lambda g: seen.append(_np(g)))
+        out.backward()
+        if kind == "retain_grad":
+            seen.append(_np(h.grad))
+        np.testing.assert_allclose(_np(x.grad), 18 * _np(x), rtol=1e-6)
+    assert fused_runs() == before   # every pass ran node by node
+    assert len(seen) == REPEATS
+    expected = 18 * _np(x) if kind in ("node hook", "leaf hook") else 6 * _np(x)
+    for g in seen:
+        np.testing.assert_allclose(g, expected, rtol=1e-6)
+
+
+def test_autograd_grad_and_inputs_take_the_engine():
+    x = torchish.tensor([1.0, 2.0], requires_grad=True)
+    w = torchish.tensor([3.0, 4.0], requires_grad=True)
+    before = fused_runs()
+    for _ in range(REPEATS):
+        (g,) = torchish.autograd.grad((x * w).sum(), [x])
+        np.testing.assert_allclose(_np(g), [3.0, 4.0])
+        x.grad = w.grad = None
+        (x * w).sum().backward(inputs=[w])
+        assert x.grad is None
+        np.testing.assert_allclose(_np(w.grad), [1.0, 2.0])
+    assert fused_runs() == before
+
+
+def test_new_shapes_give_correct_grads():
+    for n in (2, 3, 2, 5, 3, 3, 3, 3):
+        x = torchish.ones(n, requires_grad=True)
+        for _ in range(REPEATS):
+            x.grad = None
+            (x * torchish.arange(n, dtype=torchish.float32)).sum().backward()
+            np.testing.assert_allclose(_np(x.grad), np.arange(n))

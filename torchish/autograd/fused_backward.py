@@ -1,0 +1,148 @@
+"""Whole-graph backward: a backward pass that repeats runs as one compiled function.
+
+A training loop builds the same graph every step. Run node by node, its backward costs one XLA
+dispatch per node plus one per `.grad` accumulation, and XLA cannot fuse across them. Once the
+same graph structure (ops, edges, output shapes, which leaves already hold a `.grad`) has been
+seen `_MIN_REPEATS` times, the engine's schedule for it is traced once - the same per-node
+pullbacks, called in the same order, summing gradients in the same order - and compiled with
+the accumulations into `.grad` as one `jax.jit`.
+
+Only plain passes are fused: no hooks, `retain_grad`, custom Functions, `create_graph`,
+`autograd.grad` or `inputs=`. Anything else, a one-off graph, or a saved tensor modified in place
+(whose error must come from the node that finds it) takes the node-by-node engine.
+"""
+import heapq
+
+import jax
+
+from . import graph
+
+_MIN_REPEATS = 2   # node-by-node runs of a structure before it is compiled whole
+_MAX_KEYS = 1024   # structures remembered; the counts restart when full
+_SEEN = {}         # structure key -> node-by-node runs so far
+_COMPILED = {}     # structure key -> the jitted pass
+FUSED_RUNS = [0]   # fused passes run (tests check the path is taken)
+
+
+def try_run(root_nodes, buffers, deps, retain_graph):
+    """Run the pass rooted at `root_nodes` fused; False (nothing done) when it is not eligible."""
+    AccumulateGrad = graph.AccumulateGrad
+    steps = _schedule(root_nodes, deps)
+    if steps is None:
+        return False
+    index = {id(n): i for i, n in enumerate(steps)}
+    key, leaves, old_grads = [], [], []
+    for node in steps:
+        if type(node) is AccumulateGrad:
+            grad = node.variable._grad
+            key.append(grad is None)
+            if grad is not None:
+                old_grads.append(grad._data)
+        else:
+            key.append((node._vjp, tuple(node._out_avals),
+                        tuple(None if e is None else (index[id(e[0])], e[1])
+                              for e in node._edges)))
+            leaves.append(node._leaves)
+    roots, root_grads = [], []
+    for node in root_nodes:
+        for nr, g in buffers[node].items():
+            roots.append((index[id(node)], nr))
+            root_grads.append(g)
+    key = (tuple(key), tuple(roots))
+    fn = _COMPILED.get(key)
+    if fn is None:
+        seen = _SEEN.get(key, 0)
+        if seen < _MIN_REPEATS:
+            if len(_SEEN) >= _MAX_KEYS:
+                _SEEN.clear()
+            _SEEN[key] = seen + 1
+            return False
+        fn = _COMPILED[key] = jax.jit(_make_pass(key))
+        _SEEN.pop(key, None)
+    new_grads = fn(leaves, root_grads, old_grads)
+    _store(steps, new_grads)
+    FUSED_RUNS[0] += 1
+    if not retain_graph:
+        for node in steps:
+            if type(node) is not AccumulateGrad:
+                node.release()
+    return True
+
+
+def _schedule(root_nodes, deps):
+    """The order the engine would run the nodes in, or None if some node needs the engine."""
+    AccumulateGrad, Node = graph.AccumulateGrad, graph.Node
+    deps = dict(deps)
+    heap = [(-n._seq, id(n), n) for n in root_nodes if deps.get(n, 0) == 0]
+    heapq.heapify(heap)
+    steps = []
+    while heap:
+        node = heapq.heappop(heap)[2]
+        kind = type(node)
+        if kind is AccumulateGrad:
+            var = node.variable
+            if node._hooks or node._pre_hooks or var._hooks or var._post_acc_hooks:
+                return None
+            steps.append(node)
+            continue
+        if (kind is not Node or node._leaves is None or node._hooks or node._pre_hooks
+                or node._tensor_hooks or node._retain or node._tensor_vjp is not None
+                or not isinstance(node._vjp, graph._JIT_TYPES) or not _saved_intact(node)):
+            return None
+        steps.append(node)
+        for e in node._edges:
+            if e is not None:
+                nxt = e[0]
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+    return steps
+
+
+def _saved_intact(node):
+    return all(t._version == v for t, v, _ in node._saved or ())
+
+
+def _make_pass(key):
+    """The engine loop of `run_backward` over a fixed schedule, as a function of arrays."""
+    _add = graph._add
+    plan, roots = key
+
+    def run(leaves, root_grads, old_grads):
+        buffers = [{} for _ in plan]
+        for (i, nr), g in zip(roots, root_grads):
+            buffers[i][nr] = _add(buffers[i].get(nr), g)
+        leaves, old_grads = iter(leaves), iter(old_grads)
+        new_grads = []
+        for i, step in enumerate(plan):
+            grads_in, buffers[i] = buffers[i], None
+            if isinstance(step, bool):  # AccumulateGrad; the bool: .grad was None
+                g = grads_in.get(0)
+                old = None if step else next(old_grads)
+                new_grads.append(g if g is None or old is None else old + g)
+                continue
+            vjp, out_avals, edges = step
+            node_leaves = next(leaves)
+            if not any(g is not None for g in grads_in.values()):
+                continue
+            grads = vjp(node_leaves, [grads_in.get(k) for k in range(len(out_avals))])
+            for e, g in zip(edges, grads):
+                if e is not None and g is not None:
+                    slot = buffers[e[0]]
+                    slot[e[1]] = _add(slot.get(e[1]), g)
+        return new_grads
+    return run
+
+
+def _store(steps, new_grads):
+    from .._tensor import _wrap
+    accs = (n for n in steps if type(n) is graph.AccumulateGrad)
+    for node, g in zip(accs, new_grads):
+        if g is None:
+            continue
+        var = node.variable
+        if var._grad is None:
+            var._grad = _wrap(g, device=var.device)
+        else:
+            var._grad._set_data(g)
+
