@@ -146,3 +146,21 @@ def test_new_shapes_give_correct_grads():
             x.grad = None
             (x * torchish.arange(n, dtype=torchish.float32)).sum().backward()
             np.testing.assert_allclose(_np(x.grad), np.arange(n))
+
+
+def test_a_pass_that_cannot_compile_runs_node_by_node(monkeypatch):
+    def broken(key):
+        def run(*args):
+            raise ValueError("cannot fuse")  # e.g. leaves on different devices
+        return run
+    monkeypatch.setattr(fused_backward, "_make_pass", broken)
+    monkeypatch.setattr(fused_backward, "_COMPILED", {})
+    monkeypatch.setattr(fused_backward, "_SEEN", {})
+    before = fused_runs()
+    x = torchish.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(REPEATS):
+        x.grad = None
+        (x * x).sum().backward()
+        np.testing.assert_allclose(_np(x.grad), [2.0, 4.0])
+    assert fused_runs() == before
+    assert list(fused_backward._COMPILED.values()) == [False]

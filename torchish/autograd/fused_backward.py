@@ -7,9 +7,10 @@ seen `_MIN_REPEATS` times, the engine's schedule for it is traced once - the sam
 pullbacks, called in the same order, summing gradients in the same order - and compiled with
 the accumulations into `.grad` as one `jax.jit`.
 
-Only plain passes are fused: no hooks, `retain_grad`, custom Functions, `create_graph`,
-`autograd.grad` or `inputs=`. Anything else, a one-off graph, or a saved tensor modified in place
-(whose error must come from the node that finds it) takes the node-by-node engine.
+Only eager passes are fused (a traced one is compiled whole anyway), and only plain ones: no
+hooks, `retain_grad`, custom Functions, `create_graph`, `autograd.grad` or `inputs=`. Anything
+else, a one-off graph, or a saved tensor modified in place (whose error must come from the node
+that finds it) takes the node-by-node engine.
 """
 import heapq
 
@@ -19,6 +20,7 @@ from . import graph
 
 _MIN_REPEATS = 2   # node-by-node runs of a structure before it is compiled whole
 _MAX_KEYS = 1024   # structures remembered; the counts restart when full
+_MAX_NODES = 2000  # larger graphs (long unrolled loops) would take XLA too long to compile
 _SEEN = {}         # structure key -> node-by-node runs so far
 _COMPILED = {}     # structure key -> the jitted pass
 FUSED_RUNS = [0]   # fused passes run (tests check the path is taken)
@@ -27,6 +29,8 @@ FUSED_RUNS = [0]   # fused passes run (tests check the path is taken)
 def try_run(root_nodes, buffers, deps, retain_graph):
     """Run the pass rooted at `root_nodes` fused; False (nothing done) when it is not eligible."""
     AccumulateGrad = graph.AccumulateGrad
+    if len(deps) > _MAX_NODES:
+        return False
     steps = _schedule(root_nodes, deps)
     if steps is None:
         return False
@@ -46,6 +50,8 @@ def try_run(root_nodes, buffers, deps, retain_graph):
     roots, root_grads = [], []
     for node in root_nodes:
         for nr, g in buffers[node].items():
+            if isinstance(g, jax.core.Tracer):  # already inside a trace (torchish.compile)
+                return False
             roots.append((index[id(node)], nr))
             root_grads.append(g)
     key = (tuple(key), tuple(roots))
@@ -57,9 +63,17 @@ def try_run(root_nodes, buffers, deps, retain_graph):
                 _SEEN.clear()
             _SEEN[key] = seen + 1
             return False
+        if len(_COMPILED) >= _MAX_KEYS:
+            _COMPILED.clear()
         fn = _COMPILED[key] = jax.jit(_make_pass(key))
         _SEEN.pop(key, None)
-    new_grads = fn(leaves, root_grads, old_grads)
+    elif fn is False:
+        return False
+    try:
+        new_grads = fn(leaves, root_grads, old_grads)
+    except Exception:  # e.g. leaves on different devices: the per-node engine copes (or raises)
+        _COMPILED[key] = False
+        return False
     _store(steps, new_grads)
     FUSED_RUNS[0] += 1
     if not retain_graph:
