@@ -383,3 +383,15 @@ def test_module_level_loop_variable_named_like_an_attribute_is_not_state():
     exec(compile(src, "<loop>", "exec"), scope)
     np.testing.assert_allclose(scope["p"].detach().numpy(), [-0.6, -0.6], rtol=1e-6)
     assert len(scope["fn"]._compiled.cache) <= 2   # without and with optimizer state
+
+
+def test_first_backward_of_the_process_inside_a_compiled_step(monkeypatch):
+    # The ones that seed `loss.backward()` are cached per shape and dtype; one made while
+    # tracing is a tracer and must not be reused by the next trace or by eager code.
+    from torchish.autograd import engine_api
+    monkeypatch.setattr(engine_api, "_IMPLICIT_GRADS", {})
+    m1, m2, o1, o2, eager, compiled = _pair()
+    for n in (4, 6, 4, 6):   # each new batch size retraces
+        x, y = torch.randn(n, 4), torch.randn(n, 2)
+        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-5)
+    _assert_state_equal(m1, m2, o1, o2)

@@ -184,7 +184,9 @@ class Tensor:
     @property
     def shape(self):
         view = self._view
-        return Size(view.size if view is not None else self._storage.data.shape)
+        if view is None:  # a JAX shape holds Python ints already: skip Size's conversion
+            return tuple.__new__(Size, self._storage.data.shape)
+        return Size(view.size)
 
     def size(self, dim=None):
         if dim is None:

@@ -539,15 +539,17 @@ def _grad_name(definition, kinds, statics):
 
 def _record(plan, leaves, tensors, outs, kinds):
     definition = plan.op
-    edges = [edge_of(t) if t is not None else None for t in tensors]
-    diff_out = tuple(o.dtype.is_floating_point or o.dtype.is_complex for o in outs)
-    if not any(diff_out) or all(e is None for e in edges):
+    avals = tuple((o.shape, o.dtype) for o in outs)
+    diff_out = tuple(d.is_floating_point or d.is_complex for _, d in avals)
+    if not any(diff_out):
         return None
+    edges = [edge_of(t) if t is not None else None for t in tensors]
     mask = tuple(e is not None for e in edges)
+    if not any(mask):
+        return None
     saved = _saved(definition, tensors, kinds)
     node = Node(_grad_name(definition, kinds, plan.statics), edges, leaves, tensors,
-                _plan_vjp(plan, mask, diff_out), [(o.shape, o.dtype) for o in outs], saved,
-                plan.fwd)
+                _plan_vjp(plan, mask, diff_out), avals, saved, plan.fwd)
     for i, o in enumerate(outs):
         if diff_out[i]:
             o._grad_fn = node

@@ -1,4 +1,6 @@
 """`backward()` and `autograd.grad()`: argument checking on top of the engine in graph.py."""
+import jax
+
 from .graph import edge_of, run_backward
 
 
@@ -10,6 +12,24 @@ def _ones(*args, **kwargs):
 def _zeros(*args, **kwargs):
     from .._ops.creation import zeros
     return zeros(*args, **kwargs)
+
+
+_IMPLICIT_GRADS = {}
+
+
+def _implicit_grad(shape, dtype, device):
+    """The ones array that seeds `loss.backward()`, made once per shape, dtype and device. JAX
+    arrays are immutable, and nothing donates an array referenced from elsewhere (see
+    `_storage.held_elsewhere`), so every pass can share it."""
+    key = (shape, dtype, device)
+    g = _IMPLICIT_GRADS.get(key)
+    if g is None:
+        g = _ones(shape, dtype=dtype, device=device)._data
+        if not isinstance(g, jax.core.Tracer):  # made inside a trace (compile): not reusable
+            if len(_IMPLICIT_GRADS) >= 64:
+                _IMPLICIT_GRADS.clear()
+            _IMPLICIT_GRADS[key] = g
+    return g
 
 
 def _tensors(x):
@@ -37,7 +57,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if t.requires_grad and not t.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {t.dtype}")
-            g = _ones(t.shape, dtype=t.dtype, device=t.device)._data  # cached, unlike jnp.ones
+            g = _implicit_grad(t.shape, t.dtype, t.device)
             out.append(_wrap(g, t.device) if create_graph else g)
         else:
             if not isinstance(g, Tensor):

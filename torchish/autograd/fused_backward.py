@@ -31,6 +31,13 @@ def try_run(root_nodes, buffers, deps, retain_graph):
     AccumulateGrad = graph.AccumulateGrad
     if len(deps) > _MAX_NODES:
         return False
+    roots, root_grads = [], []
+    for node in root_nodes:
+        for nr, g in buffers[node].items():
+            if isinstance(g, jax.core.Tracer):  # already inside a trace (torchish.compile)
+                return False
+            roots.append((node, nr))
+            root_grads.append(g)
     steps = _schedule(root_nodes, deps)
     if steps is None:
         return False
@@ -47,14 +54,7 @@ def try_run(root_nodes, buffers, deps, retain_graph):
                         tuple(None if e is None else (index[id(e[0])], e[1])
                               for e in node._edges)))
             leaves.append(node._leaves)
-    roots, root_grads = [], []
-    for node in root_nodes:
-        for nr, g in buffers[node].items():
-            if isinstance(g, jax.core.Tracer):  # already inside a trace (torchish.compile)
-                return False
-            roots.append((index[id(node)], nr))
-            root_grads.append(g)
-    key = (tuple(key), tuple(roots))
+    key = (tuple(key), tuple((index[id(node)], nr) for node, nr in roots))
     fn = _COMPILED.get(key)
     if fn is None:
         seen = _SEEN.get(key, 0)

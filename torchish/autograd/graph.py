@@ -118,7 +118,7 @@ class _ViewAval(tuple):
 def _aval(leaf):
     if isinstance(leaf, tuple):  # a view operand read from its base: (base, offsets)
         return _ViewAval((_aval(leaf[0]), leaf[1]))
-    return (jnp.shape(leaf), jnp.result_type(leaf)) if hasattr(leaf, "shape") else (None, None)
+    return (leaf.shape, leaf.dtype) if hasattr(leaf, "shape") else (None, None)
 
 
 def _zeros_like_aval(aval):
