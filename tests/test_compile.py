@@ -386,8 +386,8 @@ def test_module_level_loop_variable_named_like_an_attribute_is_not_state():
 
 
 def test_first_backward_of_the_process_inside_a_compiled_step(monkeypatch):
-    # The ones that seed `loss.backward()` are cached per shape and dtype; one made while
-    # tracing is a tracer and must not be reused by the next trace or by eager code.
+    # The ones that seed `loss.backward()` are cached per shape and dtype for eager code; one
+    # made while tracing is a tracer and must not be reused by the next trace or eagerly.
     from torchish.autograd import engine_api
     monkeypatch.setattr(engine_api, "_IMPLICIT_GRADS", {})
     m1, m2, o1, o2, eager, compiled = _pair()

@@ -17,18 +17,19 @@ def _zeros(*args, **kwargs):
 _IMPLICIT_GRADS = {}
 
 
-def _implicit_grad(shape, dtype, device):
-    """The ones array that seeds `loss.backward()`, made once per shape, dtype and device. JAX
-    arrays are immutable, and nothing donates an array referenced from elsewhere (see
-    `_storage.held_elsewhere`), so every pass can share it."""
-    key = (shape, dtype, device)
+def _implicit_grad(t):
+    """The ones that seed `t.backward()`. Eagerly, one array per shape, dtype and device, shared
+    by every pass: JAX arrays are immutable, and nothing donates an array referenced from
+    elsewhere (see `_storage.held_elsewhere`). Inside a trace (compile) a fresh one, as XLA
+    compiles a step whose seed is a baked-in constant less well."""
+    if isinstance(t._storage.data, jax.core.Tracer):
+        return _ones(t.shape, dtype=t.dtype, device=t.device)._data
+    key = (t.shape, t.dtype, t.device)
     g = _IMPLICIT_GRADS.get(key)
     if g is None:
-        g = _ones(shape, dtype=dtype, device=device)._data
-        if not isinstance(g, jax.core.Tracer):  # made inside a trace (compile): not reusable
-            if len(_IMPLICIT_GRADS) >= 64:
-                _IMPLICIT_GRADS.clear()
-            _IMPLICIT_GRADS[key] = g
+        if len(_IMPLICIT_GRADS) >= 64:
+            _IMPLICIT_GRADS.clear()
+        g = _IMPLICIT_GRADS[key] = _ones(t.shape, dtype=t.dtype, device=t.device)._data
     return g
 
 
@@ -57,7 +58,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if t.requires_grad and not t.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {t.dtype}")
-            g = _implicit_grad(t.shape, t.dtype, t.device)
+            g = _implicit_grad(t)
             out.append(_wrap(g, t.device) if create_graph else g)
         else:
             if not isinstance(g, Tensor):
