@@ -164,3 +164,17 @@ def test_a_pass_that_cannot_compile_runs_node_by_node(monkeypatch):
         np.testing.assert_allclose(_np(x.grad), [2.0, 4.0])
     assert fused_runs() == before
     assert list(fused_backward._COMPILED.values()) == [False]
+
+
+def test_large_graphs_stay_node_by_node(monkeypatch):
+    monkeypatch.setattr(fused_backward, "_MAX_NODES", 5)
+    x = torchish.tensor([0.5, 1.0], requires_grad=True)
+    before = fused_runs()
+    for _ in range(REPEATS):
+        x.grad = None
+        y = x
+        for _ in range(6):
+            y = y * 2
+        y.sum().backward()
+        np.testing.assert_allclose(_np(x.grad), [64.0, 64.0])
+    assert fused_runs() == before
