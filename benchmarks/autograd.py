@@ -78,7 +78,11 @@ def main():
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(out), yy[:, None], 1))
     jgrad = jax.jit(jax.value_and_grad(jax_loss))
     jx, jy = jnp.asarray(xn), jnp.asarray(yn)
-    mlp_fns = [(lambda: mlp_step(torchish, model, x, y).item(), 20),
+    def ish_mlp():   # waits for the gradients too: torchish's backward runs asynchronously
+        loss = mlp_step(torchish, model, x, y)
+        jax_sync([p.grad._data for p in model.parameters()])
+        return loss.item()
+    mlp_fns = [(ish_mlp, 20),
                (lambda: jax_sync(jgrad(params, jx, jy)), 20)]
 
     cx = torchish.from_numpy(rng.standard_normal((64, 64)).astype(np.float32)).requires_grad_()

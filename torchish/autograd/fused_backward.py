@@ -162,4 +162,3 @@ def _store(steps, new_grads):
             var._grad = _wrap(g, device=var.device)
         else:
             var._grad._set_data(g)
-
