@@ -53,7 +53,7 @@ def contiguous_strides(shape):
 
 class View:
     """How a view reads its base: `steps` from the base array; `size/stride/offset` as torch."""
-    __slots__ = ("steps", "size", "stride", "offset", "_index_map")
+    __slots__ = ("steps", "size", "stride", "offset", "_index_map", "_split")
 
     def __init__(self, steps, size, stride, offset):
         self.steps = steps
@@ -61,6 +61,14 @@ class View:
         self.stride = stride
         self.offset = offset
         self._index_map = None
+        self._split = None
+
+    def split(self):
+        """`split_steps(self.steps)`, worked out once (a view never changes)."""
+        if self._split is None:
+            template, offsets = split_steps(self.steps)
+            self._split = (template, tuple(offsets))
+        return self._split
 
     def index_map(self):
         """Flat positions in the base of every element of the view (row-major)."""
@@ -75,7 +83,13 @@ class View:
 
 
 def base_view(shape):
-    return View((), tuple(shape), contiguous_strides(shape), 0)
+    shape = tuple(shape)
+    return View((), shape, _strides_of(shape), 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _strides_of(shape):
+    return contiguous_strides(shape)
 
 
 # ---- the view steps: metadata transform + array transform, one entry per kind ------------

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as dt
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
-from .._storage import Storage, apply_template, extend, read_view, split_steps, write_view
+from .._storage import Storage, apply_template, base_view, extend, read_view, write_view
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of, saved_entry
 
@@ -245,7 +245,7 @@ def _kind_of(v):
 
 class Plan:
     __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
-                 "out_dtype", "_kw", "_var", "_templates")
+                 "records", "out_dtype", "_kw", "_var", "_templates")
 
     def __init__(self, definition, statics, kinds, out_dtype):
         self.op = definition
@@ -266,6 +266,7 @@ class Plan:
         self.fwd = self._forward
         self.jit = jax.jit(self._forward)
         self.bwd = {}
+        self.records = {}   # (mask, diff_out) -> what `_record` needs (see `_record_info`)
 
     def materialize(self, leaves):
         """The leaves with every fused view operand `(base, offsets)` read into its value."""
@@ -414,9 +415,9 @@ def _collect(targs, fuse_views=True):
             if (fuse_views and view is not None and v._cache_base is not v._storage.data
                     and not v._stopgrad):
                 base = v._storage.data
-                template, offsets = split_steps(view.steps)
+                template, offsets = view.split()
                 kinds.append((_BY_NP[base.dtype], not view.size, template))
-                leaves.append((base, tuple(offsets)))
+                leaves.append((base, offsets))
             else:
                 data = v._data
                 kinds.append((_BY_NP[data.dtype], data.ndim == 0))
@@ -521,7 +522,6 @@ def _finish_view(plan, leaves, tensors, kinds, made, record, result):
 def _as_view(src, steps):
     view = src._view
     if view is None:
-        from .._storage import base_view
         view = base_view(src._storage.data.shape)
     for step in steps:
         view = extend(view, step)
@@ -538,53 +538,68 @@ def _grad_name(definition, kinds, statics):
 
 
 def _record(plan, leaves, tensors, outs, kinds):
-    definition = plan.op
-    avals = tuple((o.shape, o.dtype) for o in outs)
-    diff_out = tuple(d.is_floating_point or d.is_complex for _, d in avals)
-    if not any(diff_out):
+    avals = tuple([(o.shape, o.dtype) for o in outs])
+    diff_out = tuple([_DIFFERENTIABLE[d] for _, d in avals])
+    if True not in diff_out:
         return None
-    edges = [edge_of(t) if t is not None else None for t in tensors]
-    mask = tuple(e is not None for e in edges)
-    if not any(mask):
+    edges = [None if t is None else edge_of(t) for t in tensors]
+    mask = tuple([e is not None for e in edges])
+    if True not in mask:
         return None
-    saved = _saved(definition, tensors, kinds)
-    node = Node(_grad_name(definition, kinds, plan.statics), edges, leaves, tensors,
-                _plan_vjp(plan, mask, diff_out), avals, saved, plan.fwd)
+    name, vjp, saved_at, saves_result = _record_info(plan, mask, diff_out)
+    saved = None if saved_at is None else _saved_of(tensors, saved_at)
+    node = Node(name, edges, leaves, tensors, vjp, avals, saved, plan.fwd)
     for i, o in enumerate(outs):
         if diff_out[i]:
             o._grad_fn = node
             o._output_nr = i
-    if saved is not None and definition.saves in ("result",) or (
-            isinstance(definition.saves, tuple) and "result" in definition.saves):
-        node._saved = list(node._saved) + [saved_entry(o) for o in outs
-                                           if o._grad_fn is node]
+    if saves_result:
+        node._saved = saved + [saved_entry(o) for o in outs if o._grad_fn is node]
     return node
 
 
-def _saved(definition, tensors, kinds):
-    """(tensor, version, producer) for the inputs PyTorch saves for this op's backward."""
+_DIFFERENTIABLE = {d: d.is_floating_point or d.is_complex for d in dt._BY_NP.values()}
+
+
+def _record_info(plan, mask, diff_out):
+    """(grad_fn name, pullback, positions of the saved inputs, whether outputs are saved):
+    what recording this plan with these inputs needing grads takes, worked out once."""
+    info = plan.records.get((mask, diff_out))
+    if info is None:
+        saves = plan.op.saves
+        saves_result = saves == "result" or (isinstance(saves, tuple) and "result" in saves)
+        info = plan.records[(mask, diff_out)] = (
+            _grad_name(plan.op, plan.kinds, plan.statics), _plan_vjp(plan, mask, diff_out),
+            _saved_positions(plan.op, plan.kinds, mask), saves_result)
+    return info
+
+
+def _saved_positions(definition, kinds, mask):
+    """Positions (in the flattened operands) of the inputs PyTorch saves for this op's
+    backward, or None when it saves none; `mask` tells which operands need grads."""
     saves = definition.saves
     if saves == () or saves is None:
         return None
     if saves == "result":
-        return []
-    if isinstance(saves, dict):  # {input: the inputs whose gradient needs it}
-        needs = {n: t is not None and (t._requires_grad or t._grad_fn is not None)
-                 for n, t in zip(definition.tensors, tensors)}
-        return [saved_entry(t) for n, t in zip(definition.tensors, tensors)
-                if t is not None and any(needs.get(m) for m in saves.get(n, ()))]
-    names = definition.tensors if saves == "inputs" else saves
-    out = []
-    it = iter(tensors)
+        return ()
+    at = {}   # parameter -> its positions (a list operand has one per element)
+    pos = 0
     for pname, kind in zip(definition.tensors, kinds):
-        # a list operand (cat, einsum) contributes one flattened tensor per element
         count = 0 if kind is None else (len(kind[1]) if isinstance(kind, tuple) and
                                         kind and kind[0] == "L" else 1)
-        for _ in range(count):
-            t = next(it)
-            if pname in names and t is not None:
-                out.append(saved_entry(t))
-    return out
+        at[pname] = range(pos, pos + count)
+        pos += count
+    if isinstance(saves, dict):  # {input: the inputs whose gradient needs it}
+        needs = {n: any(mask[i] for i in r) for n, r in at.items()}
+        names = [n for n in definition.tensors if any(needs.get(m) for m in saves.get(n, ()))]
+    else:
+        names = definition.tensors if saves == "inputs" else saves
+    return tuple(i for n in definition.tensors if n in names for i in at[n])
+
+
+def _saved_of(tensors, positions):
+    # (a scalar operand has None at its position: nothing to save)
+    return [saved_entry(t) for t in map(tensors.__getitem__, positions) if t is not None]
 
 
 def _plan_vjp(plan, mask, diff_out):
@@ -669,9 +684,12 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     base = self._base
     if base is None:
         edges = [edge_of(t) if t is not None else None for t in tensors]
-        saved = _saved(plan.op, [None] + list(tensors[1:]), kinds)
-        self._set_data(value)
         mask = tuple(e is not None for e in edges)
+        # `self` is overwritten: it is neither saved nor, for what the others save, an input
+        # that needs a gradient
+        positions = _saved_positions(plan.op, kinds, (False,) + mask[1:])
+        saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
+        self._set_data(value)
         name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
         node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
                     [(self.shape, self.dtype)], saved, plan.fwd)

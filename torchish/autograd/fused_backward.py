@@ -117,7 +117,10 @@ def _schedule(root_nodes, deps):
 
 
 def _saved_intact(node):
-    return all(t._version == v for t, v, _ in node._saved or ())
+    for t, v, _ in node._saved or ():
+        if t._version != v:
+            return False
+    return True
 
 
 def _make_pass(key):
@@ -153,12 +156,12 @@ def _make_pass(key):
 
 def _store(steps, new_grads):
     from .._tensor import _wrap
-    accs = (n for n in steps if type(n) is graph.AccumulateGrad)
+    accs = [n for n in steps if type(n) is graph.AccumulateGrad]
     for node, g in zip(accs, new_grads):
         if g is None:
             continue
         var = node.variable
         if var._grad is None:
-            var._grad = _wrap(g, device=var.device)
+            var._grad = _wrap(g, var._storage.device)
         else:
             var._grad._set_data(g)

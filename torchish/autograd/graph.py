@@ -191,7 +191,8 @@ class _RemovableHandle:
 
 def edge_of(tensor):
     """The graph edge a tensor's gradient flows into, or None when it needs none."""
-    fn = tensor.grad_fn
+    # (`grad_fn` may regenerate a view's node; only a view has a `_view_vc`)
+    fn = tensor._grad_fn if tensor._view_vc is None else tensor.grad_fn
     if fn is not None:
         return (fn, tensor._output_nr)
     if tensor._requires_grad:
