@@ -222,11 +222,12 @@ def test_donation_reuses_buffers_but_spares_arrays_held_elsewhere():
     for _ in range(2):
         compiled(x, y)
     entry = list(compiled._compiled.cache.values())[-1]
-    assert entry.donate   # parameters and optimizer state
     plan = compiled._compiled.plan
-    donated = {plan.storages[i].data.unsafe_buffer_pointer() for i in entry.donate}
+    state_slots = [i for i in entry.donate if i < len(plan.storages)]
+    assert state_slots   # parameters and optimizer state
+    donated = {plan.storages[i].data.unsafe_buffer_pointer() for i in state_slots}
     compiled(x, y)
-    after = {plan.storages[i].data.unsafe_buffer_pointer() for i in entry.donate}
+    after = {plan.storages[i].data.unsafe_buffer_pointer() for i in state_slots}
     assert donated & after   # XLA wrote the new values into the old buffers
 
     # Arrays someone else holds are copied before donation, never invalidated.
@@ -246,6 +247,49 @@ def test_donation_reuses_buffers_but_spares_arrays_held_elsewhere():
     assert not np.array_equal(m2[0].weight.detach().numpy(), held_value)
     for _ in range(5):
         eager(x, y)
+    _assert_state_equal(m1, m2, o1, o2)
+
+
+def _grad_pointers(model):
+    return [p.grad.jax().unsafe_buffer_pointer() for p in model.parameters()]
+
+
+def test_new_gradients_are_written_into_the_dropped_ones():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    for _ in range(3):
+        compiled(x, y)
+    before = _grad_pointers(m2)
+    compiled(x, y)   # zero_grad() drops each .grad; backward's new one reuses its buffer
+    assert _grad_pointers(m2) == before
+    for _ in range(4):
+        eager(x, y)
+    _assert_state_equal(m1, m2, o1, o2)
+
+
+def test_a_dropped_gradient_someone_holds_keeps_its_value():
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    for _ in range(3):
+        compiled(x, y)
+    grad = m2[2].bias.grad                   # the tensor itself
+    grad_value = grad.numpy().copy()
+    view = m2[0].bias.grad[1:]               # a view of it
+    view_value = view.numpy().copy()
+    array = m2[0].weight.grad.jax()          # its JAX array
+    array_value = np.asarray(array).copy()
+    x2, y2 = torch.randn(5, 4), torch.randn(5, 2)
+    compiled(x, y)
+    compiled(x2, y2)
+    np.testing.assert_array_equal(grad.numpy(), grad_value)
+    np.testing.assert_array_equal(view.numpy(), view_value)
+    assert not array.is_deleted()
+    np.testing.assert_array_equal(np.asarray(array), array_value)
+    assert m2[2].bias.grad is not grad
+    assert not np.array_equal(m2[2].bias.grad.numpy(), grad_value)
+    for _ in range(4):
+        eager(x, y)
+    eager(x2, y2)
     _assert_state_equal(m1, m2, o1, o2)
 
 
