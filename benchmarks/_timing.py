@@ -21,18 +21,23 @@ def per_call(fn, *, number=200, repeat=7, sync=None):
     return best
 
 
-def interleaved(fns, repeat, warmup=2):
+def interleaved(fns, repeat, warmup=2, pause=0.3):
     """Best seconds per call of each `(fn, number)`, their repeats taken in turn.
 
     On a shared machine the load drifts over a run; alternating the contenders' repeats
     exposes them to the same load, so the ratios between them stay meaningful. Each `fn` must
-    wait for its own result (call `.item()`, `block_until_ready`, ...)."""
+    wait for its own result (call `.item()`, `block_until_ready`, ...).
+
+    Each timed block starts after `pause` idle seconds: thread pools (PyTorch's OpenMP workers
+    above all) keep spinning for a while after their last task, and without the pause they
+    take a core from whichever contender runs next (measured: 1.6x on a 2-core machine)."""
     for fn, _ in fns:
         for _ in range(warmup):  # a compiled step traces twice: before and after optimizer state
             fn()
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, (fn, number) in enumerate(fns):
+            time.sleep(pause)
             start = time.perf_counter()
             for _ in range(number):
                 fn()
