@@ -36,8 +36,15 @@ __version__ = "2.13.0+torchish"
 
 from ._functions import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401
-from . import serialization, linalg, cuda, accelerator, backends, distributed  # noqa: E402,F401
+from . import serialization, linalg, cuda, cpu, accelerator, backends, distributed  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+from . import amp  # noqa: E402,F401
+from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
+                                get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,
+                                get_autocast_gpu_dtype, is_autocast_cpu_enabled,
+                                is_autocast_cache_enabled, set_autocast_cache_enabled,
+                                clear_autocast_cache, autocast_increment_nesting,
+                                autocast_decrement_nesting)
 
 from ._unsupported import module_getattr as _module_getattr  # noqa: E402
 

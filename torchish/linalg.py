@@ -1,6 +1,7 @@
 """`torchish.linalg`: PyTorch's linalg namespace over the registry's linalg ops."""
 import collections
 
+from . import _autocast
 from ._ops import linalg as _l
 from ._ops.reduction import norm as _norm
 from ._unsupported import module_getattr
@@ -41,6 +42,7 @@ def slogdet(A):
     return _SLOGDET(*_l.linalg_slogdet(A))
 
 
+@_autocast.casts("linalg_vector_norm")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _norm(x, ord, dim, keepdim, dtype)
 

@@ -4,6 +4,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .. import _autocast
 from .pointwise import cpp_name, legacy_name, not_implemented
 from .registry import Promote, op
 
@@ -140,6 +141,7 @@ def _matmul_nd(input, other):
     return jnp.matmul(input, other)
 
 
+@_autocast.casts("matmul")
 def matmul(input, other):
     """`@`: dispatches, as PyTorch does, to dot / mv / mm / bmm-like products by rank."""
     from .. import _tensor
@@ -164,27 +166,42 @@ def _rmatmul(self, other):
     return matmul(other, self)
 
 
+_HALF = (jnp.bfloat16, jnp.float16)
+
+
+def _product(fn, *operands):
+    """fn(*operands), for half-precision operands computed and kept in float32: PyTorch's CPU
+    kernels accumulate in float32 and round `beta * input + alpha * product` once."""
+    if operands[0].dtype in _HALF:
+        return fn(*(o.astype(jnp.float32) for o in operands))
+    return fn(*operands)
+
+
 def _add_scaled(input, prod, beta, alpha):
-    """beta * input + alpha * prod; beta == 0 ignores input (its NaNs too), as PyTorch."""
+    """beta * input + alpha * prod; beta == 0 ignores input (its NaNs too), as PyTorch. A
+    float32 `prod` of half-precision operands is combined in float32, then rounded."""
+    dtype = input.dtype
+    if prod.dtype != dtype:
+        input = input.astype(prod.dtype)
     prod = prod if alpha == 1 else _scalar(alpha, prod) * prod
     if beta == 0:
-        return prod + jnp.zeros_like(input)
+        return (prod + jnp.zeros_like(input)).astype(dtype)
     if input.dtype == jnp.bool_:
         return (input & (beta != 0)) | prod
-    return (input if beta == 1 else _scalar(beta, input) * input) + prod
+    return ((input if beta == 1 else _scalar(beta, input) * input) + prod).astype(dtype)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True,
     saves={"mat1": ("mat2",), "mat2": ("mat1",)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     _mm_check(mat1, mat2)
-    return _add_scaled(input, mat1 @ mat2, beta, alpha)
+    return _add_scaled(input, _product(jnp.matmul, mat1, mat2), beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True,
     saves={"mat": ("vec",), "vec": ("mat",)})
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return _add_scaled(input, mat @ vec, beta, alpha)
+    return _add_scaled(input, _product(jnp.matmul, mat, vec), beta, alpha)
 
 
 def _bmm_checks(b1, b2):
@@ -198,13 +215,14 @@ def _bmm_checks(b1, b2):
     saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_checks(batch1, batch2)
-    return _add_scaled(input, batch1 @ batch2, beta, alpha)
+    return _add_scaled(input, _product(jnp.matmul, batch1, batch2), beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddbmmBackward0", inplace=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_checks(batch1, batch2)
-    return _add_scaled(input, jnp.sum(batch1 @ batch2, axis=0), beta, alpha)
+    return _add_scaled(input, jnp.sum(_product(jnp.matmul, batch1, batch2), axis=0),
+                       beta, alpha)
 
 
 def _outer(a, b):
@@ -217,7 +235,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         if isinstance(beta, float) or isinstance(alpha, float):
             raise RuntimeError("Boolean beta only supported for Boolean results.")
         return (input & bool(beta)) | (_outer(vec1, vec2) & bool(alpha))
-    return _add_scaled(input, _outer(vec1, vec2), beta, alpha)
+    return _add_scaled(input, _product(_outer, vec1, vec2), beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="MulBackward0", aliases=("ger",),
@@ -245,6 +263,7 @@ def _sublist(sub):
     return "".join(out)
 
 
+@_autocast.casts("einsum")
 def einsum(equation, *operands):
     """torch.einsum(equation, *operands), with operands also as one list, or the sublist form
     einsum(op1, [0, 1], op2, [1, 2], [0, 2])."""

@@ -72,7 +72,8 @@ def rsub(input, other, *, alpha=1):
 
 
 @op(grad_fn="MulBackward0", inplace=True, dunders=("__mul__", "__rmul__", "__imul__"),
-    aliases=("multiply",), saves={"input": ("other",), "other": ("input",)})
+    aliases=("multiply",), saves={"input": ("other",), "other": ("input",)},
+    opmath_scalars=True)
 def mul(input, other):
     return input * other
 
@@ -95,7 +96,7 @@ def _div(input, other, rounding_mode):
 
 @op(promote=_div_kind, grad_fn="DivBackward0", inplace=True,
     dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"),
-    saves={"input": ("other",), "other": ("input", "other")})
+    saves={"input": ("other",), "other": ("input", "other")}, opmath_scalars=True)
 def div(input, other, *, rounding_mode=None):
     return _div(input, other, rounding_mode)
 

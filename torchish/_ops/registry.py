@@ -28,6 +28,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 
+from .. import _autocast
 from .. import _dtype as dt
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
 from .._storage import Storage, apply_template, base_view, extend, read_view, write_view
@@ -80,7 +81,7 @@ class OpDef:
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
-       inplace_grad_fn=None, check=None):
+       inplace_grad_fn=None, check=None, opmath_scalars=False):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -101,6 +102,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                raises from values (integer division by zero), which a compiled body cannot.
     inplace_grad_fn: the node name of the in-place variant when PyTorch's differs
                (`elu_` records EluBackward1).
+    opmath_scalars: for a half-precision (bfloat16, float16) result, a Python scalar or
+               0-d `other` keeps float32, as PyTorch's CPU kernels take it (`x * 0.1`
+               rounds once, not 0.1 first).
     """
     def deco(body):
         opname = name or body.__name__
@@ -116,6 +120,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                            saves, view, returns)
         definition.inplace_grad_fn = inplace_grad_fn
         definition.check = check
+        definition.opmath_scalars = opmath_scalars
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -284,10 +289,16 @@ class Plan:
         args = []
         compute = self.compute
         promoted = self.op.promoted
+        opmath = compute in _HALF and self.op.opmath_scalars and not all(map(_scalar_kind,
+                                                                              self.kinds))
         for pname, kind in zip(self.op.tensors, self.kinds):
             value = _rebuild(kind, it)
             if compute is not None and pname in promoted and value is not None:
-                value = _cast_tree(value, kind, compute)
+                # PyTorch's CPU kernels read a Python scalar, or a 0-d `other`, in float32
+                if opmath and (isinstance(kind, type) or (args and kind[1])):
+                    value = _cast_tree(value, kind, dt.float32)
+                else:
+                    value = _cast_tree(value, kind, compute)
             args.append(value)
         named = dict(zip(self.op.tensors, args), **self._kw)
         positional = [named.pop(n) for n in self.op.positional]
@@ -296,6 +307,14 @@ class Plan:
         if target is not None:
             out = _cast_out(out, target, self.op.promote)
         return out
+
+
+_HALF = (dt.bfloat16, dt.float16)
+
+
+def _scalar_kind(kind):
+    """A Python scalar or 0-d tensor operand (None counts: it is no tensor)."""
+    return kind is None or isinstance(kind, type) or kind[1]
 
 
 def _rebuild(kind, it):
@@ -395,6 +414,7 @@ def _get_plan(definition, sargs, kinds, out_dtype=None):
 # ---- dispatch ---------------------------------------------------------------------------
 
 _BY_NP = dt._BY_NP
+_AUTOCAST_ACTIVE = _autocast.ACTIVE
 _DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
 
@@ -479,6 +499,10 @@ def _check(definition, plan, targs, leaves):
 
 
 def dispatch(definition, targs, sargs):
+    if _AUTOCAST_ACTIVE[0] and definition.name in _autocast.NAMES:
+        cast = _autocast_args(definition, targs, sargs)
+        if cast is not None:   # the op runs on the cast arguments, autocast suspended
+            return _autocast.suspended(dispatch, definition, *cast)
     kinds, leaves, tensors, first, needs_grad = _collect(targs)
     plan = _get_plan(definition, sargs, kinds)
     record = needs_grad and definition.differentiable and grad_mode.GRAD_ENABLED[0]
@@ -507,6 +531,22 @@ def dispatch(definition, targs, sargs):
     if record:
         _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
     return result
+
+
+def _autocast_args(definition, targs, sargs):
+    """(targs, sargs) as the active autocast region casts them, or None: no cast applies."""
+    device_type = _autocast.device_type_of(targs)
+    if device_type is None or not _autocast.enabled.get(device_type):
+        return None
+    policy = _autocast.policy_of(definition.name, device_type)
+    if policy is None:
+        return None
+    if policy == _autocast.FP32_SET_OPT_DTYPE:
+        i = definition.statics.index("dtype")
+        if sargs[i] is None and _autocast.wants_fp32(targs, device_type):
+            sargs = sargs[:i] + (dt.float32,) + sargs[i + 1:]
+        return targs, sargs
+    return tuple(_autocast.cast_values(policy, targs, device_type)), sargs
 
 
 def _finish_view(plan, leaves, tensors, kinds, made, record, result):

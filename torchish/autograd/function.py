@@ -99,7 +99,8 @@ class Function(metaclass=_FunctionMeta):
             avals = [(o.shape, o.dtype) if isinstance(o, Tensor) else (None, None) for o in outs]
             node = Node(cls._backward_name, edges, [None] * len(args), tensor_inputs, None,
                         avals, None)
-            node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, len(args))
+            in_dtypes = [None if t is None else t.dtype for t in tensor_inputs]
+            node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, in_dtypes)
             for i, o in enumerate(outs):
                 if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and (
                         o.dtype.is_floating_point or o.dtype.is_complex):
@@ -116,9 +117,10 @@ def _own(out, args):
     return out
 
 
-def _run_backward(cls, ctx, node, n_inputs, cts, create_graph):
+def _run_backward(cls, ctx, node, in_dtypes, cts, create_graph):
     from .._tensor import Tensor, _wrap
     from ..import _ops  # noqa: F401  (ops bound before user code runs)
+    n_inputs = len(in_dtypes)
     grads_out = []
     for c, (shape, dtype) in zip(cts, node._out_avals):
         if c is None and ctx.materialize_grads and shape is not None:
@@ -137,10 +139,12 @@ def _run_backward(cls, ctx, node, n_inputs, cts, create_graph):
                            f"gradients (expected {n_inputs}, got {len(result)})")
     result = result[:n_inputs]
     out = []
-    for g, e in zip(result, node._edges):
+    for g, e, dtype in zip(result, node._edges, in_dtypes):
         if e is None or g is None:
             out.append(None)
         else:
+            if isinstance(g, Tensor) and g.dtype is not dtype:
+                g = g.to(dtype)   # as PyTorch's engine: a gradient has its input's dtype
             out.append(g if create_graph else g._data)
     return out
 

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 import torchish
+from ... import _autocast
 from ..._ops import registry as _registry
 from ..._ops import nn_ops as _nn
 
@@ -122,6 +123,7 @@ def hardswish(input, inplace=False):
     return _inplace("hardswish", input) if inplace else _op("hardswish")(input)
 
 
+@_autocast.casts("prelu")
 def prelu(input, weight):
     if not isinstance(weight, torchish.Tensor):
         raise TypeError("prelu(): argument 'weight' (position 2) must be Tensor")

@@ -8,6 +8,7 @@ math path is spelled out here with tensor ops so `dropout` draws exactly what Py
 import math
 
 import torchish
+from ... import _autocast
 from ..._ops import nn_ops as _nn
 
 __all__ = ["scaled_dot_product_attention"]
@@ -28,6 +29,7 @@ def _check(query, key, value, attn_mask, is_causal, enable_gqa):
                                f"{query.ndim - 3}")
 
 
+@_autocast.casts("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     _check(query, key, value, attn_mask, is_causal, enable_gqa)

@@ -1,5 +1,6 @@
 """`F.pairwise_distance`, `F.cosine_similarity`, `F.pdist`, `F.normalize`."""
 import torchish
+from ... import _autocast
 from ..._ops import nn_ops as _nn
 
 __all__ = ["pairwise_distance", "cosine_similarity", "pdist", "normalize"]
@@ -9,6 +10,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _nn._pairwise_distance(x1, x2, float(p), float(eps), bool(keepdim))
 
 
+@_autocast.casts("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     nd = max(x1.ndim, x2.ndim)
     n = max(nd, 1)
@@ -18,6 +20,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return _nn._cosine_similarity(x1, x2, dim % n, float(eps))
 
 
+@_autocast.casts("pdist")
 def pdist(input, p=2):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")

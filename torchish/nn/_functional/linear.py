@@ -3,6 +3,7 @@ nodes: 2-D input with bias -> addmm (AddmmBackward0); without bias -> matmul (Mm
 other ranks fold the batch dims with a view around addmm (ViewBackward0) or use matmul.
 """
 import torchish
+from ... import _autocast
 from ..._ops import nn_ops as _nn
 
 __all__ = ["linear", "bilinear"]
@@ -18,6 +19,7 @@ def _check_dtypes(input, weight, bias):
                            f"{bias.dtype._legacy} and {weight.dtype._legacy}")
 
 
+@_autocast.casts("linear")
 def linear(input, weight, bias=None):
     wt = weight.t() if weight.ndim == 2 else weight
     if bias is None:
@@ -34,6 +36,7 @@ def linear(input, weight, bias=None):
     return torchish.matmul(input, wt) + bias
 
 
+@_autocast.casts("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "

@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 import torchish
+from ... import _autocast
 from ..._ops import nn_ops as _nn
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -92,6 +93,7 @@ def _weighted(loss, weight, reduction):
 
 # ---- regression ------------------------------------------------------------------------------
 
+@_autocast.casts("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _size_warning(input, target)
     reduction = _reduction(reduction, size_average, reduce)
@@ -101,6 +103,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _apply_reduction((a - b).abs(), reduction)
 
 
+@_autocast.casts("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _size_warning(input, target)
     reduction = _reduction(reduction, size_average, reduce)
@@ -110,6 +113,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _nn._mse_loss(a, b, reduction)
 
 
+@_autocast.casts("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _size_warning(input, target)
     reduction = _reduction(reduction, size_average, reduce)
@@ -121,6 +125,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _nn._smooth_l1_loss(a, b, reduction, float(beta))
 
 
+@_autocast.casts("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _size_warning(input, target)
     reduction = _reduction(reduction)
@@ -174,6 +179,7 @@ def _check_targets(target, n_classes, ignore_index):
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
 
 
+@_autocast.casts("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -192,6 +198,7 @@ def _class_view(weight, ndim, class_dim):
     return weight.view(*shape)
 
 
+@_autocast.casts("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _reduction(reduction, size_average, reduce)
@@ -243,6 +250,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
 
 
+@_autocast.casts("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -258,6 +266,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _nn._binary_cross_entropy(input, target, weight, reduction)
 
 
+@_autocast.casts("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     reduction = _reduction(reduction, size_average, reduce)
@@ -267,6 +276,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _nn._binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
+@_autocast.casts("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if size_average is not None or reduce is not None:
         red = _legacy_reduction(size_average, reduce)
@@ -290,6 +300,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return out
 
 
+@_autocast.casts("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -332,6 +343,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 # ---- embedding / ranking ------------------------------------------------------------------------
 
+@_autocast.casts("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -352,6 +364,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _apply_reduction(out, reduction)
 
 
+@_autocast.casts("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -363,6 +376,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _apply_reduction(out, reduction)
 
 
+@_autocast.casts("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -399,6 +413,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _apply_reduction(torchish.clamp_min(margin + d_pos - d_neg, 0), reduction)
 
 
+@_autocast.casts("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -409,6 +424,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _apply_reduction(out, reduction)
 
 
+@_autocast.casts("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
     return _nn._soft_margin_loss(input, target, reduction)
@@ -426,6 +442,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _apply_reduction(loss, reduction)
 
 
+@_autocast.casts("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
@@ -438,11 +455,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _nn._multi_margin_loss(input, target, weight, int(p), float(margin), reduction)
 
 
+@_autocast.casts("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
     return _nn._multilabel_margin_loss(input, target, reduction)
 
 
+@_autocast.casts("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     reduction = _reduction(reduction)

@@ -3,6 +3,7 @@
 PyTorch composes them (1-D pooling is 2-D pooling over an unsqueezed height of 1, so its graph
 ends in SqueezeBackward1; adaptive average pooling to size 1 is a mean)."""
 import torchish
+from ... import _autocast
 from ..._ops import nn_norm as _pool
 from ..._ops.nn_conv import ntuple as _ntuple
 
@@ -107,6 +108,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _pool._adaptive_avg_pool2d(input, out)
 
 
+@_autocast.casts("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     out = _adaptive_sizes(input, output_size, 3)
     if out == (1, 1, 1):
@@ -201,11 +203,13 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
                                (size[0], 1)).squeeze(-1)
 
 
+@_autocast.casts("max_unpool2d")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     size = _unpool(input, indices, kernel_size, stride, padding, output_size, 2)
     return _pool._max_unpool2d(input, indices, tuple(size))
 
 
+@_autocast.casts("max_unpool3d")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     size = _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
     return _pool._max_unpool3d(input, indices, tuple(size))

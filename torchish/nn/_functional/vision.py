@@ -5,6 +5,7 @@ import math
 import warnings
 
 import torchish
+from ... import _autocast
 from ..._ops import nn_conv as _conv
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -136,6 +137,7 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
                   "old behavior is desired. See the documentation of grid_sample for details.")
 
 
+@_autocast.casts("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "

@@ -1,6 +1,6 @@
 """`torchish.cuda`: CUDA devices are JAX's GPU devices."""
-from ._device import cuda_device_count, device as _device
-from ._unsupported import module_getattr
+from .._device import cuda_device_count, device as _device
+from .._unsupported import module_getattr
 
 
 def is_available():
@@ -16,7 +16,7 @@ def current_device():
 
 
 def get_device_name(device=None):
-    from ._device import jax_device
+    from .._device import jax_device
     return jax_device(_device("cuda", 0 if device is None else _device(device).index or 0)
                       ).device_kind
 
@@ -32,7 +32,7 @@ def set_device(device):
 
 def manual_seed(seed):
     """Seeds torchish's generator (torchish draws CUDA randoms from the CPU algorithm)."""
-    from . import random
+    from .. import random
     random.manual_seed(seed)
 
 
@@ -60,3 +60,4 @@ def reset_peak_memory_stats(device=None):
 
 
 __getattr__ = module_getattr(__name__)
+from . import amp  # noqa: E402,F401
