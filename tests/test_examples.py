@@ -47,7 +47,7 @@ def test_seed_example_known_values():
                      "have a grad_fn")
 
 
-TRAIN = ["train_mlp.py", "train_cnn.py", "train_lstm.py", "train_gpt.py"]
+TRAIN = ["train_mlp.py", "train_cnn.py", "train_lstm.py", "train_gpt.py", "train_amp.py"]
 
 
 def _losses(text):
@@ -70,3 +70,17 @@ def test_training_example_losses_match_pytorch(name, tmp_path):
     assert len(expected) >= 5
     assert ours == pytest.approx(expected, rel=2e-3, abs=2e-4)
     assert direct == pytest.approx(expected, rel=2e-3, abs=2e-4)
+
+
+def test_plain_sys_modules_alias_shares_one_torchish():
+    """`sys.modules["torch"] = torchish`, then `import torch.nn`: the submodule is torchish's
+    own, not a second copy with its own grad mode (which broke `nn.init` under no_grad)."""
+    code = ("import sys, torchish\n"
+            "sys.modules['torch'] = torchish\n"
+            "import torch.nn as nn\n"
+            "from torch.nn import functional as F\n"
+            "import torch.utils.data\n"
+            "assert nn is torchish.nn and F is torchish.nn.functional\n"
+            "assert torch.utils.data is torchish.utils.data\n"
+            "print(nn.Embedding(3, 4).weight.shape)\n")
+    assert _run(["-c", code]).strip() == "torch.Size([3, 4])"

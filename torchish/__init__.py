@@ -48,4 +48,7 @@ from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enab
 
 from ._unsupported import module_getattr as _module_getattr  # noqa: E402
 
+from ._torch_alias import install_submodule_alias as _install_submodule_alias  # noqa: E402
+
+_install_submodule_alias()
 __getattr__ = _module_getattr(__name__)

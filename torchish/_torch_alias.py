@@ -16,6 +16,8 @@ class _TorchAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.util.spec_from_loader(fullname, self)
         return None
 
+    # the module is torchish's own (one copy, one grad mode), so there is nothing to execute
+
     def create_module(self, spec):
         real = "torchish" + spec.name[len("torch"):]
         try:
@@ -27,6 +29,24 @@ class _TorchAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass
+
+
+class _SubmoduleAliasFinder(_TorchAliasFinder):
+    """After a plain `sys.modules["torch"] = torchish`, `import torch.nn` would load a second
+    copy of `torchish/nn` (with its own grad-mode state, through relative imports) under the
+    name `torch.nn`. This finder, always installed, maps `torch.X` to `torchish.X` instead,
+    and only while `torch` is torchish: real PyTorch's imports are never touched."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname.startswith("torch.") and getattr(sys.modules.get("torch"), "__name__",
+                                                     None) == "torchish":
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+
+def install_submodule_alias():
+    if not any(isinstance(f, _SubmoduleAliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _SubmoduleAliasFinder())
 
 
 def install():
