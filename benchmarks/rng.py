@@ -1,6 +1,6 @@
 """Generating 10 million float32 normals / uniforms: torchish vs PyTorch's CPU generator.
 
-    python benchmarks/random.py
+    python benchmarks/rng.py
 """
 import os
 import sys
