@@ -1,0 +1,69 @@
+"""PyTorch programs run unchanged: each script in tests/programs/ported/ is written for real
+PyTorch (`import torch`), run once under PyTorch and once under `python -m torchish`, and the two
+outputs must agree line for line.
+
+Numbers in a line are compared with a relative tolerance (XLA's and PyTorch's CPU kernels
+round differently); everything else (reprs, grad_fn names, shapes, dtypes, error messages)
+must be identical. A script may widen the tolerance with a `# tolerance: 1e-3` line.
+"""
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FOLDER = os.path.join(ROOT, "tests", "programs", "ported")
+SCRIPTS = sorted(f for f in os.listdir(FOLDER) if f.endswith(".py"))
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+def _run(args):
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    out = subprocess.run([sys.executable] + args, capture_output=True, text=True, cwd=FOLDER,
+                         env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return out.stdout.splitlines()
+
+
+def _tolerance(path):
+    found = re.search(r"^# tolerance: (\S+)", open(path).read(), re.M)
+    return float(found.group(1)) if found else 1e-5
+
+
+def _last_digit(text):
+    """One unit in the last printed digit: a value near a rounding boundary may print either way."""
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 10.0 ** (int(exponent or 0) - decimals)
+
+
+def _same_line(ours, theirs, tol):
+    if NUMBER.sub("#", ours) != NUMBER.sub("#", theirs):
+        return False
+    for a, b in zip(NUMBER.findall(ours), NUMBER.findall(theirs)):
+        x, y = float(a), float(b)
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        allowed = max(tol * max(abs(x), abs(y), 1.0), _last_digit(a), _last_digit(b))
+        if not abs(x - y) <= allowed * 1.0001:
+            return False
+    return True
+
+
+def test_there_are_programs():
+    assert len(SCRIPTS) >= 1
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_program_prints_what_pytorch_prints(name):
+    pytest.importorskip("torch")
+    path = os.path.join(FOLDER, name)
+    expected = _run([path])
+    ours = _run(["-m", "torchish", path])
+    tol = _tolerance(path)
+    for i, (a, b) in enumerate(zip(ours, expected)):
+        assert _same_line(a, b, tol), f"line {i + 1}:\n  torchish: {a}\n  pytorch:  {b}"
+    assert len(ours) == len(expected)
