@@ -34,8 +34,11 @@ def _tolerance(path):
 
 
 def _last_digit(text):
-    """One unit in the last printed digit: a value near a rounding boundary may print either way."""
+    """One unit in the last printed digit of a float: a value near a rounding boundary may print
+    either way. Integers (counts, shapes, indices) get none."""
     mantissa, _, exponent = text.lower().partition("e")
+    if "." not in mantissa and not exponent:
+        return 0.0
     decimals = len(mantissa.partition(".")[2])
     return 10.0 ** (int(exponent or 0) - decimals)
 
