@@ -133,14 +133,19 @@ def test_compiled_module_updates_batchnorm_buffers():
 
 
 def test_data_dependent_control_flow_names_the_line():
-    @torch.compile
     def f(x):
         if x.sum() > 0:  # data-dependent
             return x
         return -x
 
+    # fullgraph=True: an error naming the line, as PyTorch refuses the graph break
     with pytest.raises(RuntimeError, match="test_compile.py:[0-9]+ .*if x.sum\\(\\) > 0"):
-        f(torch.ones(2))
+        torch.compile(f, fullgraph=True)(torch.ones(2))
+    # otherwise PyTorch breaks the graph: that signature runs eagerly, with a warning
+    g = torch.compile(f)
+    with pytest.warns(UserWarning, match="test_compile.py:[0-9]+ .*if x.sum\\(\\) > 0"):
+        assert g(torch.ones(2)).tolist() == [1.0, 1.0]
+    assert g(-torch.ones(2)).tolist() == [1.0, 1.0]
 
 
 def test_compile_accepts_pytorch_keywords_and_decorator_forms():

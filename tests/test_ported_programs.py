@@ -60,6 +60,13 @@ def test_there_are_programs():
     assert len(SCRIPTS) >= 1
 
 
+def test_python_m_torchish_imports_torchish(tmp_path):
+    # otherwise every comparison below would be PyTorch against itself
+    script = tmp_path / "which.py"
+    script.write_text("import torch\nimport torch.nn\nprint(torch.__name__, torch.nn.__name__)\n")
+    assert _run(["-m", "torchish", str(script)]) == ["torchish torchish.nn"]
+
+
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_program_prints_what_pytorch_prints(name):
     pytest.importorskip("torch")

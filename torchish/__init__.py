@@ -20,6 +20,8 @@ from ._tensor import (Tensor, Size, memory_format, contiguous_format,  # noqa: F
 from . import autograd  # noqa: F401
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                        is_grad_enabled, is_inference_mode_enabled)
+from .autograd.anomaly import (is_anomaly_enabled,  # noqa: F401
+                               is_anomaly_check_nan_enabled)
 from . import _ops
 from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
 
@@ -36,6 +38,8 @@ __version__ = "2.13.0+torchish"
 
 from ._functions import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
+from . import compiler, _dynamo  # noqa: E402,F401
 from . import serialization, linalg, cuda, cpu, accelerator, backends, distributed  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import amp  # noqa: E402,F401

@@ -37,7 +37,9 @@ parameter holds that old gradient tensor, its storage and its array; else a copy
 
 Limits (documented in the README): Python side effects other than on that state happen only
 while tracing; data-dependent Python control flow on tensor values (`if loss.item() > 0`)
-raises `CompileError` naming the line; random ops use JAX's PRNG keyed from the generator.
+cannot be traced: where PyTorch would break the graph, that signature runs eagerly with a
+warning naming the line (`fullgraph=True`: `CompileError` instead, as PyTorch raises); random
+ops use JAX's PRNG keyed from the generator.
 """
 import dis
 import functools
@@ -47,6 +49,7 @@ import os
 import sys
 import traceback
 import types
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -69,7 +72,8 @@ class CompileError(RuntimeError):
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
-    """PyTorch's `torch.compile` signature; the keyword arguments are accepted and ignored."""
+    """PyTorch's `torch.compile` signature. `fullgraph=True` makes untraceable code an error
+    rather than an eager fallback; the other keyword arguments are accepted and ignored."""
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
                                  backend=backend, mode=mode, options=options, disable=disable)
@@ -77,8 +81,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return model
     from .nn import Module
     if isinstance(model, Module):
-        return CompiledModule(model)
-    return CompiledFunction(model)
+        return CompiledModule(model, fullgraph)
+    return CompiledFunction(model, fullgraph)
 
 
 # ---- small helpers ---------------------------------------------------------------------------
@@ -415,6 +419,10 @@ def _group_values(g):
 
 # ---- one compiled signature ----------------------------------------------------------------
 
+_EAGER = object()  # the cache entry of a signature whose trace hit data-dependent code
+_TRACING = [0]   # how many compiled functions are being traced (a nested one is inlined)
+
+
 class _Entry:
     """A compiled signature: the executable and how its outputs map back onto the objects."""
 
@@ -426,8 +434,9 @@ class _Entry:
 
 
 class _Compiled:
-    def __init__(self, fn, roots_fn, forward_only=False):
+    def __init__(self, fn, roots_fn, forward_only=False, fullgraph=False):
         self.fn = fn
+        self.fullgraph = fullgraph
         self.roots_fn = roots_fn
         self.forward_only = forward_only
         self.cache = {}
@@ -435,6 +444,10 @@ class _Compiled:
         self._retrying = False
 
     def __call__(self, *args, **kwargs):
+        if _TRACING[0] or any(isinstance(a, Tensor) and isinstance(a._storage.data, jax.core.Tracer)
+                              for a in args):
+            # called inside a compiled step or a torch.func transform: part of that trace
+            return self.fn(*args, **kwargs)
         values = args + tuple(kwargs.values()) if kwargs else args
         plan = self.plan
         bound = None
@@ -451,9 +464,20 @@ class _Compiled:
             key = (plan.key, dyn, tuple(map(_aval_key, arrays)), tuple(map(_aval_key, lrs)))
             entry = self.cache.get(key)
             if entry is None:
-                entry = self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
+                try:
+                    entry = self._build(plan, storages, owners, holders, arrays, lrs, args,
+                                        kwargs)
+                except CompileError as exc:
+                    if self.fullgraph:
+                        raise
+                    # PyTorch breaks the graph there; torchish runs this signature eagerly
+                    # (the failed trace left every object as it was)
+                    warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=3)
+                    entry = _EAGER
                 self.cache[key] = entry
             plan.fast[dyn] = entry
+        if entry is _EAGER:
+            return self.fn(*args, **kwargs)
         rng_key = _random_trace.next_key(entry.uses_rng)
         for i in entry.donate:
             if held_elsewhere(storages[i], known=1) or (   # (`arrays` is the known reference)
@@ -536,13 +560,17 @@ class _Compiled:
             for g, lr in zip(plan.groups, lr_in):
                 g["lr"] = lr
             runs_before = graph.BACKWARD_RUNS[0]
-            with _random_trace.traced_key(key, record=lambda used: setattr(
-                    entry, "uses_rng", used)):
-                if self.forward_only:
-                    with grad_mode.no_grad():
+            _TRACING[0] += 1
+            try:
+                with _random_trace.traced_key(key, record=lambda used: setattr(
+                        entry, "uses_rng", used)):
+                    if self.forward_only:
+                        with grad_mode.no_grad():
+                            result = self._call_user(args, kwargs)
+                    else:
                         result = self._call_user(args, kwargs)
-                else:
-                    result = self._call_user(args, kwargs)
+            finally:
+                _TRACING[0] -= 1
             entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
             leaves, entry.treedef = jax.tree_util.tree_flatten(
                 result, is_leaf=lambda x: isinstance(x, Tensor))
@@ -734,9 +762,9 @@ def _data_dependent_message(exc):
 class CompiledFunction:
     """`torchish.compile(fn)`: a whole step (forward, backward, optimizer) as one jit."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, fullgraph=False):
         functools.update_wrapper(self, fn)
-        self._compiled = _Compiled(fn, lambda: (fn,))
+        self._compiled = _Compiled(fn, lambda: (fn,), fullgraph=fullgraph)
 
     def __call__(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)
@@ -747,23 +775,50 @@ class CompiledFunction:
         return functools.partial(self.__call__, obj)
 
 
-class CompiledModule:
-    """`torchish.compile(module)`: the module's forward as one differentiable computation."""
+def CompiledModule(module, fullgraph=False):
+    """`torchish.compile(module)`: PyTorch's `OptimizedModule`, whose forward is compiled."""
+    return _optimized_module_class()(module, fullgraph)
 
-    def __init__(self, module):
-        object.__setattr__(self, "_orig_mod", module)
-        object.__setattr__(self, "_compiled",
-                           _Compiled(module, lambda: (module,), forward_only=True))
 
-    def __call__(self, *args, **kwargs):
-        return self._compiled(*args, **kwargs)
+@functools.lru_cache(maxsize=None)
+def _optimized_module_class():
+    from .nn import Module
 
-    def __getattr__(self, name):
-        return getattr(self._orig_mod, name)
+    class OptimizedModule(Module):
+        """A Module holding the original as its child `_orig_mod` (so `state_dict()` keys start
+        with `_orig_mod.`, as PyTorch's); other attributes read and write the original's."""
+        _OWN = frozenset({"_orig_mod", "_compiled"})
 
-    def __setattr__(self, name, value):
-        setattr(self._orig_mod, name, value)
+        def __init__(self, mod, fullgraph=False):
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_compiled", _Compiled(mod, lambda: (mod,),
+                                                            forward_only=True,
+                                                            fullgraph=fullgraph))
 
-    def __repr__(self):
-        return "OptimizedModule(\n  (_orig_mod): " + \
-            repr(self._orig_mod).replace("\n", "\n  ") + "\n)"
+        def forward(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        @property
+        def training(self):
+            return self._modules["_orig_mod"].training
+
+        @training.setter
+        def training(self, mode):
+            mods = self.__dict__.get("_modules")
+            if mods and "_orig_mod" in mods:   # Module.__init__ sets it before the child exists
+                mods["_orig_mod"].training = mode
+
+        def __getattr__(self, name):
+            mods = self.__dict__.get("_modules")
+            if name == "_orig_mod" or not mods or "_orig_mod" not in mods:
+                return super().__getattr__(name)
+            return getattr(mods["_orig_mod"], name)
+
+        def __setattr__(self, name, value):
+            if name in self._OWN or hasattr(type(self), name):
+                super().__setattr__(name, value)
+            else:
+                setattr(self._orig_mod, name, value)
+
+    return OptimizedModule

@@ -1,5 +1,6 @@
 """Top-level `torch.*` functions that are not tensor ops: predicates and global switches."""
 import contextlib
+import math
 
 import jax
 
@@ -9,7 +10,8 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
            "is_storage", "set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "set_float32_matmul_precision",
-           "get_float32_matmul_precision", "autocast", "set_default_tensor_type"]
+           "get_float32_matmul_precision", "autocast", "set_default_tensor_type", "finfo",
+           "iinfo"]
 
 
 def is_tensor(obj):
@@ -99,3 +101,49 @@ def set_default_tensor_type(t):
         _dtype.set_default_dtype(_dtype.float64)
     elif "Float" in name:
         _dtype.set_default_dtype(_dtype.float32)
+
+
+class finfo:
+    """`torch.finfo(dtype)`: machine limits of a floating dtype (of its real part if complex)."""
+
+    def __init__(self, type=None):
+        from . import _dtype as dt
+        d = dt.get_default_dtype() if type is None else type
+        if d.is_complex:
+            d = d.to_real()
+        if not d.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        import ml_dtypes
+        info = ml_dtypes.finfo(d.np)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        # PyTorch rounds to a power of ten: 10 ** -floor(-log10(eps))
+        self.resolution = 10.0 ** -int(-math.log10(self.eps))
+        self.dtype = d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """`torch.iinfo(dtype)`: the range of an integer dtype."""
+
+    def __init__(self, type):
+        if type.name == "bool":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_floating_point or type.is_complex:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        import numpy as np
+        info = np.iinfo(type.np)
+        self.bits, self.max, self.min = int(info.bits), int(info.max), int(info.min)
+        self.dtype = type.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

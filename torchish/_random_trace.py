@@ -26,12 +26,21 @@ def traced_key(key, record=None):
         _KEY[0], _USED[0] = prev, prev_used
 
 
+class Forbidden:
+    """The "key" of a region where random ops must raise (`vmap(randomness="error")`)."""
+
+    def __init__(self, message):
+        self.message = message
+
+
 def active():
     return _KEY[0] is not None
 
 
 def split():
     """A fresh subkey for one random op inside the trace."""
+    if isinstance(_KEY[0], Forbidden):
+        raise RuntimeError(_KEY[0].message)
     _USED[0] = True
     key, sub = jax.random.split(_KEY[0])
     _KEY[0] = key

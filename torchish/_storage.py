@@ -27,6 +27,12 @@ class Storage:
         return self.data.size * self.data.dtype.itemsize
 
 
+class InferenceStorage(Storage):
+    """A storage allocated under `inference_mode`: PyTorch calls every tensor over it (views
+    included) an inference tensor, while a view made in that mode of an older tensor is not one."""
+    __slots__ = ()
+
+
 def _sole_holder_refs():
     s = Storage(object(), None)
     return sys.getrefcount(s.data)

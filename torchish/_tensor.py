@@ -13,8 +13,8 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device
-from ._storage import (Storage, View, base_view, contiguous_strides, extend, read_view,
-                       write_view)
+from ._storage import (InferenceStorage, Storage, View, base_view, contiguous_strides, extend,
+                       read_view, write_view)
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -70,6 +70,11 @@ channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 
 
+_NON_LEAF_MSG = "you can only change requires_grad flags of leaf variables."
+_NON_LEAF_HINT = (" If you want to use a computed variable in a subgraph that doesn't require "
+                  "differentiation use var_no_grad = var.detach().")
+
+
 def _new_tensor(cls=None):
     t = object.__new__(cls or Tensor)
     t._view = None
@@ -95,7 +100,7 @@ def _wrap(array, device=None, requires_grad=False):
     t = _new_tensor()
     if device is None:
         device = _array_device(array)
-    t._storage = Storage(array, device)
+    t._storage = (InferenceStorage if grad_mode._INFERENCE[0] else Storage)(array, device)
     t._vc = [0]
     t._requires_grad = requires_grad
     return t
@@ -129,6 +134,10 @@ class Tensor:
                  "_retains_grad", "_stopgrad", "_vc", "_view_vc", "__dict__", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
+    # a view's creation meta when not the default (set in its __dict__ by `_ops.registry`):
+    # ("multi", grad_fn name, output_nr) for split/unbind outputs, ("no_grad",) for a view of a
+    # tensor requiring grad made under no_grad; in-place on such views is an error
+    _creation = None
 
     def __new__(cls, *args, **kwargs):
         # Legacy constructor: torch.Tensor(2, 3) (uninitialised) or torch.Tensor([1, 2]).
@@ -273,6 +282,9 @@ class Tensor:
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
+    def is_inference(self):
+        return type(self._storage) is InferenceStorage
+
     def is_complex(self):
         return self.dtype.is_complex
 
@@ -302,18 +314,19 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag):
         if self._grad_fn is not None:
-            if not flag:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to "
-                    "use a computed variable in a subgraph that doesn't require differentiation "
-                    "use var_no_grad = var.detach().")
-            return
-        if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        self._requires_grad = bool(flag)
+            # PyTorch: the attribute cannot be set at all on a non-leaf (requires_grad_(True)
+            # can); setting it True words the error shorter
+            raise RuntimeError(_NON_LEAF_MSG + ("" if flag else _NON_LEAF_HINT))
+        self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):
-        self.requires_grad = requires_grad
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_NON_LEAF_MSG + _NON_LEAF_HINT)
+            return self
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
         return self
 
     @property
@@ -343,7 +356,19 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(value.shape)}' to a tensor of size "
+                                   f"'{list(self.shape)}'. Please ensure that the gradient and "
+                                   "the tensor are the same size")
+            if value.dtype is not self.dtype:
+                from ._ops.pointwise import CPP_NAMES
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{CPP_NAMES[value.dtype.name]}'"
+                    f" to a tensor with grad_dtype '{self.dtype._legacy}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
         self._grad = value
 
     @grad.deleter
@@ -513,9 +538,10 @@ class Tensor:
         return self.__repr__()
 
     def __format__(self, spec):
-        if self.ndim == 0 and spec:
+        # PyTorch: a plain 0-d tensor formats as its Python number (f"{loss}" -> "0.25")
+        if self.ndim == 0 and type(self) is Tensor:
             return format(self.item(), spec)
-        return repr(self) if not spec else format(repr(self), spec)
+        return object.__format__(self, spec)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:

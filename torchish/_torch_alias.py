@@ -51,7 +51,8 @@ def install_submodule_alias():
 
 def install():
     """Alias `torch` to torchish in this interpreter (before anything imports real torch)."""
-    if any(isinstance(f, _TorchAliasFinder) for f in sys.meta_path):
+    # exact type: torchish's own import installs the _SubmoduleAliasFinder subclass first
+    if any(type(f) is _TorchAliasFinder for f in sys.meta_path):
         return
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         del sys.modules[name]

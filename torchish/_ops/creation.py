@@ -31,8 +31,16 @@ def _leaf(array, device, requires_grad):
     arr, dev = _place(array, device)
     t = _wrap(arr, dev)
     if requires_grad:
-        t.requires_grad_(True)
+        _factory_requires_grad(t)
     return t
+
+
+def _factory_requires_grad(t):
+    # factories word the error differently from `requires_grad_()`
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return t.requires_grad_(True)
 
 
 def _infer_dtype(data):
@@ -106,7 +114,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, jax.Array):
         arr = data if dtype is None else data.astype(dtype.np)
         t = _wrap(arr)
-        return t.requires_grad_(requires_grad) if requires_grad else t
+        return _factory_requires_grad(t) if requires_grad else t
     inferred = _infer_dtype(data)
     d = dtype or inferred
     if d is None:  # a list of tensors: their promoted dtype
@@ -220,7 +228,7 @@ def _filled(size, value, dtype, device, requires_grad):
         arr = jnp.full(size, value, dtype=d.np, device=jdev)
     t = _wrap(arr, dev)
     if requires_grad:
-        t.requires_grad_(True)
+        _factory_requires_grad(t)
     return t
 
 
@@ -584,6 +592,7 @@ def _conversion(dtype):
 
 def _bind():
     Tensor.to = to
+    Tensor.type_as = lambda self, other: to(self, other.dtype, other.device)
     for name, d in (("float", dt.float32), ("double", dt.float64), ("half", dt.float16),
                     ("bfloat16", dt.bfloat16), ("long", dt.int64), ("int", dt.int32),
                     ("short", dt.int16), ("char", dt.int8), ("byte", dt.uint8),
@@ -613,12 +622,13 @@ def _bind():
     Tensor.new_full = new_full
 
     def fill_(self, value):
-        src = value if isinstance(value, Tensor) else full((), value, dtype=self.dtype,
-                                                           device=self.device)
-        return self.copy_(src)
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return self._fill_(value)
 
     def zero_(self):
-        return fill_(self, 0)
+        return self._zero_()
 
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_

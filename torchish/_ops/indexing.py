@@ -243,11 +243,35 @@ def _index_put(input, indices, values, key, accumulate=False):
     return input.at[idx].add(values) if accumulate else input.at[idx].set(values)
 
 
-@op(promote=P.NONE, grad_fn="CopyBackwards", inplace=True, function=False, method=False,
+@op(promote=P.NONE, grad_fn="IndexPutBackward0", inplace=True, function=False, method=False,
+    saves=("mask",))
+def _mask_put(input, mask, value):
+    # `x[mask] = v` with a full-shape mask: index_put_ for autograd, a `where` to compute
+    # (boolean indexing has no static shape inside traced code)
+    return jnp.where(mask, jnp.asarray(value).astype(input.dtype), input)
+
+
+@op(promote=P.NONE, grad_fn="torch::autograd::CopyBackwards", inplace=True, function=False, method=False,
     saves=())
 def copy(input, src, non_blocking=False):
     _expand_check(src.shape, input.shape)
     return jnp.broadcast_to(src.astype(input.dtype), input.shape)
+
+
+def _fill_name(kinds, statics):
+    return "FillBackward2" if isinstance(kinds[1], type) else "FillBackward3"
+
+
+@op(promote=P.NONE, grad_fn=_fill_name, inplace=True, function=False, method=False,
+    saves=())
+def _fill(input, value):
+    return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
+
+
+@op(promote=P.NONE, grad_fn="ZeroBackward0", inplace=True, function=False, method=False,
+    saves=())
+def _zero(input):
+    return jnp.zeros_like(input)
 
 
 def _expand_check(shape, target):
@@ -266,8 +290,8 @@ def setitem(self, key, value):
         key = (key,)
     if len(key) == 1 and isinstance(key[0], Tensor) and key[0].dtype is dt.bool and \
             key[0].shape == self.shape and (not isinstance(value, Tensor) or value.ndim == 0):
-        # x[mask] = v keeps the shape: a `where`, which also works inside traced code
-        self.masked_fill_(key[0], value)
+        check_inplace(self)
+        Tensor._mask_put_(self, key[0], value)
         return
     steps, static, arrays = _normalize_key(self, key)
     if not isinstance(value, Tensor):

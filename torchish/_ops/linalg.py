@@ -510,18 +510,46 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    diff = x1[..., :, None, :] - x2[..., None, :, :]
-    a = jnp.abs(diff)
+    return _p_norm(jnp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p, -1)
+
+
+
+def _p_norm(a, p, axis):
+    """The p-norm of |differences| `a` over `axis`, with a 0 (not nan) gradient where all
+    differences are 0, as PyTorch's norm backward."""
     if p == 0:
-        return jnp.sum((a != 0).astype(a.dtype), -1)
+        return jnp.sum((a != 0).astype(a.dtype), axis)
     if p == float("inf"):
-        return jnp.max(a, -1) if a.shape[-1] else jnp.zeros(a.shape[:-1], a.dtype)
+        return jnp.max(a, axis) if a.shape[axis] else jnp.zeros(a.shape[:-1], a.dtype)
     if p == 1:
-        return jnp.sum(a, -1)
-    s = jnp.sum(a * a if p == 2 else a ** p, -1)
-    # the gradient is 0 (not nan) where two points coincide, as PyTorch
+        return jnp.sum(a, axis)
+    s = jnp.sum(a * a if p == 2 else a ** p, axis)
     safe = jnp.where(s == 0, 1, s)
     return jnp.where(s == 0, 0, jnp.sqrt(safe) if p == 2 else safe ** (1 / p))
+
+
+@op(grad_fn="DistBackward0")
+def dist(input, other, p=2):
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {legacy_name(input)} instead.")
+    return _p_norm(jnp.abs(input - other).reshape(-1), p, -1)
+
+
+def pdist(input, p=2):
+    # `torch.pdist` and kin are `F.*` (declared in _ops/nn_ops.py), as in PyTorch
+    from ..nn import functional
+    return functional.pdist(input, p)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    from ..nn import functional
+    return functional.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    from ..nn import functional
+    return functional.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
 def _bind():
@@ -532,4 +560,4 @@ def _bind():
 
 
 _bind()
-PLAIN = ["matmul", "einsum"]
+PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance"]

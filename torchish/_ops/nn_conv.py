@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtype as dt
+from .creation import _fma32, _fma64
 from .registry import Promote, op
 
 P = Promote
@@ -598,16 +599,33 @@ def _cubic_coeffs_jnp(t):
 
 
 def _linspace_neg_one(n, align_corners, ft):
-    # at::linspace(-1, 1, n) fills from both ends; then scaled by (n - 1) / n
+    # at::linspace(-1, 1, n) fills from both ends with fused multiply-adds (as torch.linspace:
+    # the middle point of an odd n is 1 - step*k rounded once, not 0); then scaled by (n - 1) / n
     if n <= 1:
         return np.zeros(1, ft)
-    step = (ft(1) - ft(-1)) / ft(n - 1)
+    w, fma = (np.float64, _fma64) if ft == np.float64 else (np.float32, _fma32)
+    step = (w(1) - w(-1)) / w(n - 1)
     i = np.arange(n)
-    r = np.where(i < n // 2, ft(-1) + step * i.astype(ft),
-                 ft(1) - step * (n - 1 - i).astype(ft)).astype(ft)
+    k = np.where(i < n // 2, i, n - 1 - i).astype(w)
+    r = np.where(i < n // 2, fma(step, k, w(-1)), fma(-step, k, w(1))).astype(ft)
     if not align_corners:
         r = (r * ft(n - 1) / ft(n)).astype(ft)
     return r
+
+
+@jax.custom_jvp
+def _rounded(x):
+    """`x` as a separate kernel leaves it: XLA drops an optimization_barrier and folds `x ^ 0`,
+    but not an xor with a zero it cannot prove, so a later add cannot be contracted with the
+    op that made `x` (all-NaN `x` flips a NaN's low bit: still NaN). Its derivative is 1."""
+    itype = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}[x.dtype.itemsize]
+    hidden_zero = jnp.all(jnp.isnan(x)).astype(itype)
+    return lax.bitcast_convert_type(lax.bitcast_convert_type(x, itype) ^ hidden_zero, x.dtype)
+
+
+@_rounded.defjvp
+def _rounded_jvp(primals, tangents):
+    return _rounded(primals[0]), tangents[0]
 
 
 @op(promote=P.NONE, grad_fn="AffineGridGeneratorBackward0", function=False, method=False,
@@ -619,5 +637,12 @@ def _affine_grid(theta, size, align_corners):
     mesh = list(np.meshgrid(*axes, indexing="ij"))       # z, y, x order
     base = np.stack(mesh[::-1] + [np.ones_like(mesh[0])], axis=-1)
     base = jnp.asarray(base.reshape(-1, len(spatial) + 1), theta.dtype)
-    grid = jnp.einsum("pk,njk->npj", base, theta, precision=HIGHEST)
+    # base @ theta^T as PyTorch's bmm computes it for so short a K: the products, each rounded,
+    # added in k order. A dot, or the FMAs LLVM contracts `a * b + c` into, round otherwise and
+    # move a point that lands on a half pixel to the other neighbour in grid_sample's nearest
+    # mode.
+    terms = _rounded(base[None, :, None, :] * theta[:, None, :, :])
+    grid = terms[..., 0]
+    for k in range(1, base.shape[1]):
+        grid = grid + terms[..., k]
     return grid.reshape((size[0],) + tuple(spatial) + (len(spatial),))

@@ -516,7 +516,11 @@ def dispatch(definition, targs, sargs):
             else:
                 outs = None
                 result = _as_view(first, steps)
-            return _finish_view(plan, leaves, tensors, kinds, outs or [result], record, result)
+            made = outs or [result]
+            _finish_view(plan, leaves, tensors, kinds, made, record, result)
+            if needs_grad or first._creation is not None:
+                _view_creation(first, made, definition.multi_view, record)
+            return result
     error = _check(definition, plan, targs, leaves)
     out = _run(plan, leaves)
     if error is not None:  # raised after the forward: shape and dtype errors come first
@@ -559,6 +563,41 @@ def _finish_view(plan, leaves, tensors, kinds, made, record, result):
     return result
 
 
+def _view_creation(src, made, multi, record):
+    """Mark views whose in-place modification PyTorch forbids (its view "creation meta")."""
+    if not grad_mode.GRAD_ENABLED[0]:
+        meta = ("no_grad",)
+        for o in made:
+            o._creation = meta
+    elif multi and record:
+        for i, o in enumerate(made):
+            if o._grad_fn is not None:
+                o._creation = ("multi", o._grad_fn._name, i)
+    elif src._creation is not None:  # a view of such a view inherits its meta, under its
+        for i, o in enumerate(made):   # own grad_fn's name
+            meta = src._creation
+            if meta[0] == "multi" and o._grad_fn is not None:
+                meta = ("multi", o._grad_fn._name, i)
+            o._creation = meta
+
+
+def _creation_error(t, action):
+    meta = t._creation
+    if meta[0] == "no_grad":
+        return RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked).")
+    from ..autograd.graph import _op_name_of
+    return RuntimeError(
+        f"Output {meta[2]} of {_op_name_of(meta[1])} is a view and {action}. This view is the "
+        "output of a function that returns multiple views. Such functions do not allow the "
+        "output views to be modified inplace. You should replace the inplace operation by an "
+        "out-of-place one.")
+
+
 def _as_view(src, steps):
     view = src._view
     if view is None:
@@ -594,7 +633,7 @@ def _record(plan, leaves, tensors, outs, kinds):
             o._grad_fn = node
             o._output_nr = i
     if saves_result:
-        node._saved = saved + [saved_entry(o) for o in outs if o._grad_fn is node]
+        node._saved = saved + [saved_entry(o, node) for o in outs if o._grad_fn is node]
     return node
 
 
@@ -687,8 +726,20 @@ _VIEW_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in
                   "operation.")
 
 
+_OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+# PyTorch's fill_/zero_ write one value everywhere and do not check for internal overlap
+_OVERLAP_OK = frozenset(("_fill", "_zero"))
+
+
 def check_inplace(self):
     if grad_mode.GRAD_ENABLED[0]:
+        if self._creation is not None and self._base is not None and \
+                self._base.requires_grad:
+            raise _creation_error(self, "is being modified inplace")
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(_LEAF_MSG)
         base = self._base
@@ -699,6 +750,10 @@ def check_inplace(self):
 def dispatch_inplace(definition, targs, sargs):
     self = targs[0]
     check_inplace(self)
+    view = self._view
+    if view is not None and 0 in view.stride and definition.name not in _OVERLAP_OK and any(
+            st == 0 and n > 1 for n, st in zip(view.size, view.stride)):
+        raise RuntimeError(_OVERLAP_MSG)
     kinds, leaves, tensors, _, needs_grad = _collect(targs, fuse_views=False)
     plan = _get_plan(definition, sargs, kinds, self.dtype)
     error = _check(definition, plan, targs, leaves)
@@ -781,6 +836,9 @@ def _root_key(base):
 
 def refresh_view_grad_fn(view_tensor):
     base = view_tensor._base
+    if view_tensor._creation is not None and view_tensor._creation[0] == "multi":
+        raise _creation_error(view_tensor, "its base or another view of its base has been "
+                                           "modified inplace")
     steps = view_tensor._view.steps
     to_storage, _ = _storage_of(base)
     node = call_jax_record("AsStridedBackward0", lambda b: read_view(to_storage(b), steps),

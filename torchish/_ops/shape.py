@@ -108,6 +108,11 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
+def ravel(input):
+    # PyTorch: contiguous() then view(-1), so a strided input records CloneBackward0 first
+    return view(input.contiguous(), (-1,))
+
+
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
@@ -705,7 +710,7 @@ def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
     from .._tensor import Tensor
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
-             "flatten", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
+             "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
              "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile"]
     for n in names:
         setattr(Tensor, n, globals()[n])
@@ -717,6 +722,6 @@ from .structure import block_diag, cartesian_prod  # noqa: E402  (public via PLA
 
 PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes",
          "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape",
-         "flatten", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
+         "flatten", "ravel", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
          "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
          "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]

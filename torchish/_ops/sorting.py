@@ -248,6 +248,64 @@ def histc(input, bins=100, min=0, max=0):
         jnp.ones_like(flat), mode="drop")
 
 
+@op(promote=P.NONE, differentiable=False, method=False)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    return jnp.isin(elements, test_elements, invert=invert)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_check(compute_dtype, input, q, **statics):
+    from .._tensor import Tensor
+    name = "nanquantile()" if statics.get("ignore_nan") else "quantile()"
+    dtype = input.dtype
+    if isinstance(q, Tensor):
+        if q.dtype is not dtype:
+            return RuntimeError(f"{name} q tensor must be same dtype as the input tensor")
+        if q.ndim > 1:
+            return RuntimeError(f"{name} q must be a scalar or 1D tensor")
+        bad = bool(((q < 0) | (q > 1)).any())
+    else:
+        bad = not 0 <= q <= 1
+    if bad:
+        shown = f" but got {q}" if not isinstance(q, Tensor) else ""
+        return RuntimeError(f"{name} q values must be in the range [0, 1]" if not shown
+                            else f"{name} q must be in the range [0, 1]{shown}")
+    return None
+
+
+def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
+    # PyTorch sorts and interpolates between ranks; "nearest" rounds half to even (as
+    # jnp's). A q tensor adds a leading dimension; keepdim keeps the reduced one as size 1.
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{'nanquantile' if ignore_nan else 'quantile'}() interpolation "
+                           f"must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if input.dtype not in (jnp.float32, jnp.float64):
+        raise RuntimeError(f"{'nanquantile' if ignore_nan else 'quantile'}() input tensor "
+                           f"must be either float or double dtype")
+    fn = jnp.nanquantile if ignore_nan else jnp.quantile
+    qv = jnp.asarray(q, input.dtype)
+    axis = None if dim is None else dim % max(input.ndim, 1)
+    x = input if input.ndim else input.reshape(1)
+    out = fn(x, qv, axis=axis, method=interpolation, keepdims=keepdim)
+    if keepdim and dim is None:
+        out = out.reshape(qv.shape + (1,) * input.ndim)
+    return out
+
+
+@op(promote=P.NONE, grad_fn="SqueezeBackward4", check=_quantile_check)
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile_body(input, q, dim, keepdim, interpolation, False)
+
+
+@op(promote=P.NONE, grad_fn="SqueezeBackward4",
+    check=lambda c, input, q, **kw: _quantile_check(c, input, q, ignore_nan=True, **kw))
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile_body(input, q, dim, keepdim, interpolation, True)
+
+
 # ---- host-side: results whose shape depends on the values -----------------------------------
 
 def _host(t):

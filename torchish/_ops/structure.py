@@ -46,6 +46,16 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return jnp.moveaxis(out, (-2, -1), (d1, d2))
 
 
+@op(promote=P.INT_TO_LONG, method=False,
+    grad_fn=lambda kinds, statics: "CopySlices" if statics["increasing"] else "FlipBackward0")
+def vander(x, N=None, increasing=False):
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is not None and N < 0:
+        raise RuntimeError("N must be non-negative.")
+    return jnp.vander(x, x.shape[0] if N is None else N, increasing=increasing)
+
+
 @op(grad_fn="DiffBackward0", saves=(), tensors=("input", "prepend", "append"))
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     if input.ndim == 0:

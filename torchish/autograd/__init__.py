@@ -4,6 +4,7 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, 
 from .engine_api import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .anomaly import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from . import graph  # noqa: F401
 
 
@@ -11,7 +12,7 @@ def __getattr__(name):
     if name == "Variable":
         from .._tensor import Tensor
         return Tensor
-    if name in ("functional", "gradcheck", "forward_ad"):
+    if name in ("functional", "forward_ad"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(name)

@@ -13,6 +13,8 @@ class FunctionCtx:
         self._non_differentiable = set()
         self._dirty = set()
         self.materialize_grads = True
+        self._node = None    # the node recorded for this call (names saved outputs in errors)
+        self._outputs = {}   # id(output) -> output_nr
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
@@ -26,13 +28,9 @@ class FunctionCtx:
             raise RuntimeError(_FREED_MSG)
         for t, v in zip(self._saved, self._saved_versions):
             if t is not None and t._version != v:
-                from .._dtype import type_name
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{type_name(t.dtype)} {list(t.shape)}] is at "
-                    f"version {t._version}; expected version {v} instead. Hint: enable "
-                    "anomaly detection to find the operation that failed to compute its "
-                    "gradient, with torch.autograd.set_detect_anomaly(True).")
+                from .graph import modified_error
+                nr = self._outputs.get(id(t)) if self._node is not None else None
+                raise modified_error(t, v, None if nr is None else (self._node, nr))
         return self._saved
 
     saved_variables = saved_tensors
@@ -93,7 +91,7 @@ class Function(metaclass=_FunctionMeta):
         outs = list(output) if multi else [output]
         tensor_inputs = [a if isinstance(a, Tensor) else None for a in args]
         record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
-        outs = [_own(o, args) if isinstance(o, Tensor) else o for o in outs]
+        outs = [_own(o, args, ctx) if isinstance(o, Tensor) else o for o in outs]
         if record:
             edges = [edge_of(t) if t is not None else None for t in tensor_inputs]
             avals = [(o.shape, o.dtype) if isinstance(o, Tensor) else (None, None) for o in outs]
@@ -101,6 +99,8 @@ class Function(metaclass=_FunctionMeta):
                         avals, None)
             in_dtypes = [None if t is None else t.dtype for t in tensor_inputs]
             node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, in_dtypes)
+            ctx._node = node
+            ctx._outputs = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
             for i, o in enumerate(outs):
                 if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and (
                         o.dtype.is_floating_point or o.dtype.is_complex):
@@ -110,8 +110,16 @@ class Function(metaclass=_FunctionMeta):
         return tuple(outs) if multi else outs[0]
 
 
-def _own(out, args):
+def _own(out, args, ctx):
     """An output that is an input tensor returned as is must still be a new graph node."""
+    if id(out) in ctx._dirty and any(out is a for a in args):
+        # modified in place by forward (mark_dirty): the same tensor, one version later, whose
+        # history the new node replaces
+        if grad_mode.is_grad_enabled() and out._grad_fn is None and out._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                               "in-place operation.")
+        out._vc[0] += 1
+        return out
     if any(out is a for a in args):
         return out.view_as(out) if not out.requires_grad else out.detach().view_as(out)
     return out

@@ -1,4 +1,9 @@
-"""`torchish.autograd.functional`: jacobian, hessian, vjp, jvp, hvp, vhp (via torchish.func)."""
+"""`torchish.autograd.functional`: jacobian, hessian, vjp, jvp, hvp, vhp (via torchish.func).
+
+Results are constants unless `create_graph=True`, as PyTorch's: only then does a Jacobian or
+Hessian of inputs that require grad get a `grad_fn` (the transform's node, see `func`).
+"""
+from .grad_mode import set_grad_enabled, is_grad_enabled
 
 
 def _single(x):
@@ -11,7 +16,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     tup = isinstance(inputs, tuple)
     args = inputs if tup else (inputs,)
     transform = F.jacfwd if strategy == "forward-mode" else F.jacrev
-    out = transform(func, argnums=tuple(range(len(args))))(*args)
+    with set_grad_enabled(create_graph and is_grad_enabled()):
+        out = transform(func, argnums=tuple(range(len(args))))(*args)
     if not tup:
         return out[0] if isinstance(out, tuple) else out
     return out
@@ -22,7 +28,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     from .. import func as F
     tup = isinstance(inputs, tuple)
     args = inputs if tup else (inputs,)
-    out = F.hessian(func, argnums=tuple(range(len(args))))(*args)
+    with set_grad_enabled(create_graph and is_grad_enabled()):
+        out = F.hessian(func, argnums=tuple(range(len(args))))(*args)
     if not tup:
         return out[0][0]
     return out

@@ -11,7 +11,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from . import fused_backward, grad_mode
+from . import anomaly, fused_backward, grad_mode
 
 _SEQ = itertools.count()
 BACKWARD_RUNS = [0]  # how many backward passes ran (compile tells forwards from steps)
@@ -29,6 +29,12 @@ class Node:
     __slots__ = ("_name", "_edges", "_leaves", "_inputs", "_vjp", "_out_avals", "_saved",
                  "_seq", "_tensor_hooks", "_retain", "_hooks", "_pre_hooks", "_fn",
                  "_in_avals_cache", "_tensor_vjp", "_is_view", "metadata", "__weakref__")
+
+    def __new__(cls, name, *args, **kwargs):
+        # PyTorch has one class per grad_fn kind: `type(t.grad_fn).__name__` is "MulBackward0"
+        if cls is Node:
+            cls = _NODE_CLASSES.get(name) or _node_class(name)
+        return object.__new__(cls)
 
     def __init__(self, name, edges, leaves, inputs, vjp, out_avals, saved=(), fn=None):
         self._name = name
@@ -75,19 +81,7 @@ class Node:
             raise RuntimeError(_FREED_MSG)
         for tensor, version, producer in self._saved or ():
             if tensor._version != version:
-                from .._dtype import type_name
-                shape = list(tensor.shape)
-                where = ""
-                if producer is not None:
-                    # PyTorch names the op that produced the saved tensor, without "Backward0"
-                    where = f", which is output {producer[1]} of {_op_name(producer[0])},"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{type_name(tensor.dtype)} {shape}]{where} is at "
-                    f"version {tensor._version}; expected version {version} instead. "
-                    "Hint: enable anomaly detection to find the operation that failed to "
-                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-                    "check_nan=False).")
+                raise modified_error(tensor, version, producer)
 
     def _leaf_values(self):
         if self._leaves is not None:
@@ -111,6 +105,15 @@ class Node:
         self._inputs = None
 
 
+_NODE_CLASSES = {}
+
+
+def _node_class(name):
+    short = name.rsplit("::", 1)[-1]
+    cls = _NODE_CLASSES[name] = type(short, (Node,), {"__slots__": ()})
+    return cls
+
+
 class _ViewAval(tuple):
     """The aval of a view operand passed as (base, offsets): (base aval, offsets)."""
 
@@ -129,15 +132,38 @@ def _zeros_like_aval(aval):
 
 
 def _op_name(node):
-    name = node.name().rsplit("::", 1)[-1]
+    return _op_name_of(node.name())
+
+
+def _op_name_of(name):
+    name = name.rsplit("::", 1)[-1]
     stripped = name.rstrip("0123456789")
     return stripped[:-len("Backward")] if stripped.endswith("Backward") else name
 
 
-def saved_entry(tensor):
-    """What a node remembers of a tensor it saves: the tensor, its version and its producer."""
-    fn = tensor._grad_fn
-    return (tensor, tensor._version, (fn, tensor._output_nr) if fn is not None else None)
+def modified_error(tensor, version, producer=None):
+    """PyTorch's error for a saved tensor changed in place since it was saved. `producer`
+    names a saved output: (the node that saved it, output_nr); a saved input is named by its
+    grad_fn now (after the in-place op), as PyTorch's SavedVariable does."""
+    from .._dtype import type_name
+    if producer is None and tensor.grad_fn is not None:
+        producer = (tensor.grad_fn, tensor._output_nr)
+    where = ""
+    if producer is not None:
+        # PyTorch names the op without "Backward0"
+        where = f", which is output {producer[1]} of {_op_name(producer[0])},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{type_name(tensor.dtype)} {list(tensor.shape)}]{where} is at "
+        f"version {tensor._version}; expected version {version} instead. Hint: enable "
+        "anomaly detection to find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def saved_entry(tensor, node=None):
+    """What a node remembers of a tensor it saves: the tensor, its version and, for an output
+    of `node`, (node, output_nr) (an error names it; an input is named by its grad_fn then)."""
+    return (tensor, tensor._version, (node, tensor._output_nr) if node is not None else None)
 
 
 class AccumulateGrad:
@@ -277,7 +303,8 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
         targets = [e[0] for e in capture]
     elif only_leaves is not None:
         targets = list(only_leaves)
-    if (targets is None and accumulate and not create_graph
+    nan_check = anomaly._enabled[0] and anomaly._check_nan[0]
+    if (targets is None and accumulate and not create_graph and not nan_check
             and fused_backward.try_run(root_nodes, buffers, deps, retain_graph)):
         return {}
     needed = _needed_nodes(order, targets) if targets is not None else None
@@ -324,6 +351,8 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
                         grads = node.apply_arrays(cts)
                 if node._hooks:
                     grads = _run_node_hooks(node, grads, cts, create_graph)
+                if nan_check:
+                    anomaly.check_nan(node, grads)
             else:
                 grads = [None] * len(node._edges)
             if not retain_graph:

@@ -2,18 +2,32 @@
 
 A function of Tensors becomes a function of JAX arrays (its tensors hold tracers while JAX
 transforms it), so `grad`, `vjp`, `jvp`, `jacrev`, `jacfwd`, `hessian` and `vmap` are JAX's own.
+
+Three things JAX does differently from `torch.func`, and how they are bridged here:
+- JAX rebuilds dicts with sorted keys; PyTorch keeps insertion order. Results are rebuilt in
+  the order of the structure they mirror (the inputs for gradients, the function's own output
+  for values), so `grad(f)(params)` iterates like `params`.
+- The transforms compose with the tape: when a transform's result depends on an argument that
+  requires grad (the stacked parameters of `stack_module_state`, say), it gets one node whose
+  backward is the `jax.vjp` of the whole transformed function, so `loss.backward()` reaches
+  the arguments. (Tensors only captured by the function's closure are constants to it.)
+- `vmap` maps positional arguments only (keyword arguments are passed unbatched, as
+  PyTorch), and its `randomness` decides the key random ops draw from: none ("error": a
+  random op raises), one shared key ("same"), or one key per batch element ("different").
 """
 import contextlib
-import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor, _wrap
+from .. import _random_trace
 from ..autograd import grad_mode
+from ..autograd.graph import Node, edge_of
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call", "stack_module_state"]
+           "functional_call", "stack_module_state", "linearize"]
 
 
 def _is_t(x):
@@ -29,101 +43,217 @@ def _to_tensors(tree):
         lambda x: _wrap(x) if isinstance(x, (jax.Array, jax.core.Tracer)) else x, tree)
 
 
-def _array_fn(func):
-    """`func` over Tensors as a function over arrays (outputs as arrays)."""
-    def f(*arrays, **kwargs):
+def _is_container(x):
+    return isinstance(x, (dict, list, tuple))
+
+
+def _reorder(template, value):
+    """`value` with every dict rebuilt in the key order of the matching dict of `template`."""
+    if isinstance(template, dict) and isinstance(value, dict) and template.keys() == value.keys():
+        items = [(k, _reorder(template[k], value[k])) for k in template]
+        try:
+            return type(value)(items)
+        except TypeError:   # a dict subclass with another constructor (defaultdict)
+            return dict(items)
+    if isinstance(template, (list, tuple)) and isinstance(value, (list, tuple)) \
+            and len(template) == len(value):
+        items = [_reorder(a, b) for a, b in zip(template, value)]
+        if hasattr(value, "_fields"):
+            return type(value)(*items)
+        return type(value)(items)
+    return value
+
+
+def _graft(outer, inner):
+    """`outer`'s structure with each of its leaves replaced by `inner` (a Jacobian's layout)."""
+    if isinstance(outer, dict):
+        return {k: _graft(v, inner) for k, v in outer.items()}
+    if isinstance(outer, (list, tuple)):
+        return type(outer)(_graft(v, inner) for v in outer)
+    return inner
+
+
+def _selected(args, argnums):
+    return tuple(args[i] for i in argnums) if isinstance(argnums, tuple) else args[argnums]
+
+
+class _Traced:
+    """`func` over Tensors as a function over arrays; remembers the structure of its output."""
+
+    def __init__(self, func, has_aux=False):
+        self.func, self.has_aux, self.out = func, has_aux, None
+
+    def __call__(self, *arrays, **kwargs):
         with grad_mode.no_grad():  # JAX differentiates; the tape is not needed inside
-            out = func(*_to_tensors(arrays), **kwargs)
+            out = self.func(*_to_tensors(arrays), **kwargs)
+        if self.out is None:
+            self.out = _structure(out)
         return _to_arrays(out)
-    return f
+
+    def main(self):
+        return self.out[0] if self.has_aux else self.out
+
+    def aux(self):
+        return self.out[1] if self.has_aux else None
 
 
-def _split_aux(has_aux):
-    def wrap(out):
-        if has_aux:
-            main, aux = out
-            return main, aux
-        return out, None
-    return wrap
+def _structure(tree):
+    """The containers of `tree` with its leaves dropped (no tracer outlives the trace)."""
+    if isinstance(tree, dict):
+        return {k: _structure(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
+        return type(tree)(_structure(v) for v in tree)
+    return None
 
+
+# ---- the tape around a transform ------------------------------------------------------------
+
+def _apply(pure, args, name):
+    """`pure(*arg_arrays)` as Tensors; one autograd node when an argument requires grad."""
+    leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_t)
+    arrays = [x._data if _is_t(x) else x for x in leaves]
+    diff = [i for i, x in enumerate(leaves)
+            if _is_t(x) and x.requires_grad and (x.dtype.is_floating_point or x.dtype.is_complex)]
+    if not diff or not grad_mode.is_grad_enabled():
+        return _to_tensors(pure(*treedef.unflatten(arrays)))
+
+    def of_diff(diff_arrays):
+        full = list(arrays)
+        for i, a in zip(diff, diff_arrays):
+            full[i] = a
+        return pure(*treedef.unflatten(full))
+    out, pull = jax.vjp(of_diff, [arrays[i] for i in diff])
+    out_leaves, out_def = jax.tree_util.tree_flatten(out)
+    tensors = [_wrap(o) for o in out_leaves]
+
+    def backward(leaves, cts):  # leaves: [the pullback], dropped when the graph is freed
+        filled = []
+        for o, c in zip(out_leaves, cts):
+            if not jnp.issubdtype(o.dtype, jnp.inexact):
+                c = np.zeros(o.shape, jax.dtypes.float0)
+            elif c is None:
+                c = jnp.zeros_like(o)
+            filled.append(c)
+        return list(leaves[0](out_def.unflatten(filled))[0])
+    node = Node(name, [edge_of(leaves[i]) for i in diff], [pull], None, backward,
+                [(t.shape, t.dtype) for t in tensors])
+    for j, t in enumerate(tensors):
+        if t.dtype.is_floating_point or t.dtype.is_complex:
+            t._grad_fn = node
+            t._output_nr = j
+    return out_def.unflatten(tensors)
+
+
+# ---- transforms ------------------------------------------------------------------------------
 
 def grad(func, argnums=0, has_aux=False):
+    grad_and_value_fn = grad_and_value(func, argnums, has_aux)
+
     def wrapper(*args, **kwargs):
-        g = jax.grad(_array_fn(func), argnums=argnums, has_aux=has_aux)(*_to_arrays(args),
-                                                                        **kwargs)
-        return _to_tensors(g)
+        g, value = grad_and_value_fn(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
     return wrapper
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
-        (value, aux), g = _value_and_grad(func, argnums, has_aux, args, kwargs)
-        out_value = (_to_tensors(value), _to_tensors(aux)) if has_aux else _to_tensors(value)
-        return _to_tensors(g), out_value
+        traced = _Traced(func, has_aux)
+        vg = jax.value_and_grad(traced, argnums=argnums, has_aux=has_aux)
+        g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward")
+        value = _reorder((traced.main(), traced.aux()) if has_aux else traced.main(), value)
+        return _reorder(_selected(args, argnums), g), value
     return wrapper
-
-
-def _value_and_grad(func, argnums, has_aux, args, kwargs):
-    vg = jax.value_and_grad(_array_fn(func), argnums=argnums, has_aux=has_aux)
-    value, g = vg(*_to_arrays(args), **kwargs)
-    if has_aux:
-        return value, g
-    return (value, None), g
 
 
 def vjp(func, *primals, has_aux=False):
-    out = jax.vjp(_array_fn(func), *_to_arrays(primals), has_aux=has_aux)
-    if has_aux:
-        value, pullback, aux = out
-    else:
-        value, pullback = out
+    traced = _Traced(func, has_aux)
+    out = jax.vjp(traced, *_to_arrays(primals), has_aux=has_aux)
+    value, pullback = out[0], out[1]
 
     def vjp_fn(*cotangents):
         cts = _to_arrays(cotangents[0] if len(cotangents) == 1 else cotangents)
-        return _to_tensors(pullback(cts))
+        return _reorder(primals, _to_tensors(pullback(cts)))
+    value = _reorder(traced.main(), _to_tensors(value))
     if has_aux:
-        return _to_tensors(value), vjp_fn, _to_tensors(aux)
-    return _to_tensors(value), vjp_fn
+        return value, vjp_fn, _reorder(traced.aux(), _to_tensors(out[2]))
+    return value, vjp_fn
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    out = jax.jvp(_array_fn(func), tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)),
+    traced = _Traced(func, has_aux)
+    out = jax.jvp(traced, tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)),
                   has_aux=has_aux)
-    return _to_tensors(out)
+    value, tangent = (_reorder(traced.main(), _to_tensors(o)) for o in out[:2])
+    if has_aux:
+        return value, tangent, _reorder(traced.aux(), _to_tensors(out[2]))
+    return value, tangent
+
+
+def linearize(func, *primals):
+    value, jvp_fn = jax.linearize(_Traced(func), *_to_arrays(primals))
+    return _to_tensors(value), lambda *t: _to_tensors(jvp_fn(*_to_arrays(t)))
+
+
+def _jacobian(transform, func, argnums, has_aux, depth, name):
+    def wrapper(*args, **kwargs):
+        traced = _Traced(func, has_aux)
+        jac = transform(traced, argnums=argnums, has_aux=has_aux)
+        out = _apply(lambda *a: jac(*a, **kwargs), args, name)
+        layout = traced.main()
+        for _ in range(depth):
+            layout = _graft(layout, _structure(_selected(args, argnums)))
+        if has_aux:
+            return _reorder(layout, out[0]), _reorder(traced.aux(), out[1])
+        return _reorder(layout, out)
+    return wrapper
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
-    def wrapper(*args, **kwargs):
-        return _to_tensors(jax.jacrev(_array_fn(func), argnums=argnums, has_aux=has_aux)(
-            *_to_arrays(args), **kwargs))
-    return wrapper
+    return _jacobian(jax.jacrev, func, argnums, has_aux, 1, "JacrevBackward")
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    def wrapper(*args, **kwargs):
-        return _to_tensors(jax.jacfwd(_array_fn(func), argnums=argnums, has_aux=has_aux)(
-            *_to_arrays(args), **kwargs))
-    return wrapper
+    return _jacobian(jax.jacfwd, func, argnums, has_aux, 1, "JacfwdBackward")
 
 
 def hessian(func, argnums=0):
-    def wrapper(*args, **kwargs):
-        return _to_tensors(jax.hessian(_array_fn(func), argnums=argnums)(*_to_arrays(args),
-                                                                         **kwargs))
-    return wrapper
+    return _jacobian(lambda f, argnums, has_aux: jax.hessian(f, argnums=argnums), func,
+                     argnums, False, 2, "HessianBackward")
+
+
+_RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please "
+                     "either use the 'same' or 'different' randomness flags on vmap or perform "
+                     "the randomness operation out of vmap")
+
+
+def _vmap_key(randomness):
+    """The key random ops inside a vmap draw from (an error sentinel for "error")."""
+    if randomness == "error":
+        return _random_trace.Forbidden(_RANDOMNESS_ERROR)
+    if _random_trace.active():
+        return _random_trace.split()   # nested in a trace: derive from its key
+    return _random_trace.next_key(True)
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
+    axis = object()   # a fresh axis name, so a nested vmap's index is its own
 
     def wrapper(*args, **kwargs):
-        dims = in_dims
-        if isinstance(dims, list):
-            dims = tuple(dims)
-        return _to_tensors(jax.vmap(_array_fn(func), in_axes=dims, out_axes=out_dims)(
-            *_to_arrays(args), **kwargs))
+        dims = tuple(in_dims) if isinstance(in_dims, list) else in_dims
+        traced = _Traced(func)
+        key = _vmap_key(randomness)
+
+        def body(*a):
+            k = key
+            if randomness == "different":
+                k = jax.random.fold_in(k, jax.lax.axis_index(axis))
+            with _random_trace.traced_key(k):
+                return traced(*a, **kwargs)
+        mapped = jax.vmap(body, in_axes=dims, out_axes=out_dims, axis_name=axis)
+        return _reorder(traced.out, _apply(mapped, args, "VmapBackward"))
     return wrapper
 
 
@@ -159,9 +289,12 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 
 def stack_module_state(models):
+    """Each parameter stacked over `models` as a new leaf requiring grad (buffers stacked)."""
     from .._ops.shape import stack
-    params = {k: stack([dict(m.named_parameters())[k].detach() for m in models])
-              for k, _ in models[0].named_parameters()}
+    params = {}
+    for k, p in models[0].named_parameters():
+        params[k] = stack([dict(m.named_parameters())[k].detach() for m in models])
+        params[k].requires_grad_(p.requires_grad)
     buffers = {k: stack([dict(m.named_buffers())[k] for m in models])
                for k, _ in models[0].named_buffers()}
     return params, buffers

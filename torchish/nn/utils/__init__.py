@@ -1,4 +1,5 @@
-"""`torchish.nn.utils`: gradient clipping, parameter/vector conversion, packed sequences."""
+"""`torchish.nn.utils`: gradient clipping, parameter/vector conversion, packed sequences,
+parametrizations."""
 from . import rnn  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,  # noqa: F401
                         _clip_grads_with_norm_ as clip_grads_with_norm_,
@@ -6,4 +7,14 @@ from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,  # no
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grads_with_norm_", "clip_grad_value_",
-           "get_total_norm", "parameters_to_vector", "rnn", "vector_to_parameters"]
+           "get_total_norm", "parameters_to_vector", "parametrizations", "parametrize", "rnn",
+           "vector_to_parameters"]
+
+
+def __getattr__(name):
+    # imported on first use: they build on nn.modules, which imports this package first
+    if name in ("parametrize", "parametrizations"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
