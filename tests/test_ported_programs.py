@@ -20,9 +20,9 @@ SCRIPTS = sorted(f for f in os.listdir(FOLDER) if f.endswith(".py"))
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
-def _run(args):
+def _run(args, cwd=FOLDER):
     env = dict(os.environ, PYTHONHASHSEED="0")
-    out = subprocess.run([sys.executable] + args, capture_output=True, text=True, cwd=FOLDER,
+    out = subprocess.run([sys.executable] + args, capture_output=True, text=True, cwd=cwd,
                          env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-4000:]
     return out.stdout.splitlines()
@@ -65,6 +65,12 @@ def test_python_m_torchish_imports_torchish(tmp_path):
     script = tmp_path / "which.py"
     script.write_text("import torch\nimport torch.nn\nprint(torch.__name__, torch.nn.__name__)\n")
     assert _run(["-m", "torchish", str(script)]) == ["torchish torchish.nn"]
+
+
+def test_python_m_torchish_gives_the_script_an_absolute_file(tmp_path):
+    # scripts find their data files next to themselves through __file__, as under `python x.py`
+    (tmp_path / "where.py").write_text("import os\nprint(os.path.isabs(__file__))\n")
+    assert _run(["-m", "torchish", "where.py"], cwd=tmp_path) == ["True"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

@@ -42,6 +42,7 @@ from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import compiler, _dynamo  # noqa: E402,F401
 from . import serialization, linalg, cuda, cpu, accelerator, backends, distributed  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
                                 get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,

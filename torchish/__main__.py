@@ -16,8 +16,9 @@ def main(argv=None):
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = argv
-        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
-        runpy.run_path(argv[0], run_name="__main__")
+        script = os.path.abspath(argv[0])  # python gives __main__ an absolute __file__ (3.9+)
+        sys.path.insert(0, os.path.dirname(script))
+        runpy.run_path(script, run_name="__main__")
     return 0
 
 

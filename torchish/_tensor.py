@@ -563,8 +563,10 @@ class Tensor:
     def __getstate__(self):
         return None
 
-    def __dlpack__(self, stream=None):
-        return self._data.__dlpack__()
+    def __dlpack__(self, stream=None, **kwargs):
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()

@@ -1,5 +1,5 @@
-"""``torchish.utils``: helpers outside the tensor core (data loading)."""
+"""``torchish.utils``: helpers outside the tensor core (data loading, DLPack exchange)."""
 
-from . import data
+from . import data, dlpack
 
-__all__ = ["data"]
+__all__ = ["data", "dlpack"]

@@ -1,0 +1,96 @@
+"""JAX / NumPy / DLPack interop: from_jax, Tensor.jax, from_numpy, torch.utils.dlpack."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import torchish
+
+
+def test_from_jax_and_jax_share_the_array():
+    a = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
+    t = torchish.from_jax(a)
+    assert t.shape == (2, 3) and t.dtype == torchish.float32
+    assert t.jax() is a                       # no copy either way
+    assert t.requires_grad is False
+
+
+def test_from_jax_result_works_in_autograd():
+    w = torchish.from_jax(jnp.array([1.0, 2.0])).requires_grad_()
+    (w * w).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0])
+
+
+def test_jax_jit_over_tensor_data():
+    t = torchish.tensor([1.0, 2.0, 3.0])
+    out = jax.jit(lambda x: x * 2)(t.jax())
+    np.testing.assert_allclose(np.asarray(out), [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool", "uint8"])
+def test_dlpack_round_trip(dtype):
+    src = torchish.tensor([[1, 0, 3], [4, 5, 0]]).to(getattr(torchish, dtype))
+    back = torchish.from_dlpack(torchish.utils.dlpack.to_dlpack(src))
+    assert back.dtype == src.dtype and back.shape == src.shape
+    assert torchish.equal(back, src)
+    via_protocol = torchish.utils.dlpack.from_dlpack(src)
+    assert torchish.equal(via_protocol, src)
+
+
+def test_from_dlpack_of_numpy_and_jax_arrays():
+    a = np.arange(4, dtype=np.float64)
+    t = torchish.from_dlpack(a)
+    assert t.dtype == torchish.float64 and t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    j = torchish.from_dlpack(jnp.ones((2, 2), jnp.float32))
+    assert j.dtype == torchish.float32 and j.sum().item() == 4.0
+
+
+def test_jax_and_numpy_consume_tensors():
+    t = torchish.arange(3)
+    assert jnp.from_dlpack(t).tolist() == [0, 1, 2]
+    assert np.from_dlpack(t.float()).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_dlpack_with_real_torch_both_ways():
+    torch = pytest.importorskip("torch")
+    ours = torchish.arange(5.0)
+    theirs = torch.from_dlpack(ours)
+    assert theirs.dtype == torch.float32 and theirs.tolist() == ours.tolist()
+    back = torchish.from_dlpack(torch.arange(4, dtype=torch.int32))
+    assert back.dtype == torchish.int32 and back.tolist() == [0, 1, 2, 3]
+    capsule = torch.utils.dlpack.to_dlpack(torch.tensor([1.5, 2.5]))
+    assert torchish.from_dlpack(capsule).tolist() == [1.5, 2.5]
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+def test_dlpack_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    for build in (lambda T: T.ones(2, requires_grad=True).__dlpack__(),
+                  lambda T: T.from_dlpack(T.ones(2, requires_grad=True)),
+                  lambda T: T.from_dlpack(3),
+                  lambda T: T.utils.dlpack.to_dlpack(T.ones(2, requires_grad=True)) and None):
+        assert _error(lambda: build(torchish)) == _error(lambda: build(torch))
+
+
+def test_dlpack_capsule_consumed_once():
+    torch = pytest.importorskip("torch")
+    ours = torchish.utils.dlpack.to_dlpack(torchish.ones(2))
+    theirs = torch.utils.dlpack.to_dlpack(torch.ones(2))
+    torchish.from_dlpack(ours)
+    torch.from_dlpack(theirs)
+    assert _error(lambda: torchish.from_dlpack(ours)) == \
+        _error(lambda: torch.from_dlpack(theirs))
+
+
+def test_from_numpy_shares_dtype_and_rejects_non_arrays():
+    t = torchish.from_numpy(np.array([1, 2], dtype=np.int16))
+    assert t.dtype == torchish.int16
+    with pytest.raises(TypeError, match="expected np.ndarray"):
+        torchish.from_numpy([1, 2])
