@@ -439,10 +439,52 @@ def test_custom_function():
 
         x = T.tensor([1.0, 2.0], requires_grad=True)
         y = Cube.apply(x, 2.0)
-        names = (y.grad_fn.name(), type(y.grad_fn).__name__ if False else None)
+        names = (y.grad_fn.name(), type(y.grad_fn).__name__)
         y.sum().backward()
         return names, y, x.grad
     run_both(program)
+
+
+def test_custom_function_node_is_its_ctx():
+    # PyTorch's node of a custom Function is the ctx: its attributes read through grad_fn
+    def program(T):
+        class Scale(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k, w):
+                ctx.save_for_backward(x)
+                ctx.k = k
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None, None
+
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = Scale.apply(x, 3.0, T.ones(2))
+        node = y.grad_fn
+        seen = [node.saved_tensors, node.k, node.needs_input_grad,
+                isinstance(node, T.autograd.function.BackwardCFunction),
+                [None if f is None else f.name() for f, _ in node.next_functions]]
+        y.sum().backward()
+        return seen, x.grad
+    run_both(program)
+
+    def freed(T):
+        class Id(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        y = Id.apply(T.ones(2, requires_grad=True))
+        y.sum().backward()
+        return y.grad_fn.saved_tensors
+    a, b = errors_of(freed)
+    assert a is not None and a == b
 
 
 def test_custom_function_non_differentiable_and_needs_input_grad():

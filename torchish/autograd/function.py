@@ -45,10 +45,37 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+class BackwardCFunction:
+    """Marker base of the nodes custom Functions record (`isinstance(y.grad_fn, ...)`)."""
+    __slots__ = ()
+
+
+class _FunctionNode(Node, BackwardCFunction):
+    """A custom Function's node. In PyTorch the node is the `ctx` object itself, so what the
+    Function stored on ctx (`saved_tensors`, `needs_input_grad`, own attributes) is read
+    through `y.grad_fn`."""
+    __slots__ = ("_ctx",)
+
+    def __getattr__(self, name):
+        ctx = object.__getattribute__(self, "_ctx")
+        return getattr(ctx, name)
+
+    @property
+    def next_functions(self):
+        # one entry per Tensor argument; other arguments have no edge slot in PyTorch
+        edges = Node.next_functions.fget(self)
+        return tuple(e for e, is_tensor in zip(edges, self._ctx._tensor_args) if is_tensor)
+
+    def release(self):
+        super().release()
+        self._ctx._saved = None   # saved_tensors now raises PyTorch's "freed" error
+
+
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_name = name + "Backward"
+        cls._node_class = type(cls._backward_name, (_FunctionNode,), {"__slots__": ()})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -95,8 +122,10 @@ class Function(metaclass=_FunctionMeta):
         if record:
             edges = [edge_of(t) if t is not None else None for t in tensor_inputs]
             avals = [(o.shape, o.dtype) if isinstance(o, Tensor) else (None, None) for o in outs]
-            node = Node(cls._backward_name, edges, [None] * len(args), tensor_inputs, None,
-                        avals, None)
+            node = cls._node_class(cls._backward_name, edges, [None] * len(args),
+                                   tensor_inputs, None, avals, None)
+            node._ctx = ctx
+            ctx._tensor_args = tuple(t is not None for t in tensor_inputs)
             in_dtypes = [None if t is None else t.dtype for t in tensor_inputs]
             node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, in_dtypes)
             ctx._node = node
