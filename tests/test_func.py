@@ -107,3 +107,46 @@ def test_autograd_functional_jacobian_hessian():
     ht = torch.autograd.functional.hessian(f_scalar(torch), _both(torch))
     hi = AF.hessian(f_scalar(torchish), _both(torchish))
     _close(ht, hi)
+
+
+def _captured_params_program(T):
+    """Transforms over functions that reach parameters through closures, not arguments."""
+    import copy
+    T.manual_seed(0)
+    out = []
+    lin = T.nn.Linear(3, 2)
+    y = T.vmap(lambda r: lin(r))(T.tensor(X, dtype=T.float32))
+    out.append((y.requires_grad, y.grad_fn is not None))
+    y.sum().backward()
+    out += [lin.weight.grad, lin.bias.grad]
+    w = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    x = T.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    g = T.func.grad(lambda v: (v * w).sin().sum())(x)
+    g.sum().backward()
+    out += [g.requires_grad, w.grad, x.grad]
+    # a Jacobian that does not depend on the bias leaves its .grad None
+    lin2 = T.nn.Linear(2, 2)
+    j = T.func.jacrev(lambda v: lin2(v))(T.ones(2))
+    j.sum().backward()
+    out += [lin2.weight.grad, lin2.bias.grad]
+    # ensembling: the base module's own parameters are swapped out, so they get no grad
+    models = [T.nn.Linear(3, 2) for _ in range(2)]
+    params, buffers = T.func.stack_module_state(models)
+    base = copy.deepcopy(models[0])
+    ens = T.vmap(lambda p, b, i: T.func.functional_call(base, (p, b), (i,)),
+                 in_dims=(0, 0, None))(params, buffers, T.ones(4, 3))
+    ens.sum().backward()
+    out += [base.weight.grad, params["weight"].grad]
+    with T.no_grad():
+        out.append(T.vmap(lin)(T.ones(3, 3)).requires_grad)
+    return out
+
+
+def test_transforms_record_through_captured_parameters():
+    expected, ours = _captured_params_program(torch), _captured_params_program(torchish)
+    assert len(expected) == len(ours)
+    for a, b in zip(expected, ours):
+        if a is None or isinstance(a, (bool, tuple)):
+            assert a == b
+        else:
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-6)

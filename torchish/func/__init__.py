@@ -10,7 +10,8 @@ Three things JAX does differently from `torch.func`, and how they are bridged he
 - The transforms compose with the tape: when a transform's result depends on an argument that
   requires grad (the stacked parameters of `stack_module_state`, say), it gets one node whose
   backward is the `jax.vjp` of the whole transformed function, so `loss.backward()` reaches
-  the arguments. (Tensors only captured by the function's closure are constants to it.)
+  the arguments. Tensors requiring grad that the function reaches without taking them as
+  arguments (a Module's parameters, closure cells) are inputs of that node too.
 - `vmap` maps positional arguments only (keyword arguments are passed unbatched, as
   PyTorch), and its `randomness` decides the key random ops draw from: none ("error": a
   random op raises), one shared key ("same"), or one key per batch element ("different").
@@ -20,9 +21,11 @@ import contextlib
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import jaxpr_as_fun
 
 from .._tensor import Tensor, _wrap
 from .. import _random_trace
+from .._jaxpr_deps import needed_inputs
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of
 
@@ -108,21 +111,69 @@ def _structure(tree):
 
 # ---- the tape around a transform ------------------------------------------------------------
 
-def _apply(pure, args, name):
-    """`pure(*arg_arrays)` as Tensors; one autograd node when an argument requires grad."""
+def _captured(func, leaves):
+    """Tensors requiring grad that `func` reaches without taking them as arguments (closure
+    cells, globals, a bound Module's parameters): in PyTorch the tape records through them."""
+    from .._compile import _Plan
+    passed = {id(x._storage) for x in leaves if _is_t(x)}
+    found, seen = [], set()
+    for t in _Plan([func], (), ()).tensors:
+        st = t._storage
+        if (t.requires_grad and t._view is None and id(st) not in passed and id(st) not in seen
+                and (t.dtype.is_floating_point or t.dtype.is_complex)):
+            seen.add(id(st))
+            found.append(t)
+    return found
+
+
+def _pruned(fn, d_in, c_in):
+    """`fn(d, c)` traced once to a jaxpr, as a function of `d` and of the `c` entries its
+    outputs depend on (their indices are returned); the others stay the constants they were."""
+    closed, shape = jax.make_jaxpr(fn, return_shape=True)(d_in, c_in)
+    kept = [i for i, u in enumerate(needed_inputs(closed)[len(d_in):]) if u]
+    run, out_def = jaxpr_as_fun(closed), jax.tree_util.tree_structure(shape)
+
+    def pruned(d, c):
+        full = list(c_in)
+        for i, a in zip(kept, c):
+            full[i] = a
+        return out_def.unflatten(run(*d, *full))
+    return pruned, kept
+
+
+def _apply(pure, args, name, func=None):
+    """`pure(*arg_arrays)` as Tensors; one autograd node when an argument, or a tensor `func`
+    captures, requires grad."""
     leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_t)
     arrays = [x._data if _is_t(x) else x for x in leaves]
+    if not grad_mode.is_grad_enabled():
+        return _to_tensors(pure(*treedef.unflatten(arrays)))
     diff = [i for i, x in enumerate(leaves)
             if _is_t(x) and x.requires_grad and (x.dtype.is_floating_point or x.dtype.is_complex)]
-    if not diff or not grad_mode.is_grad_enabled():
+    captured = _captured(func, leaves) if func is not None else []
+    if not diff and not captured:
         return _to_tensors(pure(*treedef.unflatten(arrays)))
+    storages = [t._storage for t in captured]
 
-    def of_diff(diff_arrays):
+    def of_diff(diff_arrays, captured_arrays):
         full = list(arrays)
         for i, a in zip(diff, diff_arrays):
             full[i] = a
-        return pure(*treedef.unflatten(full))
-    out, pull = jax.vjp(of_diff, [arrays[i] for i in diff])
+        held = [st.data for st in storages]
+        try:   # the captured tensors read the traced values while `pure` runs
+            for st, a in zip(storages, captured_arrays):
+                st.data = a
+            return pure(*treedef.unflatten(full))
+        finally:
+            for st, a in zip(storages, held):
+                st.data = a
+    fn, d_in, c_in = of_diff, [arrays[i] for i in diff], [st.data for st in storages]
+    if captured:   # keep only the captured tensors the function really reads
+        fn, kept = _pruned(of_diff, d_in, c_in)
+        captured, c_in = [captured[i] for i in kept], [c_in[i] for i in kept]
+        if not diff and not captured:
+            return _to_tensors(fn(d_in, c_in))
+    out, pull = jax.vjp(fn, d_in, c_in)
     out_leaves, out_def = jax.tree_util.tree_flatten(out)
     tensors = [_wrap(o) for o in out_leaves]
 
@@ -134,9 +185,10 @@ def _apply(pure, args, name):
             elif c is None:
                 c = jnp.zeros_like(o)
             filled.append(c)
-        return list(leaves[0](out_def.unflatten(filled))[0])
-    node = Node(name, [edge_of(leaves[i]) for i in diff], [pull], None, backward,
-                [(t.shape, t.dtype) for t in tensors])
+        g_args, g_captured = leaves[0](out_def.unflatten(filled))
+        return list(g_args) + list(g_captured)
+    edges = [edge_of(leaves[i]) for i in diff] + [edge_of(t) for t in captured]
+    node = Node(name, edges, [pull], None, backward, [(t.shape, t.dtype) for t in tensors])
     for j, t in enumerate(tensors):
         if t.dtype.is_floating_point or t.dtype.is_complex:
             t._grad_fn = node
@@ -159,7 +211,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         traced = _Traced(func, has_aux)
         vg = jax.value_and_grad(traced, argnums=argnums, has_aux=has_aux)
-        g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward")
+        g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func)
         value = _reorder((traced.main(), traced.aux()) if has_aux else traced.main(), value)
         return _reorder(_selected(args, argnums), g), value
     return wrapper
@@ -198,7 +250,7 @@ def _jacobian(transform, func, argnums, has_aux, depth, name):
     def wrapper(*args, **kwargs):
         traced = _Traced(func, has_aux)
         jac = transform(traced, argnums=argnums, has_aux=has_aux)
-        out = _apply(lambda *a: jac(*a, **kwargs), args, name)
+        out = _apply(lambda *a: jac(*a, **kwargs), args, name, func)
         layout = traced.main()
         for _ in range(depth):
             layout = _graft(layout, _structure(_selected(args, argnums)))
@@ -253,7 +305,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             with _random_trace.traced_key(k):
                 return traced(*a, **kwargs)
         mapped = jax.vmap(body, in_axes=dims, out_axes=out_dims, axis_name=axis)
-        return _reorder(traced.out, _apply(mapped, args, "VmapBackward"))
+        return _reorder(traced.out, _apply(mapped, args, "VmapBackward", func))
     return wrapper
 
 
