@@ -13,7 +13,7 @@ from .. import _random_trace
 from .._tensor import Tensor
 from .._device import jax_device
 from ..random import engine_of
-from .creation import _leaf, _size, empty
+from .creation import _leaf, _size, empty, empty_like, layout_order
 from .registry import check_inplace
 
 
@@ -37,6 +37,17 @@ def _fill(self, values):
     return self
 
 
+def _in_memory_order(self, draw, *arrays):
+    """`draw(shape, *arrays)` laid out as PyTorch's CPU fill kernels write: walking `self`'s
+    memory from its outermost to its innermost stride, so a transposed destination is filled
+    column by column. `arrays` (per-element parameters) are given in that order too."""
+    perm = layout_order(self)
+    if perm == sorted(perm):
+        return draw(tuple(self.shape), *arrays)
+    vals = draw(tuple(self.shape[d] for d in perm), *(np.transpose(a, perm) for a in arrays))
+    return np.transpose(vals, np.argsort(perm))
+
+
 # ---- in-place samplers ---------------------------------------------------------------------
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
@@ -45,8 +56,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         u = jax.random.uniform(_key(generator), self.shape, jnp.float32 if
                                self.dtype is not dt.float64 else jnp.float64)
         return _fill(self, (u * (to - from_) + from_).astype(self.dtype.np))
-    return _fill(self, engine_of(generator).uniform(tuple(self.shape), self.dtype.name,
-                                                    from_, to))
+    return _fill(self, _in_memory_order(self, lambda shape: engine_of(generator).uniform(
+        shape, self.dtype.name, from_, to)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -56,8 +67,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
                               self.dtype is not dt.float64 else jnp.float64)
         return _fill(self, (n * std + mean).astype(self.dtype.np))
-    return _fill(self, engine_of(generator).normal(tuple(self.shape), self.dtype.name, mean, std,
-                                                   contiguous=self.is_contiguous()))
+    return _fill(self, _in_memory_order(self, lambda shape: engine_of(generator).normal(
+        shape, self.dtype.name, mean, std, contiguous=self.is_contiguous())))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -66,14 +77,15 @@ def bernoulli_(self, p=0.5, *, generator=None):
             return _fill(self, jax.random.bernoulli(_key(generator), p._data, self.shape)
                          .astype(self.dtype.np))
         probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
-        return _fill(self, engine_of(generator).bernoulli_tensor(probs, self.dtype.name))
+        return _fill(self, _in_memory_order(self, lambda shape, pr: engine_of(
+            generator).bernoulli_tensor(pr, self.dtype.name), probs))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     if _traced(self):
         return _fill(self, jax.random.bernoulli(_key(generator), p, self.shape)
                      .astype(self.dtype.np))
-    return _fill(self, engine_of(generator).bernoulli_scalar(tuple(self.shape), p,
-                                                             self.dtype.name))
+    return _fill(self, _in_memory_order(self, lambda shape: engine_of(
+        generator).bernoulli_scalar(shape, p, self.dtype.name)))
 
 
 def random_(self, from_=None, to=None, *, generator=None, **kw):
@@ -85,10 +97,12 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
                      .astype(self.dtype.np))
     eng = engine_of(generator)
     if from_ is None and to is None:
-        return _fill(self, eng.random_(tuple(self.shape), self.dtype.name))
+        return _fill(self, _in_memory_order(self, lambda shape: eng.random_(
+            shape, self.dtype.name)))
     if to is None:
         from_, to = 0, from_
-    return _fill(self, eng.random_from_to(tuple(self.shape), self.dtype.name, from_, to))
+    return _fill(self, _in_memory_order(self, lambda shape: eng.random_from_to(
+        shape, self.dtype.name, from_, to)))
 
 
 def _simple(name, jax_sampler):
@@ -96,8 +110,9 @@ def _simple(name, jax_sampler):
         if _traced(self):
             return _fill(self, jax_sampler(_key(generator), self.shape, *args)
                          .astype(self.dtype.np))
-        return _fill(self, getattr(engine_of(generator), name)(tuple(self.shape),
-                                                               self.dtype.name, *args))
+        draw = getattr(engine_of(generator), name)
+        return _fill(self, _in_memory_order(self, lambda shape: draw(
+            shape, self.dtype.name, *args)))
     sampler.__name__ = name + "_"
     return sampler
 
@@ -205,24 +220,31 @@ def poisson(input, generator=None):
                  input.device, False)
 
 
+# The `*_like` samplers fill an `empty_like(input)`: it keeps the input's memory layout, so
+# a transposed input gets its values drawn column by column, as in PyTorch.
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad, generator=generator)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _requiring(uniform_(out, generator=generator), requires_grad)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad, generator=generator)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _requiring(normal_(out, generator=generator), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None, generator=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   device=device or input.device, generator=generator)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _requiring(random_(out, low, high, generator=generator), requires_grad)
+
+
+def _requiring(t, requires_grad):
+    return t.requires_grad_(True) if requires_grad else t
 
 
 for _name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
