@@ -117,6 +117,8 @@ def _registered(name):
     if name.startswith("linalg."):
         if "linalg_" + name[len("linalg."):] in REGISTRY:
             return name
+    if name.startswith(("fft.", "special.")) and callable(_torchish_attr(name)):
+        return name   # torchish.fft / torchish.special, over `fft_*` / `special_*` ops
     return None
 
 

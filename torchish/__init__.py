@@ -44,6 +44,9 @@ from . import serialization, linalg, cuda, cpu, accelerator, backends, distribut
 from .serialization import save, load  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
+from . import testing  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
                                 get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,
                                 get_autocast_gpu_dtype, is_autocast_cpu_enabled,

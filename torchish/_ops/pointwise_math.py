@@ -135,7 +135,8 @@ _UNARY = {
 _KERNELS = {"abs": ("abs_cpu", "b"), "floor": ("floor_vml_cpu", "b"),
             "ceil": ("ceil_vml_cpu", "b"), "trunc": ("trunc_vml_cpu", "b"),
             "frac": ("frac_cpu", "bi")}
-_GRAD_NAMES = {"sgn": "SgnBackward0", "positive": None, "fix": "TruncBackward0"}
+_GRAD_NAMES = {"sgn": "SgnBackward0", "positive": None, "fix": "TruncBackward0",
+               "log1p": "Log1PBackward0"}
 _ALIASES = {"neg": ("negative",), "abs": ("absolute",), "asin": ("arcsin",),
             "acos": ("arccos",), "atan": ("arctan",), "asinh": ("arcsinh",),
             "acosh": ("arccosh",), "atanh": ("arctanh",), "trunc": ("fix",)}
@@ -370,3 +371,182 @@ _polygamma.defjvp(lambda n, primals, tangents: (_polygamma(n, primals[0]),
 
 
 del _name, _fn, _kind, _saves
+
+
+# ---- torch.special: the functions torchish had no op for (torchish/special.py) -------------
+
+def _scalar_variant(stem):
+    """PyTorch's node for a binary special function: ...0 for (Tensor, Tensor), ...1 when
+    `self` is a Python number, ...2 when `other` is."""
+    def name(kinds, statics):
+        if isinstance(kinds[0], type):
+            return stem + "1"
+        return stem + ("2" if isinstance(kinds[1], type) else "0")
+    return name
+
+
+@jax.custom_jvp
+def _entr(x):
+    safe = jnp.where(x > 0, x, 1)
+    return jnp.where(x > 0, -x * jnp.log(safe),
+                     jnp.where(x == 0, 0, jnp.where(x < 0, -jnp.inf, x)))
+
+
+# PyTorch's derivative -(1 + log x) everywhere: +inf at 0, nan below
+_entr.defjvp(lambda primals, tangents: (_entr(primals[0]),
+                                        -(1 + jnp.log(primals[0])) * tangents[0]))
+
+
+@op("special_entr", promote=P.INT_TO_FLOAT, grad_fn="SpecialEntrBackward0", function=False,
+    method=False)
+def _special_entr(input):
+    """torch.special.entr: -x * log(x); 0 at 0, -inf below 0."""
+    return _entr(input)
+
+
+@op("special_erfcx", promote=P.INT_TO_FLOAT, grad_fn="SpecialErfcxBackward0", function=False,
+    method=False)
+def _special_erfcx(input):
+    """torch.special.erfcx: the scaled complementary error function exp(x**2) * erfc(x)."""
+    return jsp.erfcx(input)
+
+
+@op("special_i0e", promote=P.INT_TO_FLOAT, grad_fn="SpecialI0EBackward0", function=False,
+    method=False)
+def _special_i0e(input):
+    """torch.special.i0e: exp(-|x|) * i0(x)."""
+    return jsp.i0e(input)
+
+
+@op("special_i1", promote=P.INT_TO_FLOAT, grad_fn="SpecialI1Backward0", function=False,
+    method=False)
+def _special_i1(input):
+    """torch.special.i1: the modified Bessel function of the first kind, order 1."""
+    return jsp.i1(input)
+
+
+@op("special_i1e", promote=P.INT_TO_FLOAT, grad_fn="SpecialI1EBackward0", function=False,
+    method=False)
+def _special_i1e(input):
+    """torch.special.i1e: exp(-|x|) * i1(x)."""
+    return jsp.i1e(input)
+
+
+# PyTorch's ndtr is a composite ending in a multiply by a scalar: its node is MulBackward1
+@op("special_ndtr", promote=P.INT_TO_FLOAT, grad_fn="MulBackward1", function=False,
+    method=False)
+def _special_ndtr(input):
+    """torch.special.ndtr: the standard normal CDF, (1 + erf(x / sqrt(2))) / 2."""
+    return (1 + jsp.erf(input * 0.70710678118654752440)) * 0.5
+
+
+@op("special_ndtri", promote=P.INT_TO_FLOAT, grad_fn="SpecialNdtriBackward0", function=False,
+    method=False)
+def _special_ndtri(input):
+    """torch.special.ndtri: the inverse of ndtr."""
+    return _ndtri(input)
+
+
+@jax.custom_jvp
+def _ndtri(p):
+    return jsp.ndtri(p)
+
+
+# sqrt(2 pi) * exp(ndtri(p)**2 / 2), as PyTorch: infinite (not 0) at p = 0 and 1
+_ndtri.defjvp(lambda primals, tangents: (
+    _ndtri(primals[0]),
+    math.sqrt(2 * math.pi) * jnp.exp(_ndtri(primals[0]) ** 2 / 2) * tangents[0]))
+
+
+@op("special_log_ndtr", promote=P.INT_TO_FLOAT, grad_fn="SpecialLogNdtrBackward0",
+    function=False, method=False)
+def _special_log_ndtr(input):
+    """torch.special.log_ndtr: log of the standard normal CDF, accurate in the far tail."""
+    return jsp.log_ndtr(input)
+
+
+@op("special_xlog1py", promote=P.INT_TO_FLOAT, grad_fn=_scalar_variant("SpecialXlog1PyBackward"),
+    function=False, method=False)
+def _special_xlog1py(input, other):
+    """torch.special.xlog1py: x * log1p(y), 0 where x == 0 (unless y is nan)."""
+    return jsp.xlog1py(input, other)
+
+
+@jax.custom_jvp
+def _hurwitz_zeta(x, q):
+    total = _zeta(x, q)
+    # Cephes: zeta(1, q) is the pole, x < 1 is outside the domain
+    return jnp.where(x == 1, jnp.inf, jnp.where(x < 1, jnp.nan, total))
+
+
+# d/dq zeta(x, q) = -x * zeta(x + 1, q); `_zeta`'s while_loop has no reverse-mode rule.
+# PyTorch implements no derivative at all; the one in x is taken as zero here.
+_hurwitz_zeta.defjvp(lambda primals, tangents: (
+    _hurwitz_zeta(*primals),
+    -primals[0] * _hurwitz_zeta(primals[0] + 1, primals[1]) * tangents[1]))
+
+
+@op("special_zeta", promote=P.INT_TO_FLOAT, grad_fn=_scalar_variant("SpecialZetaBackward"),
+    function=False, method=False)
+def _special_zeta(input, other):
+    """torch.special.zeta: the Hurwitz zeta function sum_k (k + q) ** -x."""
+    return _hurwitz_zeta(input, other)
+
+
+@op("special_round", promote=P.DEFAULT, grad_fn="RoundBackward1", function=False,
+    method=False, saves=())
+def _special_round(input, *, decimals=0):
+    """torch.special.round: round half to even (PyTorch records its `decimals` overload)."""
+    # the `decimals` overload PyTorch calls has no integer kernel
+    _reject("round_vml_cpu", input, "bi")
+    return jnp.round(input, decimals)
+
+
+def _mvlgamma_check(compute, input, p):
+    if p < 1:
+        return RuntimeError("p has to be greater than or equal to 1")
+    return None
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="MvlgammaBackward0", tensors=("input",), inplace=True,
+    check=_mvlgamma_check)
+def mvlgamma(input, p):
+    """torch.mvlgamma: the log of the multivariate gamma function of dimension p."""
+    js = jnp.arange(p, dtype=input.dtype) * -0.5
+    return (jnp.sum(jsp.gammaln(input[..., None] + js), axis=-1)
+            + p * (p - 1) / 4 * math.log(math.pi))
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="IgammaBackward0", inplace=True)
+def igamma(input, other):
+    """torch.igamma: the regularized lower incomplete gamma function P(a, x)."""
+    return jsp.gammainc(input, other)
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="IgammacBackward0", inplace=True)
+def igammac(input, other):
+    """torch.igammac: the regularized upper incomplete gamma function Q(a, x)."""
+    return jsp.gammaincc(input, other)
+
+
+# PyTorch records no gradient for these (no derivative formula)
+@op("special_modified_bessel_i0", promote=P.INT_TO_FLOAT, differentiable=False,
+    function=False, method=False)
+def _special_modified_bessel_i0(input):
+    """torch.special.modified_bessel_i0."""
+    return _i0(input)
+
+
+@op("special_modified_bessel_i1", promote=P.INT_TO_FLOAT, differentiable=False,
+    function=False, method=False)
+def _special_modified_bessel_i1(input):
+    """torch.special.modified_bessel_i1."""
+    return jsp.i1(input)
+
+
+@op("special_spherical_bessel_j0", promote=P.INT_TO_FLOAT, differentiable=False,
+    function=False, method=False)
+def _special_spherical_bessel_j0(input):
+    """torch.special.spherical_bessel_j0: sin(x) / x (1 at 0)."""
+    safe = jnp.where(input == 0, 1, input)
+    return jnp.where(input == 0, 1, jnp.sin(safe) / safe)

@@ -1,0 +1,175 @@
+"""torchish.fft against torch.fft: values, dtypes, shapes, gradients, grad_fn names, errors."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torchish  # noqa: E402
+
+ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
+N_D = ["fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
+       "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"]
+_rng = np.random.default_rng(0)
+_XR = _rng.standard_normal((4, 6))
+INPUTS = {"float64": _XR, "complex128": _XR + 1j * _rng.standard_normal((4, 6)),
+          "float32": _XR.astype(np.float32),
+          "complex64": (_XR + 1j * _XR[::-1]).astype(np.complex64),
+          "int64": np.arange(12).reshape(3, 4), "bool": np.eye(3, dtype=bool)}
+
+
+def _kwargs(name):
+    if name in ONE_D:
+        return [{}, {"norm": "ortho"}, {"norm": "forward"}, {"norm": "backward"}, {"n": 5},
+                {"n": 3, "dim": 0}, {"dim": -2}]
+    out = [{}, {"norm": "ortho"}, {"norm": "forward"}, {"s": (3, 5)}, {"s": (-1, 4)},
+           {"dim": (0,)}, {"s": (5,), "dim": (0,)}]
+    if name.endswith("n"):
+        out += [{"dim": 1}, {"s": (2, 3)}, {"dim": (1, 0)}]
+    return out
+
+
+def _np(t):
+    return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else \
+        np.asarray(t.detach()._data)
+
+
+def _same(a, e, tol=1e-5):
+    assert str(a.dtype) == str(e.dtype)
+    assert tuple(a.shape) == tuple(e.shape)
+    np.testing.assert_allclose(_np(a), _np(e), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ONE_D + N_D)
+@pytest.mark.parametrize("kind", list(INPUTS))
+def test_values_and_errors(name, kind):
+    x = INPUTS[kind]
+    for kw in _kwargs(name):
+        try:
+            e = getattr(torch.fft, name)(torch.tensor(x), **kw)
+        except Exception as exc:  # noqa: BLE001 - torch refuses: same type and message
+            with pytest.raises(type(exc)) as info:
+                getattr(torchish.fft, name)(torchish.tensor(x), **kw)
+            assert str(info.value) == str(exc), (name, kw)
+            continue
+        _same(getattr(torchish.fft, name)(torchish.tensor(x), **kw), e)
+
+
+BAD = [("fft", {"norm": "bad"}), ("fft", {"dim": 2}), ("fft", {"n": 0}), ("irfft", {"n": -1}),
+       ("fft2", {"dim": (0, 0)}), ("fftn", {"s": (2,), "dim": (0, 1)}),
+       ("fftn", {"s": (2, 3, 4)}), ("fftn", {"dim": (5,)}), ("rfftn", {"s": (0, 2)})]
+
+
+@pytest.mark.parametrize("name,kw", BAD)
+def test_bad_arguments(name, kw):
+    with pytest.raises(Exception) as expected:
+        getattr(torch.fft, name)(torch.ones(4, 3), **kw)
+    with pytest.raises(type(expected.value)) as info:
+        getattr(torchish.fft, name)(torchish.ones(4, 3), **kw)
+    assert str(info.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_refused(dtype):
+    with pytest.raises(RuntimeError, match=f"Unsupported dtype"):
+        torch.fft.fft(torch.ones(4, dtype=getattr(torch, dtype)))
+    with pytest.raises(RuntimeError, match="Unsupported dtype " +
+                       {"float16": "Half", "bfloat16": "BFloat16"}[dtype]):
+        torchish.fft.fft(torchish.ones(4, dtype=getattr(torchish, dtype)))
+
+
+def test_zero_dim_and_one_dim_errors():
+    for mod in (torch, torchish):
+        with pytest.raises(IndexError, match="Dimension specified as -1 but tensor has no"):
+            mod.fft.fft(mod.tensor(1.0))
+        with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got -2"):
+            mod.fft.fft2(mod.ones(3))
+    _same(torchish.fft.fftn(torchish.tensor(2.0)), torch.fft.fftn(torch.tensor(2.0)))
+
+
+@pytest.mark.parametrize("name", ONE_D + N_D)
+@pytest.mark.parametrize("kind", ["float64", "complex128"])
+def test_grad_fn_names(name, kind):
+    x = INPUTS[kind]
+    t = torch.tensor(x, requires_grad=True)
+    o = torchish.tensor(x, requires_grad=True)
+    try:
+        e = getattr(torch.fft, name)(t)
+    except RuntimeError:
+        pytest.skip("torch refuses this input kind")
+    a = getattr(torchish.fft, name)(o)
+    assert type(a.grad_fn).__name__ == e.grad_fn.name()
+
+
+@pytest.mark.parametrize("name", ONE_D + N_D)
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def test_gradients_float64(name, norm):
+    """d/dx of a real function of the (complex) transform, for a real float64 leaf."""
+    x = INPUTS["float64"]
+    w = np.cos(np.arange(200.0))
+    results = []
+    for mod in (torch, torchish):
+        leaf = mod.tensor(x, requires_grad=True)
+        y = getattr(mod.fft, name)(leaf, norm=norm)
+        if y.dtype.is_complex:
+            y = y.real * 1.5 + y.imag * mod.tensor(w[:y.numel()].reshape(y.shape))
+        else:
+            y = y * mod.tensor(w[:y.numel()].reshape(y.shape))
+        y.sum().backward()
+        results.append(leaf.grad)
+    e, a = results
+    np.testing.assert_allclose(_np(a), _np(e), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.xfail(strict=True, reason="complex leaf gradients come out as the conjugate of "
+                   "PyTorch's: the autograd engine's convention, for every complex op")
+def test_complex_leaf_gradient_through_abs():
+    """A complex leaf whose loss is real and depends on it through |fft|: gradient as torch."""
+    x = INPUTS["complex128"]
+    grads = []
+    for mod in (torch, torchish):
+        leaf = mod.tensor(x, requires_grad=True)
+        mod.fft.ifft(mod.fft.fft(leaf) * 2).abs().sum().backward()
+        grads.append(leaf.grad)
+    np.testing.assert_allclose(_np(grads[1]), _np(grads[0]), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("n,d", [(1, 1.0), (5, 1.0), (6, 0.1), (7, 2.5), (0, 1.0)])
+def test_frequencies(n, d):
+    _same(torchish.fft.fftfreq(n, d), torch.fft.fftfreq(n, d), 1e-7)
+    if n:
+        _same(torchish.fft.rfftfreq(n, d), torch.fft.rfftfreq(n, d), 1e-7)
+    _same(torchish.fft.fftfreq(n, d, dtype=torchish.float64),
+          torch.fft.fftfreq(n, d, dtype=torch.float64), 1e-12)
+    assert torchish.fft.fftfreq(3, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, (0, 1), (-1,), [1, 0]])
+@pytest.mark.parametrize("shape", [(5,), (4, 5), (3, 1)])
+def test_shifts(dim, shape):
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    for name in ("fftshift", "ifftshift"):
+        try:
+            e = getattr(torch.fft, name)(torch.tensor(x, requires_grad=True), dim=dim)
+        except IndexError as exc:
+            with pytest.raises(IndexError, match=r"Dimension out of range"):
+                getattr(torchish.fft, name)(torchish.tensor(x), dim=dim)
+            assert "Dimension out of range" in str(exc)
+            continue
+        a = getattr(torchish.fft, name)(torchish.tensor(x, requires_grad=True), dim=dim)
+        _same(a, e, 0)
+        assert type(a.grad_fn).__name__ == e.grad_fn.name() == "RollBackward0"
+
+
+def test_under_compile():
+    x = INPUTS["float32"]
+
+    def f(t):
+        return torchish.fft.irfft(torchish.fft.rfft(t) * 2, n=t.shape[-1]).abs().sum()
+    got = torchish.compile(f)(torchish.tensor(x))
+    expected = torch.fft.irfft(torch.fft.rfft(torch.tensor(x)) * 2, n=6).abs().sum()
+    np.testing.assert_allclose(float(got), float(expected), rtol=1e-5)
+
+
+def test_import_alias():
+    import importlib
+    assert importlib.import_module("torchish.fft").rfft is torchish.fft.rfft

@@ -1,0 +1,169 @@
+"""Discrete Fourier transforms (`torch.fft`): one op per transform kind, over `jnp.fft`.
+
+Argument checks run on static shapes, so the ops trace. Integer inputs are promoted to the
+default float dtype by `torchish.fft` before they get here (the registry's promotion kinds
+have no "real -> complex" result). Gradients are the pullbacks of `jnp.fft`; each op's node
+carries PyTorch's name (FftR2C / FftC2C / FftC2R, or Conj where PyTorch ends with a conj).
+"""
+import jax.numpy as jnp
+
+from .registry import Promote, op
+
+_NORMS = (None, "backward", "ortho", "forward")
+# hfft is irfft of conj(input) with the scaling swapped: "backward" leaves the forward
+# transform unscaled (its inverse, irfft, then divides by n), and so on
+_SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _check_norm(norm):
+    if norm not in _NORMS:
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+    return norm or "backward"
+
+
+def _wrap(d, ndim):
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if not -ndim <= d < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {d})")
+    return d % ndim
+
+
+def _check_n(n):
+    if n < 1:
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    return n
+
+
+def _one_dim(x, n, dim):
+    """(n, axis) of a 1-D transform along `dim`."""
+    axis = _wrap(dim, x.ndim)
+    return (None if n is None else _check_n(n)), axis
+
+
+def _many_dims(x, s, dim):
+    """(s with -1 filled in or None, axes) of an n-D transform, as PyTorch resolves them."""
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        axes = tuple(_wrap(d, x.ndim) for d in dims)
+        if len(set(axes)) != len(axes):
+            raise RuntimeError("FFT dims must be unique")
+        if s is not None and len(s) != len(axes):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
+    elif s is not None:
+        if len(s) > x.ndim:
+            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has "
+                               f"{x.ndim} dimensions.")
+        axes = tuple(range(x.ndim - len(s), x.ndim))
+    else:
+        axes = tuple(range(x.ndim))
+    if s is None:
+        return None, axes
+    return tuple(x.shape[a] if n == -1 else _check_n(n) for n, a in zip(s, axes)), axes
+
+
+def _real_or_complex(real, complex_):
+    def name(kinds, statics):
+        return complex_ if kinds[0][0].is_complex else real
+    return name
+
+
+# ---- 1-D ---------------------------------------------------------------------------------
+
+@op(promote=Promote.NONE, grad_fn=_real_or_complex("FftR2CBackward0", "FftC2CBackward0"),
+    function=False, method=False, saves=())
+def fft_fft(input, n=None, dim=-1, norm=None):
+    """torch.fft.fft: the 1-D discrete Fourier transform."""
+    n, axis = _one_dim(input, n, dim)
+    return jnp.fft.fft(input, n, axis, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn=_real_or_complex("ConjBackward0", "FftC2CBackward0"),
+    function=False, method=False, saves=())
+def fft_ifft(input, n=None, dim=-1, norm=None):
+    """torch.fft.ifft: the 1-D inverse discrete Fourier transform."""
+    n, axis = _one_dim(input, n, dim)
+    return jnp.fft.ifft(input, n, axis, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False, saves=())
+def fft_rfft(input, n=None, dim=-1, norm=None):
+    """torch.fft.rfft: the 1-D transform of a real signal (the non-negative frequencies)."""
+    n, axis = _one_dim(input, n, dim)
+    return jnp.fft.rfft(input, n, axis, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+def fft_irfft(input, n=None, dim=-1, norm=None):
+    """torch.fft.irfft: the inverse of rfft (a real signal of n = 2 * (m - 1) by default)."""
+    n, axis = _one_dim(input, n, dim)
+    n = _check_n(2 * (input.shape[axis] - 1) if n is None else n)
+    return jnp.fft.irfft(input, n, axis, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+def fft_hfft(input, n=None, dim=-1, norm=None):
+    """torch.fft.hfft: the transform of a Hermitian-symmetric signal given by its first half."""
+    n, axis = _one_dim(input, n, dim)
+    n = _check_n(2 * (input.shape[axis] - 1) if n is None else n)
+    return jnp.fft.irfft(jnp.conj(input), n, axis, _SWAP[_check_norm(norm)])
+
+
+@op(promote=Promote.NONE, grad_fn="ConjBackward0", function=False, method=False, saves=())
+def fft_ihfft(input, n=None, dim=-1, norm=None):
+    """torch.fft.ihfft: the inverse of hfft (the first half of a Hermitian spectrum)."""
+    n, axis = _one_dim(input, n, dim)
+    return jnp.conj(jnp.fft.rfft(input, n, axis, _SWAP[_check_norm(norm)]))
+
+
+# ---- n-D (the 2-D variants are these with dim=(-2, -1)) ----------------------------------
+
+@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=())
+def fft_fftn(input, s=None, dim=None, norm=None):
+    """torch.fft.fftn: the n-D discrete Fourier transform over `dim` (all dims by default)."""
+    s, axes = _many_dims(input, s, dim)
+    return jnp.fft.fftn(input, s, axes, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=())
+def fft_ifftn(input, s=None, dim=None, norm=None):
+    """torch.fft.ifftn: the n-D inverse discrete Fourier transform."""
+    s, axes = _many_dims(input, s, dim)
+    return jnp.fft.ifftn(input, s, axes, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False, saves=())
+def fft_rfftn(input, s=None, dim=None, norm=None):
+    """torch.fft.rfftn: the n-D transform of a real signal (last dim halved)."""
+    s, axes = _many_dims(input, s, dim)
+    return jnp.fft.rfftn(input, s, axes, _check_norm(norm))
+
+
+def _c2r_shape(input, s, axes):
+    sizes = [input.shape[a] for a in axes] if s is None else list(s)
+    if s is None:
+        sizes[-1] = 2 * (input.shape[axes[-1]] - 1)
+    return tuple(_check_n(n) for n in sizes)
+
+
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+def fft_irfftn(input, s=None, dim=None, norm=None):
+    """torch.fft.irfftn: the inverse of rfftn."""
+    s, axes = _many_dims(input, s, dim)
+    return jnp.fft.irfftn(input, _c2r_shape(input, s, axes), axes, _check_norm(norm))
+
+
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+def fft_hfftn(input, s=None, dim=None, norm=None):
+    """torch.fft.hfftn: the n-D transform of a Hermitian-symmetric signal (last dim halved)."""
+    s, axes = _many_dims(input, s, dim)
+    return jnp.fft.irfftn(jnp.conj(input), _c2r_shape(input, s, axes), axes,
+                          _SWAP[_check_norm(norm)])
+
+
+@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=())
+def fft_ihfftn(input, s=None, dim=None, norm=None):
+    """torch.fft.ihfftn: the inverse of hfftn."""
+    s, axes = _many_dims(input, s, dim)
+    return jnp.conj(jnp.fft.rfftn(input, s, axes, _SWAP[_check_norm(norm)]))
