@@ -661,3 +661,24 @@ def test_products_save_an_input_only_when_another_needs_it():
                     out.append(str(exc)[:60])
         return out
     run_both(program)
+
+
+def test_float_of_tensor_requiring_grad_warns_as_torch(monkeypatch):
+    import warnings
+    import torchish._tensor
+    monkeypatch.setattr(torchish._tensor, "_WARNED_FLOAT", [False])   # once per process
+
+    def caught(T):
+        x = T.tensor(2.0, requires_grad=True) * 1
+        out = []
+        for convert in (int, bool, lambda t: t.item(), float, float):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                convert(x)
+            out.append([(w.category.__name__, str(w.message).split(" (Triggered")[0])
+                        for w in seen])
+        return out
+    ours = caught(torchish)
+    theirs = caught(torch)   # (torch's own once-flag may be spent by an earlier test)
+    assert ours[:3] == theirs[:3] == [[], [], []] and ours[4] == []
+    assert len(ours[3]) == 1 and (theirs[3] == [] or theirs[3] == ours[3])

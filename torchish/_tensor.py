@@ -6,6 +6,7 @@ a `View` describing how it reads that storage. It carries the autograd fields (`
 (`_ops/registry.py`); what is here is the part of the API that is about the tensor object itself.
 """
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -126,6 +127,9 @@ def _alias(src, view=None, cls=None):
     # over its own storage (a clone of a transposed tensor) is, like it, nobody's view
     t._base = src._base if src._base is not None else (src if view is not None else None)
     return t
+
+
+_WARNED_FLOAT = [False]
 
 
 class Tensor:
@@ -498,6 +502,12 @@ class Tensor:
         return self.item()
 
     def __float__(self):
+        # PyTorch 2.13 warns once per process, for float() only (not item()/int())
+        if self.requires_grad and not _WARNED_FLOAT[0]:
+            _WARNED_FLOAT[0] = True
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return float(_real_part(self._scalar(), "double"))
 
     def __int__(self):
