@@ -44,6 +44,7 @@ from . import serialization, linalg, cuda, cpu, accelerator, backends, distribut
 from .serialization import save, load  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from . import special  # noqa: E402,F401
