@@ -903,21 +903,5 @@ def call_jax(name, fn, inputs, key=None):
 
 def record_backward(node, cts):
     """Run `node`'s backward on Tensors, itself recorded (for create_graph=True)."""
-    node._check_saved()
-    leaves = node._leaf_values()
-    inputs = []
-    for i, leaf in enumerate(leaves):
-        t = node._inputs[i] if node._inputs is not None else None
-        if isinstance(leaf, tuple):  # a view operand read from its base (see `_collect`)
-            same = t is not None and t._storage.data is leaf[0]
-        else:
-            same = t is not None and t._data is leaf
-        inputs.append(t if same else leaf)
-    n = len(leaves)
-    cts = [c if c is None or isinstance(c, Tensor) else _wrap(c) for c in cts]
-    vjp = node._vjp
-
-    def backward_fn(*args):
-        return [g for g in vjp(list(args[:n]), list(args[n:]))]
-    grads = call_jax(node._name + "Backward", backward_fn, inputs + cts)
-    return grads
+    from ..autograd.double_backward import record_backward as record
+    return record(node, cts)

@@ -489,7 +489,8 @@ def _accumulate(node, grad, create_graph):
             grad = res[0] if create_graph else res[0]._data
     from .._tensor import Tensor, _wrap
     if var._grad is None:
-        var._grad = grad if isinstance(grad, Tensor) else _wrap(grad, device=var.device)
+        var._grad = _copy_grad(grad) if isinstance(grad, Tensor) else _wrap(grad,
+                                                                             device=var.device)
     elif create_graph or isinstance(grad, Tensor):
         var._grad = var._grad + _as_tensor_grad(grad)
     else:
@@ -499,3 +500,19 @@ def _accumulate(node, grad, create_graph):
         hook(var)
     for hook in node._hooks:
         hook((_as_tensor_grad(grad),), ())
+
+
+def _copy_grad(grad):
+    """What `.grad` holds of a Tensor gradient (create_graph): a copy, as PyTorch's (recorded
+    as CopyBackwards), so it never aliases the caller's grad_outputs or another leaf's .grad
+    (a pass-through gradient is one Tensor for every input of an add)."""
+    from .._ops.registry import call_jax
+    from .._tensor import _wrap
+    if grad.requires_grad:
+        return call_jax("torch::autograd::CopyBackwards", _identity, [grad],
+                        key="CopyBackwards")
+    return _wrap(grad._data, device=grad.device)
+
+
+def _identity(x):
+    return x

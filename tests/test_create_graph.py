@@ -1,0 +1,310 @@
+"""Higher-order autograd (`create_graph=True`), differential against real PyTorch.
+
+Each case is a program written against the `torch` API, run with T = torch and T = torchish:
+which gradients require grad, their grad_fn names, unused inputs (None or PyTorch's error),
+second and third derivative values, gradient penalties leaving `.grad` None where PyTorch does.
+"""
+import numpy as np
+import pytest
+
+import torchish
+
+torch = pytest.importorskip("torch")
+
+
+def _np(x):
+    return np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
+
+
+def _same(a, b, rtol=1e-5, atol=1e-6, where="result"):
+    if isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), (where, a, b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, rtol, atol, f"{where}[{i}]")
+    elif a is None or isinstance(a, (str, bool, int)):
+        assert a == b, (where, a, b)
+    else:
+        np.testing.assert_allclose(_np(b), _np(a), rtol=rtol, atol=atol, err_msg=where)
+
+
+def run_both(program, **tol):
+    _same(program(torch), program(torchish), **tol)
+
+
+def facts(g):
+    """What a gradient looks like from outside: None, or (requires_grad, grad_fn name)."""
+    if g is None:
+        return None
+    return [g.requires_grad, g.grad_fn.name() if g.grad_fn is not None else None]
+
+
+def _inputs(T):
+    r = np.random.RandomState(0)
+
+    def t(*shape):
+        return T.tensor(r.randn(*shape), dtype=T.float64, requires_grad=True)
+    return dict(x=t(2, 3), w=t(2, 3), m=t(3, 4), v=t(3), b=t(), img=t(1, 2, 6, 6),
+                ker=t(3, 2, 3, 3), tgt=T.tensor([0, 2]))
+
+
+# (expression, names of the inputs it is differentiated w.r.t.); `F` is nn.functional
+CASES = [
+    ("x ** 3", "x"), ("x ** w.abs()", "xw"), ("(x * x + 1).sqrt()", "x"), ("x.sin()", "x"),
+    ("x.cos()", "x"), ("x.exp()", "x"), ("(x * x + 1).log()", "x"), ("x.tanh()", "x"),
+    ("x.sigmoid()", "x"), ("x.relu()", "x"), ("x * w", "xw"), ("x * w + b", "xwb"),
+    ("x / w", "xw"), ("x - w", "xw"), ("x + w", "xw"), ("-x * w", "xw"), ("x.abs() * w", "xw"),
+    ("x.square()", "x"), ("(x * x + 1).rsqrt()", "x"), ("x.reciprocal()", "x"),
+    ("x @ m", "xm"), ("(x @ v) * x.sum()", "xv"), ("(x * x).mean()", "x"),
+    ("(x * x).sum(1)", "x"), ("x.sum() * 2", "x"), ("x.max()", "x"), ("x.amax(1)", "x"),
+    ("x.softmax(1) * w", "xw"), ("x.log_softmax(1) * w", "xw"), ("F.gelu(x)", "x"),
+    ("F.gelu(x, approximate='tanh')", "x"), ("F.silu(x)", "x"), ("F.softplus(x)", "x"),
+    ("F.elu(x)", "x"), ("F.leaky_relu(x, 0.1)", "x"), ("F.hardtanh(x) * w", "xw"),
+    ("F.mse_loss(x, w)", "xw"), ("F.cross_entropy(x, tgt)", "x"),
+    ("F.nll_loss(x, tgt) * x.sum()", "x"), ("F.layer_norm(x, (3,)) * w", "xw"),
+    ("F.linear(x, m.t())", "xm"), ("F.linear(x, m.t(), m[0])", "xm"),
+    ("F.conv2d(img, ker) ** 2", ("img", "ker")), ("F.max_pool2d(img, 2) ** 2", ("img",)),
+    ("F.avg_pool2d(img, 2) ** 2", ("img",)), ("x.clamp(-0.5, 0.5) * w", "xw"),
+    ("T.where(x > 0, x * w, w)", "xw"), ("x.t() @ w", "xw"), ("x.view(6) * w.view(6)", "xw"),
+    ("v.expand(2, 3) * x", "xv"), ("T.cat([x, w]) ** 2", "xw"), ("x[0] * w[1]", "xw"),
+    ("x.atan()", "x"), ("x.erf()", "x"), ("T.addcmul(x, x, w)", "xw"), ("x.std()", "x"),
+    ("x.var(1)", "x"), ("x.logsumexp(1)", "x"), ("x.cumsum(1) ** 2", "x"),
+    ("F.hardswish(x)", "x"), ("F.mish(x)", "x"), ("F.dropout(x, 0.0) ** 2", "x"),
+    ("F.batch_norm(x, None, None, training=True) * w", "xw"),
+    ("F.smooth_l1_loss(x, w)", "xw"), ("F.l1_loss(x, w) * x.sum()", "xw"),
+]
+
+
+@pytest.mark.parametrize("expr,wrt", CASES, ids=[c[0] for c in CASES])
+def test_first_and_second_gradients(expr, wrt):
+    def program(T):
+        env = _inputs(T)
+        env.update(T=T, F=T.nn.functional)
+        ins = [env[n] for n in wrt]
+        out = eval(expr, env)
+        gs = T.autograd.grad(out.sum(), ins, create_graph=True, allow_unused=True)
+        live = [g for g in gs if g is not None and g.requires_grad]
+        second = []
+        if live:
+            total = sum((g * g).sum() for g in live)
+            second = T.autograd.grad(total, ins, allow_unused=True)
+        return [facts(g) for g in gs], list(gs), list(second)
+    run_both(program, rtol=1e-7, atol=1e-9)
+
+
+def test_third_derivatives():
+    def program(T):
+        x = T.tensor([0.5, 1.5, -2.0], dtype=T.float64, requires_grad=True)
+        w = T.tensor([1.0, -0.5, 2.0], dtype=T.float64, requires_grad=True)
+        y = (x.tanh() * w * x.exp()).sum()
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        h = T.autograd.grad(g.sum(), [x, w], create_graph=True)
+        k = T.autograd.grad(h[0].sum(), [x, w], create_graph=True)
+        k2 = T.autograd.grad(k[1].sum(), [x, w], allow_unused=True)
+        return g, list(h), list(k), list(k2), [facts(t) for t in (g,) + h + k]
+    run_both(program, rtol=1e-9)
+
+
+@pytest.mark.parametrize("fn", ["tanh", "sigmoid", "exp", "sin"])
+def test_names_of_gradients_of_gradients(fn):
+    def program(T):
+        x = T.tensor([0.5, 1.5, -2.0], requires_grad=True)
+        w = T.tensor([1.0, -0.5, 2.0], requires_grad=True)
+        (g,) = T.autograd.grad((getattr(x, fn)() * w).sum(), x, create_graph=True)
+        h = T.autograd.grad(g.sum(), [x, w], create_graph=True)
+        return facts(g), [facts(t) for t in h], list(h)
+    run_both(program)
+
+
+def test_unused_inputs_are_none_or_pytorchs_error():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = T.tensor(0.3, requires_grad=True)
+        g = T.autograd.grad((x * w + b).sum(), [x, w, b], create_graph=True)
+        unused = T.autograd.grad(g[0].sum(), [x, w, b], allow_unused=True, retain_graph=True)
+        try:
+            T.autograd.grad(g[0].sum(), [x, w])
+            error = None
+        except RuntimeError as exc:
+            error = str(exc)
+        return [facts(t) for t in g], list(unused), error
+    run_both(program)
+
+
+def test_gradient_free_gradients_are_plain_tensors():
+    def program(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        out = []
+        for f in (lambda: x - w, lambda: x.sum() * 2, lambda: (x + 1) * 3, lambda: x.mean(),
+                  lambda: x.amax()):
+            g = T.autograd.grad(f().sum(), [x, w], create_graph=True, allow_unused=True)
+            out.append([facts(t) for t in g])
+        return out
+    run_both(program)
+
+
+def test_pass_through_gradient_is_the_incoming_tensor():
+    for T in (torch, torchish):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        w = T.tensor([3.0, 4.0], requires_grad=True)
+        gy = T.tensor([0.5, 2.0], requires_grad=True)
+        gx, gw = T.autograd.grad(x + w, [x, w], grad_outputs=gy, create_graph=True)
+        assert gx is gy and gw is gy, T.__name__
+
+
+def test_separate_nodes_per_input():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        w = T.tensor([3.0, 4.0], requires_grad=True)
+        gx, gw = T.autograd.grad((x * w).sum(), [x, w], create_graph=True)
+        return gx.grad_fn is not gw.grad_fn, facts(gx), facts(gw)
+    run_both(program)
+
+
+def _copy_params(src, dst):
+    for p, q in zip(src.parameters(), dst.parameters()):
+        q.data = torchish.tensor(p.detach().numpy())
+
+
+def _gp_program(build):
+    """WGAN-GP: penalty on the input gradient of a critic, then backward; .grad of parameters
+    the penalty does not reach stays None."""
+    r = np.random.RandomState(1)
+    real, fake = r.randn(5, 4).astype("f"), r.randn(5, 4).astype("f")
+    alpha = r.rand(5, 1).astype("f")
+    ref = build(torch)
+
+    def program(T):
+        model = build(T)
+        if T is torchish:
+            _copy_params(ref, model)
+        else:
+            model.load_state_dict(ref.state_dict())
+        interp = T.tensor(alpha * real + (1 - alpha) * fake, requires_grad=True)
+        out = model(interp)
+        (g,) = T.autograd.grad(out, interp, grad_outputs=T.ones_like(out), create_graph=True)
+        gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+        gp.backward()
+        return [facts(g), gp] + [p.grad for p in model.parameters()]
+    return program
+
+
+def test_gradient_penalty_linear():
+    run_both(_gp_program(lambda T: T.nn.Linear(4, 1)))
+
+
+def test_gradient_penalty_mlp():
+    def build(T):
+        T.manual_seed(0)
+        return T.nn.Sequential(T.nn.Linear(4, 8), T.nn.Tanh(), T.nn.Linear(8, 8),
+                               T.nn.ReLU(), T.nn.Linear(8, 1))
+    run_both(_gp_program(build))
+
+
+def test_gradient_penalty_then_optimizer_skips_none_grads():
+    def program(T):
+        T.manual_seed(0)
+        lin = T.nn.Linear(3, 1)
+        with T.no_grad():
+            lin.weight.copy_(T.tensor([[0.5, -1.0, 2.0]]))
+            lin.bias.fill_(0.25)
+        opt = T.optim.Adam(lin.parameters(), lr=0.1, weight_decay=0.1)
+        x = T.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]], requires_grad=True)
+        for _ in range(2):
+            opt.zero_grad()
+            (g,) = T.autograd.grad(lin(x).sum(), x, create_graph=True)
+            ((g.norm(dim=1) - 1) ** 2).mean().backward()
+            opt.step()
+        return lin.weight, lin.bias, lin.bias.grad
+    run_both(program)
+
+
+def test_hessian_vector_product():
+    def program(T):
+        x = T.tensor([0.3, -1.2, 2.0], dtype=T.float64, requires_grad=True)
+        A = T.tensor([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0], [0.0, 1.0, 1.0]], dtype=T.float64)
+        y = (x @ A @ x.sin() + x.pow(4).sum()) * x.exp().sum()
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        vec = T.tensor([1.0, 0.0, -1.0], dtype=T.float64)
+        (hv,) = T.autograd.grad(g, x, grad_outputs=vec, retain_graph=True)
+        (hv2,) = T.autograd.grad((g * vec).sum(), x)
+        return hv, hv2, facts(g)
+    run_both(program, rtol=1e-10)
+
+
+def test_backward_twice_through_freed_gradient_graph():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = T.autograd.grad((x.sin() * x).sum(), x, create_graph=True)
+        s = g.sum()
+        s.backward()
+        try:
+            s.backward()
+        except RuntimeError as exc:
+            return x.grad, str(exc)[:60]
+        return x.grad, None
+    run_both(program)
+
+
+def test_steady_state_does_not_retrace(monkeypatch):
+    from torchish.autograd import double_backward
+    x = torchish.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torchish.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def step():
+        (g,) = torchish.autograd.grad((x.tanh() * w).sum(), x, create_graph=True)
+        return torchish.autograd.grad(g.sum(), [x, w])
+    first = step()
+    traced = []
+    monkeypatch.setattr(double_backward, "_make_plan",
+                        lambda *a: traced.append(a) or pytest.fail("retraced"))
+    again = step()
+    assert not traced
+    _same(first, again)
+
+
+def test_gradient_penalty_inside_compile_equals_eager():
+    def make():
+        torchish.manual_seed(0)
+        return torchish.nn.Sequential(torchish.nn.Linear(4, 8), torchish.nn.Tanh(),
+                                      torchish.nn.Linear(8, 1))
+    r = np.random.RandomState(0)
+    data = torchish.tensor(r.randn(5, 4).astype("f"))
+
+    def stepper(model, opt):
+        def step(x):
+            opt.zero_grad()
+            x = x.clone().requires_grad_(True)
+            (g,) = torchish.autograd.grad(model(x).sum(), x, create_graph=True)
+            gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+            gp.backward()
+            opt.step()
+            return gp
+        return step
+    eager_model, compiled_model = make(), make()
+    eager = stepper(eager_model, torchish.optim.Adam(eager_model.parameters(), lr=0.01))
+    compiled = torchish.compile(stepper(compiled_model,
+                                        torchish.optim.Adam(compiled_model.parameters(),
+                                                            lr=0.01)))
+    for _ in range(3):
+        a, b = eager(data), compiled(data)
+        np.testing.assert_allclose(b.item(), a.item(), rtol=1e-5)
+    for p, q in zip(eager_model.parameters(), compiled_model.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert compiled_model[2].bias.grad is None and eager_model[2].bias.grad is None
+
+
+def test_backward_create_graph_stores_copies_in_grad():
+    def program(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        w = T.tensor([3.0, 4.0], requires_grad=True)
+        gy = T.tensor([0.5, 2.0], requires_grad=True)
+        (x + w).backward(gy, create_graph=True)
+        shared = [x.grad is gy, x.grad is w.grad, facts(x.grad)]
+        (x * w).sum().backward()   # accumulates into x.grad only
+        y = T.tensor([1.0, 2.0], requires_grad=True)
+        (y * y).sum().backward(create_graph=True)
+        return shared, x.grad, w.grad, gy, facts(y.grad)
+    run_both(program)
