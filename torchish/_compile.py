@@ -41,6 +41,7 @@ cannot be traced: where PyTorch would break the graph, that signature runs eager
 warning naming the line (`fullgraph=True`: `CompileError` instead, as PyTorch raises); random
 ops use JAX's PRNG keyed from the generator.
 """
+import builtins
 import dis
 import functools
 import itertools
@@ -68,6 +69,10 @@ __all__ = ["compile", "CompileError"]
 
 class CompileError(RuntimeError):
     pass
+
+
+class _PrintOfTensor(CompileError):
+    """print() of a tensor while tracing: PyTorch breaks the graph there without a warning."""
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
@@ -431,6 +436,7 @@ class _Entry:
         self.fun = None          # the same computation as a JAX function (for backward)
         self.uses_rng = None
         self.vjp = {}
+        self.prints = []         # print() calls of the traced Python, replayed on every call
 
 
 class _Compiled:
@@ -472,12 +478,15 @@ class _Compiled:
                         raise
                     # PyTorch breaks the graph there; torchish runs this signature eagerly
                     # (the failed trace left every object as it was)
-                    warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=3)
+                    if not isinstance(exc, _PrintOfTensor):   # (a silent break in PyTorch)
+                        warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=3)
                     entry = _EAGER
                 self.cache[key] = entry
             plan.fast[dyn] = entry
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
+        for a, kw in entry.prints:
+            print(*a, **kw)
         rng_key = _random_trace.next_key(entry.uses_rng)
         for i in entry.donate:
             if held_elsewhere(storages[i], known=1) or (   # (`arrays` is the known reference)
@@ -566,9 +575,9 @@ class _Compiled:
                         entry, "uses_rng", used)):
                     if self.forward_only:
                         with grad_mode.no_grad():
-                            result = self._call_user(args, kwargs)
+                            result = self._call_user(entry, args, kwargs)
                     else:
-                        result = self._call_user(args, kwargs)
+                        result = self._call_user(entry, args, kwargs)
             finally:
                 _TRACING[0] -= 1
             entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
@@ -655,13 +664,23 @@ class _Compiled:
             for _, vc, v0 in vcs:
                 vc[0] = v0
 
-    def _call_user(self, args, kwargs):
+    def _call_user(self, entry, args, kwargs):
+        real_print = builtins.print
+
+        def recorded_print(*a, **kw):
+            if any(isinstance(v, (Tensor, jax.core.Tracer)) for v in a + tuple(kw.values())):
+                raise _PrintOfTensor("torchish.compile: print() of a tensor inside compiled "
+                                     "code needs its value.")
+            entry.prints.append((a, kw))
+        builtins.print = recorded_print   # printing constants replays; a tensor breaks
         try:
             return self.fn(*args, **kwargs)
         except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
                 jax.errors.TracerIntegerConversionError,
                 jax.errors.TracerArrayConversionError) as exc:
             raise CompileError(_data_dependent_message(exc)) from None
+        finally:
+            builtins.print = real_print
 
     # ---- after a call ------------------------------------------------------------------------
     def _write_back(self, entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs):
