@@ -14,4 +14,5 @@ def plain_functions():
             out[name] = getattr(mod, name)
     out.update(reduction.OVERLOADS)
     out["range"] = creation.range_
-    return out
+    from .out_arg import accept_out
+    return {name: accept_out(name, fn) for name, fn in out.items()}

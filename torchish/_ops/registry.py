@@ -128,6 +128,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.positional = tuple(p.name for p in params[:[q.kind for q in params].index(
             inspect.Parameter.VAR_POSITIONAL)]) if definition.varargs else ()
         REGISTRY[opname] = definition
+        definition.sig = sig
         fn = _generate(definition, sig, "dispatch")
         definition.function = fn
         definition.bindings = {"function": function, "method": method, "inplace": inplace,
@@ -140,10 +141,11 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     return deco
 
 
-def _generate(definition, sig, entry, fname=None):
+def _generate(definition, sig, entry, fname=None, out=False):
     """A Python function with the body's exact signature that calls the dispatcher.
 
     Generated source (like namedtuple) keeps argument parsing at Python's native speed.
+    `out=True` adds PyTorch's keyword-only `out=None` (see `dispatch_out`).
     """
     params, defaults = [], {}
     star = False
@@ -162,9 +164,13 @@ def _generate(definition, sig, entry, fname=None):
     dyn = "".join(f"{n}, " for n in definition.tensors)
     stat = "".join(f"{n}, " for n in definition.statics)
     fname = fname or definition.name
-    src = (f"def {fname}({', '.join(params)}):\n"
-           f"    return _entry(_op, ({dyn}), ({stat}))\n")
-    namespace = dict(defaults, _entry=globals()[entry], _op=definition)
+    body = f"    return _entry(_op, ({dyn}), ({stat}))\n"
+    if out:
+        params += ["out=None"] if star else ["*", "out=None"]
+        body = (f"    if out is not None:\n"
+                f"        return _out(_op, ({dyn}), ({stat}), out, {fname!r})\n" + body)
+    src = f"def {fname}({', '.join(params)}):\n" + body
+    namespace = dict(defaults, _entry=globals()[entry], _op=definition, _out=dispatch_out)
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__
@@ -217,13 +223,15 @@ def _reorder_method(fn, self_name, sig):
 
 
 def public_functions():
-    """name -> function for every op bound into the `torchish` namespace."""
+    """name -> function for every op bound into the `torchish` namespace; those PyTorch
+    gives `out=` (`out_arg.OUT_NAMES`) take it, under their own name (for its errors)."""
+    from .out_arg import OUT_NAMES
     out = {}
     for d in REGISTRY.values():
         if d.bindings["function"]:
-            out[d.name] = d.function
-            for alias in d.bindings["aliases"]:
-                out[alias] = d.function
+            for name in (d.name,) + tuple(d.bindings["aliases"]):
+                out[name] = _generate(d, d.sig, "dispatch", name, out=True) \
+                    if name in OUT_NAMES else d.function
     return out
 
 
@@ -535,6 +543,24 @@ def dispatch(definition, targs, sargs):
     if record:
         _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
     return result
+
+
+def dispatch_out(definition, targs, sargs, out, name):
+    """`torchish.<name>(..., out=out)`: the result, computed as without `out`, written into
+    `out` in place (see `out_arg.write_out`); `out` (or the named tuple of outs) returned."""
+    from . import out_arg
+    outs = out_arg.check_out(name, out, targs, multi=definition.returns is not None or None)
+    if name in out_arg.DTYPE_FROM_OUT:
+        if name in ("sum", "prod") and sargs[definition.statics.index("dim")] is None:
+            # only their `dim` overloads take out= in PyTorch
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            "out= without dim")
+        i = definition.statics.index("dtype")
+        if sargs[i] is None:  # PyTorch accumulates in out's dtype (inputs cast first)
+            sargs = sargs[:i] + (outs[0].dtype,) + sargs[i + 1:]
+        elif sargs[i] is not outs[0].dtype:
+            raise RuntimeError(out_arg.expected_dtype(sargs[i], outs[0].dtype))
+    return out_arg.write_out(name, outs, dispatch(definition, targs, sargs))
 
 
 def _autocast_args(definition, targs, sargs):
