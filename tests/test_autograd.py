@@ -682,3 +682,28 @@ def test_float_of_tensor_requiring_grad_warns_as_torch(monkeypatch):
     theirs = caught(torch)   # (torch's own once-flag may be spent by an earlier test)
     assert ours[:3] == theirs[:3] == [[], [], []] and ours[4] == []
     assert len(ours[3]) == 1 and (theirs[3] == [] or theirs[3] == ours[3])
+
+
+def test_complex_gradients_follow_pytorch_convention():
+    # PyTorch's gradient of a complex leaf is the conjugate of JAX's cotangent convention
+    def program(T):
+        z = T.tensor([1 + 2j, -0.5 + 0.3j], requires_grad=True)
+        w = T.tensor([0.3 - 1j, 2 + 0.5j])
+        x = T.tensor([0.5, -1.0], requires_grad=True)
+        out = []
+        for f in (lambda: (z * w).abs().sum(), lambda: (z * z.conj()).real.sum(),
+                  lambda: z.exp().real.sum(), lambda: (z * w).imag.sum(),
+                  lambda: z.angle().sum(), lambda: (z.sin() / w).abs().sum()):
+            z.grad = None
+            f().backward()
+            out.append(z.grad)
+        (T.complex(x, x * 2) * w).abs().sum().backward()
+        out.append(x.grad)
+        x.grad = None
+        (x * w).imag.sum().backward()
+        out.append(x.grad)
+        g, = T.autograd.grad((z * z).abs().sum(), z, create_graph=True)
+        out.append(g)
+        out.append(T.autograd.grad(g.real.sum(), z)[0])
+        return out
+    run_both(program, rtol=1e-5, atol=1e-6)

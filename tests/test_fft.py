@@ -120,8 +120,6 @@ def test_gradients_float64(name, norm):
     np.testing.assert_allclose(_np(a), _np(e), rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason="complex leaf gradients come out as the conjugate of "
-                   "PyTorch's: the autograd engine's convention, for every complex op")
 def test_complex_leaf_gradient_through_abs():
     """A complex leaf whose loss is real and depends on it through |fft|: gradient as torch."""
     x = INPUTS["complex128"]

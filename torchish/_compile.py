@@ -751,8 +751,9 @@ class _Compiled:
                 diff_arrays, all_arrays, lrs_, key_ = leaves
                 outs, pull = jax.vjp(lambda d: results_of(d, all_arrays, lrs_, key_),
                                      diff_arrays)
-                cts = [jnp.zeros_like(o) if c is None else c for o, c in zip(outs, cts)]
-                return pull(cts)[0]
+                cts = [jnp.zeros_like(o) if c is None else graph.torch_grad(c)
+                       for o, c in zip(outs, cts)]
+                return [graph.torch_grad(g) for g in pull(cts)[0]]
             entry.vjp[diff] = vjp
         edges = [edge_of(owners[i]) for i in diff]
         node = Node("CompiledFunctionBackward", edges,

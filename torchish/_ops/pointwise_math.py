@@ -128,7 +128,7 @@ _UNARY = {
     "frac": (lambda x: x - jnp.trunc(x), P.DEFAULT, ()),
     "positive": (_positive, P.NONE, ()),
     "conj": (jnp.conj, P.NONE, ()),
-    "angle": (jnp.angle, P.INT_TO_FLOAT, "inputs"),
+    "angle": (jnp.angle, P.INT_TO_FLOAT_REAL, "inputs"),
     "relu": (_relu, P.DEFAULT, "result"),
 }
 # CPU kernels PyTorch lacks for some dtypes: name -> (kernel name, rejected kinds)
@@ -550,3 +550,84 @@ def _special_spherical_bessel_j0(input):
     """torch.special.spherical_bessel_j0: sin(x) / x (1 at 0)."""
     safe = jnp.where(input == 0, 1, input)
     return jnp.where(input == 0, 1, jnp.sin(safe) / safe)
+
+
+# ---- integer and float-bit functions: gcd, lcm, nextafter, float_power -------------------
+
+@op(differentiable=False, inplace=True)
+def gcd(input, other):
+    _reject("gcd_cpu", input, "bfc")
+    return jnp.gcd(input, other)
+
+
+@op(differentiable=False, inplace=True)
+def lcm(input, other):
+    _reject("lcm_cpu", input, "bfc")
+    return jnp.lcm(input, other)
+
+
+@jax.custom_jvp
+def _nextafter(a, b):
+    return jnp.nextafter(a, b)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    # PyTorch's derivative: 1 with respect to `input`, 0 with respect to `other`
+    out = _nextafter(*primals)
+    return out, jnp.broadcast_to(tangents[0], out.shape).astype(out.dtype)
+
+
+@op(grad_fn="NextafterBackward0", inplace=True)
+def nextafter(input, other):
+    _reject("nextafter_cpu", input, "bic")
+    return _nextafter(input, other)
+
+
+def _float_power_dtype(*operands):
+    from .. import _dtype as dt
+    from .._tensor import Tensor
+    cplx = any(o.is_complex() if isinstance(o, Tensor) else isinstance(o, complex)
+               for o in operands)
+    return dt.complex128 if cplx else dt.float64
+
+
+def float_power(input, exponent):
+    """pow computed in double precision (complex128 when an operand is complex)."""
+    from .._tensor import Tensor
+    from .pointwise import _rpow, pow as pow_
+    target = _float_power_dtype(input, exponent)
+    base, exp = [o.to(target) if isinstance(o, Tensor) else o for o in (input, exponent)]
+    if not isinstance(input, Tensor):  # a Scalar base: PowBackward2, as `2 ** t`
+        return _rpow(exp, base)
+    return pow_(base, exp)
+
+
+def float_power_(self, exponent):
+    target = _float_power_dtype(self, exponent)
+    if self.dtype is not target:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._legacy} but "
+                           f"the operation's result requires dtype {target._legacy}")
+    from .._tensor import Tensor
+    return self.pow_(exponent.to(target) if isinstance(exponent, Tensor) else exponent)
+
+
+def _bind_plain():
+    from .._tensor import Tensor
+    Tensor.float_power = float_power
+    Tensor.float_power_ = float_power_
+
+
+_bind_plain()
+
+# In-place ops PyTorch also publishes as `torch.<name>_` functions
+INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "celu_", "clamp_",
+    "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_",
+    "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "i0_", "log10_",
+    "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "relu_", "resize_as_", "round_", "rsqrt_", "selu_", "sigmoid_", "sin_",
+    "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "threshold_", "trunc_", "xlogy_",
+    "zero_", "gcd_", "lcm_")
+PLAIN = ["float_power"]

@@ -33,7 +33,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
 from .._storage import Storage, apply_template, base_view, extend, read_view, write_view
 from ..autograd import grad_mode
-from ..autograd.graph import Node, edge_of, saved_entry
+from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 
 __all__ = ["op", "Promote", "REGISTRY", "dispatch", "call_jax"]
 
@@ -45,6 +45,7 @@ class Promote(enum.Enum):
     ALWAYS_BOOL = 3       # compute in the promoted dtype, return bool (comparisons)
     COMPLEX_TO_FLOAT = 4  # complex inputs give real results (abs)
     INT_TO_LONG = 5       # bool/integer inputs accumulate in int64 (sum, cumsum, prod)
+    INT_TO_FLOAT_REAL = 6  # integers give the default float, complex its real dtype (angle)
 
 
 REGISTRY = {}
@@ -382,13 +383,14 @@ def _plan_dtypes(definition, statics, kinds):
     requested = statics.get("dtype")
     if requested is not None and isinstance(requested, dt.dtype):
         return requested, requested
-    if kind is Promote.INT_TO_FLOAT and not (common.is_floating_point or common.is_complex):
+    if kind in (Promote.INT_TO_FLOAT, Promote.INT_TO_FLOAT_REAL) and not (
+            common.is_floating_point or common.is_complex):
         common = dt.get_default_dtype()
     elif kind is Promote.INT_TO_LONG and not (common.is_floating_point or common.is_complex):
         common = dt.int64
     if kind is Promote.ALWAYS_BOOL:
         return common, dt.bool
-    if kind is Promote.COMPLEX_TO_FLOAT:
+    if kind in (Promote.COMPLEX_TO_FLOAT, Promote.INT_TO_FLOAT_REAL):
         return common, common.to_real()
     return common, common
 
@@ -735,12 +737,12 @@ def _make_vjp(fwd, mask, diff_out, materialize=None):
             return [out]
         primal_out, pullback = jax.vjp(f, *[leaves[i] for i in positions])
         diff_cts = [c for c, d in zip(cts, diff_out) if d]
-        diff_cts = [jnp.zeros_like(p) if c is None else c.astype(p.dtype)
+        diff_cts = [jnp.zeros_like(p) if c is None else torch_grad(c.astype(p.dtype))
                     for c, p in zip(diff_cts, primal_out)]
         grads = pullback(diff_cts)
         result = [None] * len(leaves)
         for i, g in zip(positions, grads):
-            result[i] = g
+            result[i] = torch_grad(g)
         return result
     return vjp
 

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jax.extend.core import Literal
 
-from .graph import Node, edge_of, saved_entry
+from .graph import Node, edge_of, saved_entry, torch_grad
 
 __all__ = ["record_backward"]
 
@@ -227,8 +227,8 @@ def _one_vjp(vjp, n, j, positions):
             return vjp(full[:n], full[n:])[j]
         out, pullback = jax.vjp(g_j, *[leaves[i] for i in positions])
         ct = cts[0]
-        ct = jnp.zeros_like(out) if ct is None else ct.astype(out.dtype)
-        return list(pullback(ct))
+        ct = jnp.zeros_like(out) if ct is None else torch_grad(ct.astype(out.dtype))
+        return [torch_grad(g) for g in pullback(ct)]
     return fn
 
 

@@ -118,6 +118,13 @@ class _ViewAval(tuple):
     """The aval of a view operand passed as (base, offsets): (base aval, offsets)."""
 
 
+def torch_grad(x):
+    """A cotangent in PyTorch's convention from JAX's, or back (an involution). For complex
+    values PyTorch's vjp is conj(J)^T g where JAX's is J^T g: conjugating the cotangent on the
+    way into a JAX pullback and the gradients on the way out maps one onto the other."""
+    return jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x
+
+
 def _aval(leaf):
     if isinstance(leaf, tuple):  # a view operand read from its base: (base, offsets)
         return _ViewAval((_aval(leaf[0]), leaf[1]))

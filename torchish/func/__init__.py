@@ -27,7 +27,7 @@ from .._tensor import Tensor, _wrap
 from .. import _random_trace
 from .._jaxpr_deps import needed_inputs
 from ..autograd import grad_mode
-from ..autograd.graph import Node, edge_of
+from ..autograd.graph import Node, edge_of, torch_grad
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state", "linearize"]
@@ -184,9 +184,9 @@ def _apply(pure, args, name, func=None):
                 c = np.zeros(o.shape, jax.dtypes.float0)
             elif c is None:
                 c = jnp.zeros_like(o)
-            filled.append(c)
+            filled.append(torch_grad(c))
         g_args, g_captured = leaves[0](out_def.unflatten(filled))
-        return list(g_args) + list(g_captured)
+        return [torch_grad(g) for g in list(g_args) + list(g_captured)]
     edges = [edge_of(leaves[i]) for i in diff] + [edge_of(t) for t in captured]
     node = Node(name, edges, [pull], None, backward, [(t.shape, t.dtype) for t in tensors])
     for j, t in enumerate(tensors):
