@@ -672,9 +672,9 @@ def _non_overlapping_and_dense(size, stride):
     return True
 
 
-def _dense_strides_like(size, stride):
-    """Dense strides whose dim order follows `stride` (PyTorch's preserve_format rule for an
-    input with gaps or overlaps, e.g. a strided slice of a transposed tensor)."""
+def memory_order(size, stride):
+    """The dims from the innermost to the outermost in memory, as PyTorch orders them (its
+    preserve_format rule, and the order its fill kernels walk a tensor in)."""
     n = len(size)
     # order[0] is the innermost dim; start from the row-major order and insertion-sort by
     # stride. A zero stride (broadcast dim) is no evidence either way, so it stays where it is;
@@ -698,8 +698,14 @@ def _dense_strides_like(size, stride):
                 j = k
             elif c < 0:
                 break
-    out, acc = [0] * n, 1
-    for d in order:
+    return order
+
+
+def _dense_strides_like(size, stride):
+    """Dense strides whose dim order follows `stride` (PyTorch's preserve_format rule for an
+    input with gaps or overlaps, e.g. a strided slice of a transposed tensor)."""
+    out, acc = [0] * len(size), 1
+    for d in memory_order(size, stride):
         out[d] = acc
         acc *= max(size[d], 1)
     return tuple(out)

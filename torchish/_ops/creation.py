@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import device as Device, get_default_device, jax_device, CPU
-from .._tensor import Tensor, _wrap, _to_python, preserve_format
+from .._tensor import Tensor, _wrap, _to_python, memory_order, preserve_format
 from ..autograd import grad_mode
 from .registry import Promote, op, call_jax
 
@@ -277,29 +277,8 @@ ones_like = _like(ones)
 
 
 def layout_order(t):
-    """`t`'s dims from the outermost to the innermost in memory, ordered as PyTorch orders
-    them (an insertion sort by stride; a 0 stride compares as "keep the order", equal strides
-    put the smaller size inside)."""
-    shape, strides = t.shape, t.stride()
-
-    def outer(d0, d1):   # 1: d0 belongs outside d1, -1: inside, 0: keep
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
-    perm = list(range(t.ndim))[::-1]   # innermost first
-    for i in range(1, len(perm)):
-        j = i
-        for k in range(i - 1, -1, -1):
-            c = outer(perm[k], perm[j])
-            if c > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif c < 0:
-                break
-    return perm[::-1]
+    """`t`'s dims from the outermost to the innermost in memory."""
+    return memory_order(t.shape, t.stride())[::-1]
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
