@@ -19,11 +19,11 @@ matrix_rank = _l.linalg_matrix_rank
 matrix_norm = _l.linalg_matrix_norm
 solve_triangular = _l.linalg_solve_triangular
 cross = _l.cross
+multi_dot = _l.multi_dot
 
 _QR = collections.namedtuple("QR", ["Q", "R"])
 _SVD = collections.namedtuple("SVD", ["U", "S", "Vh"])
 _EIGH = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-_SLOGDET = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
 def qr(A, mode="reduced"):
@@ -39,7 +39,10 @@ def eigh(A, UPLO="L"):
 
 
 def slogdet(A):
-    return _SLOGDET(*_l.linalg_slogdet(A))
+    from ._ops.return_types import _LINALG_SLOGDET
+    _l._float_input("linalg.slogdet", A)
+    _l._square("linalg.slogdet", A)
+    return _LINALG_SLOGDET(*_l.linalg_slogdet(A))
 
 
 @_autocast.casts("linalg_vector_norm")

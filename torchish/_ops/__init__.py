@@ -3,16 +3,21 @@ from . import pointwise, reduction, shape, indexing, linalg, creation, random_op
 from . import nn_rnn  # noqa: F401
 from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm  # noqa: F401
+from . import pointwise_math, metadata, scatter, statistics, structure  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
 
 
 def plain_functions():
     """Functions written in Python over ops (overload resolution, composites)."""
     out = {}
-    for mod in (shape, indexing, linalg, creation, random_ops):
+    for mod in (shape, indexing, linalg, creation, random_ops, pointwise_math, metadata,
+                scatter, statistics, structure):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)
     out.update(reduction.OVERLOADS)
     out["range"] = creation.range_
+    from .._tensor import Tensor
+    for name in pointwise_math.INPLACE_FUNCTIONS:  # torch.relu_(t) is t.relu_()
+        out[name] = getattr(Tensor, name)
     from .out_arg import accept_out
     return {name: accept_out(name, fn) for name, fn in out.items()}

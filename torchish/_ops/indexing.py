@@ -229,10 +229,22 @@ def getitem(self, key):
         # x[True] / x[False]: a new leading dim of size 1 / 0
         return basic_view(self, (("unsqueeze", 0),) + (() if bool(key) else (
             ("slice", 0, 0, 0, 1),)))
-    steps, static, arrays = _normalize_key(self, key)
+    steps, static, arrays = _normalize_key(self, _int_scalars(key))
     if steps is not None:
         return basic_view(self, steps)
     return _advanced_index(self, arrays, static)
+
+
+def _int_scalars(key):
+    """PyTorch reads a 0-d integer tensor in a key (not uint8, which is a mask) as a Python
+    int: `x[torch.tensor(1)]` is a select view. A traced one stays an index tensor."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, Tensor) and k.ndim == 0 for k in items):
+        return key
+    out = tuple(int(k.item()) if isinstance(k, Tensor) and k.ndim == 0 and not (
+        k.dtype.is_floating_point or k.dtype.is_complex or k.dtype in (dt.bool, dt.uint8))
+        and not isinstance(k._data, jax.core.Tracer) else k for k in items)
+    return out if isinstance(key, tuple) else out[0]
 
 
 @op(promote=P.NONE, grad_fn="IndexPutBackward0", inplace=True, function=False, method=False,

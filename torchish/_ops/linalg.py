@@ -552,12 +552,107 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return functional.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
+def _inner_name(kinds, statics):
+    return "MulBackward0" if kinds[0][1] or kinds[1][1] else "ViewBackward0"
+
+
+@op(promote=P.DEFAULT, grad_fn=_inner_name)
+def inner(input, other):
+    """Sum over the last dims of both (a product when either is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return jnp.tensordot(input, other, axes=((-1,), (-1,)))
+
+
+def _float_input(name, A):
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {A.dtype._legacy}")
+
+
+def _square(name, A):
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def slogdet(input):
+    from .return_types import _SLOGDET
+    _float_input("linalg.slogdet", input)
+    _square("linalg.slogdet", input)
+    return _SLOGDET(*linalg_slogdet(input))
+
+
+def logdet(input):
+    """log(det(A)): nan for a negative determinant (real input), as PyTorch."""
+    _float_input("logdet", input)
+    _square("linalg.slogdet", input)
+    sign, logabsdet = linalg_slogdet(input)
+    if input.is_complex():
+        return sign.log() + logabsdet
+    from .pointwise import where
+    return where(sign == -1, float("nan"), logabsdet)
+
+
+def matrix_exp(input):
+    _square("linalg.matrix_exp", input)
+    return linalg_matrix_exp(input)
+
+
+def multi_dot(tensors):
+    """A chain of matrix products; the first and last operands may be vectors."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    if first.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                           f"{first.ndim}D")
+    if last.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.ndim}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    shape = ([first.shape[0]] if first.ndim == 2 else []) + (
+        [last.shape[1]] if last.ndim == 2 else [])
+    mats = [first if first.ndim == 2 else first.unsqueeze(0)] + list(tensors[1:-1]) + [
+        last if last.ndim == 2 else last.unsqueeze(1)]
+    out = mats[0]
+    for m in mats[1:]:
+        out = mm(out, m)
+    return out.view(shape)
+
+
+def chain_matmul(*matrices):
+    import warnings
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(matrices)
+
+
 def _bind():
     from .._tensor import Tensor
     Tensor.matmul = matmul
     Tensor.__matmul__ = matmul
     Tensor.__rmatmul__ = _rmatmul
+    Tensor.slogdet, Tensor.logdet, Tensor.matrix_exp = slogdet, logdet, matrix_exp
 
 
 _bind()
-PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance"]
+PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance", "slogdet",
+         "logdet", "matrix_exp", "chain_matmul"]

@@ -298,6 +298,27 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return _vector_norm(input, float(p), axis, keepdim)
 
 
+
+@op(grad_fn="RenormBackward0", inplace=True, tensors=("input",))
+def renorm(input, p, dim, maxnorm):
+    """Each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    if jnp.iscomplexobj(input) or not jnp.issubdtype(input.dtype, jnp.floating):
+        from .pointwise import not_implemented
+        raise not_implemented("renorm_out", input)
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    from .shape import _wrap_dim
+    d = _wrap_dim(dim, input.ndim)
+    axes = tuple(i for i in range(input.ndim) if i != d)
+    nrm = _vector_norm(input, float(p), axes, True)
+    # PyTorch's factor; its 1e-7 keeps the division finite at tiny norms
+    return input * jnp.where(nrm > maxnorm, maxnorm / (nrm + 1e-7), 1.0).astype(input.dtype)
+
 @op(promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0")
 def logsumexp(input, dim, keepdim=False):
     return jax.scipy.special.logsumexp(input, axis=_axes(dim, input.ndim), keepdims=keepdim)

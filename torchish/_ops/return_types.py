@@ -15,3 +15,6 @@ RETURN_TYPES = {n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "m
                                     "median", "cummax", "cummin", "nanmedian")}
 RETURN_TYPES["aminmax"] = _rt("aminmax", ("min", "max"))
 RETURN_TYPES["frexp"] = _rt("frexp", ("mantissa", "exponent"))
+RETURN_TYPES["histogram"] = _rt("histogram", ("hist", "bin_edges"))
+_SLOGDET = RETURN_TYPES["slogdet"] = _rt("slogdet", ("sign", "logabsdet"))
+_LINALG_SLOGDET = RETURN_TYPES["linalg_slogdet"] = _rt("linalg_slogdet", ("sign", "logabsdet"))

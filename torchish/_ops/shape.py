@@ -350,17 +350,67 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    """Slices of `input` along `dim`: each output is its own view (SliceBackward0)."""
     from .._tensor import Tensor
+    from .indexing import basic_view
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     if isinstance(indices_or_sections, Tensor):  # a 0-dim count or a 1-D list of indices
-        indices_or_sections = indices_or_sections.tolist()
-    n = input.shape[_wrap_dim(dim, input.ndim)]
+        t = indices_or_sections
+        if t.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {t.ndim} dims")
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype.itemsize != 8:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have "
+                               f"dtype of long, but got {t.dtype._legacy}")
+        indices_or_sections = t.tolist()
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        bounds = [sum(sizes[:i]) for i in range(k + 1)]
+        pairs = list(zip(bounds, bounds[1:]))
     else:
-        idx = [0] + [min(max(i, 0), n) for i in indices_or_sections] + [n]
-        sizes = [max(b - a, 0) for a, b in zip(idx, idx[1:])]
-    return split(input, tuple(sizes), dim)
+        idx = [0] + list(indices_or_sections) + [None]
+        pairs = []
+        for a, b in zip(idx, idx[1:]):
+            start, stop, _ = slice(a, b).indices(n)
+            pairs.append((start, max(stop, start)))
+    return tuple(basic_view(input, (("slice", d, a, b, 1),)) for a, b in pairs)
+
+
+def _split_dim_check(name, input, sections, min_ndim, d):
+    if not isinstance(sections, (int, list, tuple)) or isinstance(sections, bool):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(sections).__name__}), but expected one of:\n"
+                        " * (Tensor input, int sections)\n * (Tensor input, tuple of ints "
+                        "indices)")
+    if input.ndim < min_ndim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension, "
+                           f"but got a tensor with {input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[d] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size "
+                           f"of the dimension {input.shape[d]} is not divisible by the "
+                           f"split_size {sections}!")
+    return tensor_split(input, sections, d)
+
+
+def hsplit(input, indices_or_sections):
+    d = 0 if input.ndim == 1 else 1
+    return _split_dim_check("hsplit", input, indices_or_sections, 1, d)
+
+
+def vsplit(input, indices_or_sections):
+    return _split_dim_check("vsplit", input, indices_or_sections, 2, 0)
+
+
+def dsplit(input, indices_or_sections):
+    return _split_dim_check("dsplit", input, indices_or_sections, 3, 2)
 
 
 def _unbind_steps(shape, dim):
@@ -711,7 +761,8 @@ def _bind_plain():
     from .._tensor import Tensor
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
              "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
-             "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile"]
+             "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile", "hsplit",
+             "vsplit", "dsplit"]
     for n in names:
         setattr(Tensor, n, globals()[n])
 
@@ -724,4 +775,4 @@ PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "broadcas
          "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape",
          "flatten", "ravel", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
          "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
-         "atleast_3d", "fliplr", "flipud", "tile", "meshgrid"]
+         "atleast_3d", "fliplr", "flipud", "tile", "meshgrid", "hsplit", "vsplit", "dsplit"]

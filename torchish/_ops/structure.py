@@ -1,9 +1,12 @@
 """Matrix structure and differences: tril/triu, diag/diag_embed, block_diag, diff and
 cartesian_prod (re-exported by `shape.py`, whose PLAIN list publishes the Python-level ones)."""
 import builtins
+import itertools
+import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .registry import Promote, op
 from .shape import _wrap_dim, meshgrid, stack
@@ -101,3 +104,76 @@ def cartesian_prod(*tensors):
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
     return stack([g.reshape(-1) for g in grids], 1)
+
+
+def diagflat(input, offset=0):
+    """A matrix with the flattened input on its `offset` diagonal."""
+    return diag_embed(input.reshape(-1), offset)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """Rows of `r` elements of a 1-D input, in itertools' order."""
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    idx = np.array(list(pick(builtins.range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    from .creation import tensor
+    return stack([input.index_select(0, tensor(idx[:, j])) for j in builtins.range(r)], 1)
+
+
+@op(promote=P.NONE, differentiable=False, method=False)
+def _unravel_index(indices, shape):
+    flat = indices % math.prod(shape) if shape else indices
+    out = []
+    for n in reversed(shape):
+        out.append(flat % n)
+        flat = flat // n
+    return tuple(o.astype(jnp.int64) for o in reversed(out))
+
+
+def unravel_index(indices, shape):
+    from .._tensor import Tensor
+    if not isinstance(indices, Tensor):
+        from .creation import tensor
+        indices = tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype.is_complex:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    if not shape:
+        return ()
+    return _unravel_index(indices, shape)
+
+
+@op(promote=P.NONE, grad_fn="ViewAsRealBackward0", saves=(), method=False)
+def view_as_real(input):
+    # a copy here: a storage holds one dtype, so the reinterpreting view cannot alias it
+    if not jnp.iscomplexobj(input):
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return jnp.stack([input.real, input.imag], -1)
+
+
+@op(promote=P.NONE, grad_fn="ViewAsComplexBackward0", saves=(), method=False)
+def view_as_complex(input):
+    if input.dtype not in (jnp.float16, jnp.float32, jnp.float64):
+        from .pointwise import legacy_name
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {legacy_name(input)}")
+    if input.ndim == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return jax.lax.complex(input[..., 0], input[..., 1])
+
+
+def _bind():
+    from .._tensor import Tensor
+    Tensor.diagflat = diagflat
+
+
+_bind()
+PLAIN = ["diagflat", "combinations", "unravel_index"]

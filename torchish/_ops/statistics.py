@@ -1,0 +1,228 @@
+"""Statistics over samples: cov/corrcoef (composites, as PyTorch writes them, so their
+grad_fn chains match), histogram and the finite-difference `gradient`."""
+import builtins
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from .pointwise import legacy_name
+from .registry import Promote, op
+from .return_types import RETURN_TYPES
+from .shape import _wrap_dim
+
+P = Promote
+_HISTOGRAM = RETURN_TYPES["histogram"]
+
+
+# ---- cov / corrcoef ----------------------------------------------------------------------
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    x = input.view(1, -1) if input.ndim < 2 else input
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.ndim > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but "
+                               f"got fweights with {fweights.ndim} dimensions")
+        if fweights.dtype.is_floating_point or fweights.dtype.is_complex:
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {fweights.dtype._legacy} dtype")
+        _numel_check("fweights", fweights, n)
+        w = fweights
+    if aweights is not None:
+        if aweights.ndim > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
+                               f"got aweights with {aweights.ndim} dimensions")
+        if not aweights.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {aweights.dtype._legacy} dtype")
+        _numel_check("aweights", aweights, n)
+        w = aweights if w is None else w * aweights
+    if w is not None:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+    else:
+        w_sum = n
+        avg = x.sum(1) / n   # a true division: integer samples give float moments
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    # a non-positive normalizer gives inf/nan, as PyTorch (which warns)
+    norm = norm.clamp_min(0) if isinstance(norm, Tensor) else builtins.max(norm, 0)
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t().conj())
+    return c.div(norm).squeeze()
+
+
+def _numel_check(name, w, n):
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {n}")
+    # a value check, so only on concrete weights (skipped when traced)
+    if not isinstance(w._data, jax.core.Tracer) and bool((w < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def corrcoef(input):
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal()
+    std = (d.real if d.is_complex() else d).sqrt()
+    c = c / std.view(-1, 1)
+    c = c / std.view(1, -1)
+    if c.is_complex():
+        from .creation import complex as complex_
+        return complex_(c.real.clip(-1, 1), c.imag.clip(-1, 1))
+    return c.clip(-1, 1)
+
+
+# ---- histogram ----------------------------------------------------------------------------
+
+def _count(input, edges, weight, density):
+    """Counts of `input` in bins [e_i, e_i+1) (the last one closed); outside ones dropped."""
+    x = input.reshape(-1)
+    nb = edges.shape[0] - 1
+    idx = jnp.searchsorted(edges, x, side="right") - 1
+    idx = jnp.where(x == edges[-1], nb - 1, idx)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    w = jnp.ones_like(x) if weight is None else weight.reshape(-1).astype(x.dtype)
+    hist = jnp.zeros(nb, x.dtype).at[jnp.where(inside, idx, 0)].add(jnp.where(inside, w, 0))
+    if density:
+        hist = hist / (hist.sum() * jnp.diff(edges))
+    return hist
+
+
+def _histogram_checks(input, weight):
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{legacy_name(input)}'")
+    if weight is not None and weight.shape != input.shape:
+        raise RuntimeError("torch.histogram(): if weight tensor is provided, it should have "
+                           "the same shape as the input tensor")
+
+
+@op(promote=P.NONE, differentiable=False, function=False, method=False,
+    tensors=("input", "weight"))
+def _histogram_count(input, weight, bins, range=None, density=False):
+    _histogram_checks(input, weight)
+    if range is not None:
+        lo, hi = jnp.asarray(range[0], input.dtype), jnp.asarray(range[1], input.dtype)
+    elif input.size:
+        lo, hi = input.min(), input.max()
+    else:
+        lo = hi = jnp.zeros((), input.dtype)
+    same = lo == hi
+    lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+    # PyTorch's linspace: from both ends, so the last edge is exactly `hi`
+    i = jnp.arange(bins + 1)
+    step = (hi - lo) / bins
+    edges = jnp.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i))
+    edges = edges.astype(input.dtype)
+    return _count(input, edges, weight, density), edges
+
+
+@op(promote=P.NONE, differentiable=False, function=False, method=False,
+    tensors=("input", "bins", "weight"))
+def _histogram_edges(input, bins, weight, density=False):
+    _histogram_checks(input, weight)
+    if bins.ndim != 1:
+        raise RuntimeError(f"torch.histogram(): bins tensor should have one dimension, but got "
+                           f"{bins.ndim} dimensions")
+    if bins.dtype != input.dtype:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the "
+                           f"same dtype, but got input {legacy_name(input).lower()} and bins "
+                           f"{legacy_name(bins).lower()}")
+    return _count(input, bins, weight, density), bins
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    if isinstance(bins, Tensor):
+        return _HISTOGRAM(*_histogram_edges(input, bins, weight, density))
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogramdd: bins must be > 0, but got {bins} for dimension "
+                           "0")
+    if range is not None:
+        range = tuple(float(v) for v in range)
+        if range[0] > range[1]:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{range[0]:g} max {range[1]:g} for dimension 0")
+    return _HISTOGRAM(*_histogram_count(input, weight, int(bins), range, density))
+
+
+# ---- gradient -----------------------------------------------------------------------------
+
+def _gradient_dims(input, spacing, dim):
+    if dim is None:
+        dims = list(builtins.range(input.ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        dims = [_wrap_dim(d, input.ndim) for d in dims]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("dim " + str(dims[0]) + " appears multiple times in the list of "
+                               "dims")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                               f"it's spacing and dim arguments to have the same length, but "
+                               f"got a spacing argument of length {len(spacing)} and a dim "
+                               f"argument of length {len(dims)}.")
+        spacing = list(spacing)
+    else:
+        spacing = [spacing] * len(dims)
+    return dims, spacing
+
+
+def _edge(a, d, i, n=1):
+    return a.narrow(d, i if i >= 0 else a.shape[d] + i, n)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Finite differences along each dim: central inside, one-sided of `edge_order` at the
+    ends; `spacing` a scalar, one per dim, or coordinate tensors."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims, spacing = _gradient_dims(input, 1 if spacing is None else spacing, dim)
+    out = []
+    for d, h in zip(dims, spacing):
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+        a = input
+        n = a.shape[d]
+        if isinstance(h, Tensor) and h.ndim:   # coordinates along d
+            shape = [1] * a.ndim
+            shape[d] = -1
+            dx = h.diff().view(shape)
+            dl, dr = _edge(dx, d, 0, n - 2), _edge(dx, d, 1, n - 2)
+            center = (dl * dl * _edge(a, d, 2, n - 2) - dr * dr * _edge(a, d, 0, n - 2)
+                      + (dr * dr - dl * dl) * _edge(a, d, 1, n - 2)) / (dl * dr * (dl + dr))
+            h0, h1 = _edge(dx, d, 0), _edge(dx, d, -1)
+        else:
+            h = h.item() if isinstance(h, Tensor) else h
+            center = (_edge(a, d, 2, n - 2) - _edge(a, d, 0, n - 2)) / (2 * h)
+            h0 = h1 = h
+        if edge_order == 1:
+            first = (_edge(a, d, 1) - _edge(a, d, 0)) / h0
+            last = (_edge(a, d, -1) - _edge(a, d, -2)) / h1
+        else:
+            first = (-1.5 * _edge(a, d, 0) + 2 * _edge(a, d, 1) - 0.5 * _edge(a, d, 2)) / h0
+            last = (0.5 * _edge(a, d, -3) - 2 * _edge(a, d, -2) + 1.5 * _edge(a, d, -1)) / h1
+        from .shape import cat
+        out.append(cat([first, center, last], d))
+    return tuple(out)
+
+
+def _bind():
+    Tensor.cov = cov
+    Tensor.corrcoef = corrcoef
+    Tensor.histogram = histogram
+
+
+_bind()
+PLAIN = ["cov", "corrcoef", "histogram", "gradient"]
