@@ -386,3 +386,41 @@ def test_tensor_lr(name):
             assert float(lr_tensor) == float(topt.param_groups[0]["lr"]), i
             assert [float(v) for v in fsched.get_last_lr()] == \
                 [float(v) for v in tsched.get_last_lr()]
+
+
+@pytest.mark.parametrize("kwargs", [dict(swa_lr=0.05), dict(swa_lr=[0.05, 0.2], anneal_epochs=3,
+                                                             anneal_strategy="linear"),
+                                    dict(swa_lr=0.01, anneal_epochs=0)])
+def test_swalr_matches_torch(kwargs):
+    from torchish.optim import swa_utils
+    groups = [{"params": [], "lr": 0.5}, {"params": [], "lr": 0.1}]
+    fake = FakeOptimizer(copy.deepcopy(groups), {"lr": 0.5})
+    ps = [torch.zeros(1, requires_grad=True), torch.zeros(1, requires_grad=True)]
+    real = torch.optim.SGD([{"params": [ps[0]], "lr": 0.5}, {"params": [ps[1]], "lr": 0.1}])
+    ours, theirs = swa_utils.SWALR(fake, **kwargs), torch.optim.swa_utils.SWALR(real, **kwargs)
+    for _ in range(12):
+        fake.step()
+        real.step()
+        ours.step()
+        theirs.step()
+        assert ours.get_last_lr() == theirs.get_last_lr()
+        assert [g["swa_lr"] for g in fake.param_groups] == [g["swa_lr"] for g in real.param_groups]
+    sd = ours.state_dict()
+    assert "anneal_func" not in sd and sd["_anneal_strategy"] == theirs.state_dict()["_anneal_strategy"]
+    again = swa_utils.SWALR(FakeOptimizer(copy.deepcopy(groups), {"lr": 0.5}), swa_lr=1.0)
+    again.load_state_dict(pickle.loads(pickle.dumps(sd)))
+    assert again.anneal_func(0.5) == ours.anneal_func(0.5)
+
+
+def test_swalr_errors_match_torch():
+    from torchish.optim import swa_utils
+    for mod in (swa_utils, torch.optim.swa_utils):
+        opt = FakeOptimizer([{"params": [], "lr": 0.5}], {"lr": 0.5}) if mod is swa_utils else \
+            torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.5)
+        with pytest.raises(ValueError, match="anneal_strategy must be one of 'cos' or 'linear', "
+                                             "instead got exp"):
+            mod.SWALR(opt, 0.1, anneal_strategy="exp")
+        with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0, got -1"):
+            mod.SWALR(opt, 0.1, anneal_epochs=-1)
+        with pytest.raises(ValueError, match="swa_lr must have the same length"):
+            mod.SWALR(opt, [0.1, 0.2])

@@ -807,3 +807,43 @@ def test_old_style_backward_hook_matches_torch():
         for g, r in zip(lg, lr):
             if r is not None:
                 np.testing.assert_allclose(g, r, rtol=1e-6)
+
+
+def test_pytorch_submodule_paths_programs_import():
+    # `from torch.nn.modules.batchnorm import _BatchNorm` and `torch.nn.modules.utils._pair`
+    # are common in research code
+    from torchish.nn.modules import batchnorm, instancenorm, utils
+    for lib, bn, inorm, ut in ((torch, torch.nn.modules.batchnorm, torch.nn.modules.instancenorm,
+                                torch.nn.modules.utils), (torchish, batchnorm, instancenorm, utils)):
+        assert isinstance(lib.nn.BatchNorm2d(3), bn._BatchNorm)
+        assert not isinstance(lib.nn.InstanceNorm2d(3), bn._BatchNorm)
+        assert isinstance(lib.nn.InstanceNorm1d(3), inorm._InstanceNorm)
+        assert ut._pair(3) == (3, 3) and ut._triple([1, 2, 3]) == (1, 2, 3)
+        assert ut._single((4,)) == (4,) and ut._quadruple(0) == (0, 0, 0, 0)
+        assert ut._reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpointed_module_matches_torch(reentrant):
+    # PyTorch recomputes the checkpointed forward in backward: BatchNorm's running stats move
+    # twice per step, dropout replays the same mask
+    outs = []
+    for L in LIBS:
+        from importlib import import_module
+        ckpt = import_module(L.__name__ + ".utils.checkpoint")
+        L.manual_seed(0)
+        m = L.nn.Sequential(L.nn.Linear(4, 6), L.nn.BatchNorm1d(6), L.nn.Dropout(0.3), L.nn.Tanh())
+        x = L.tensor(np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32),
+                     requires_grad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = ckpt.checkpoint(m, x, use_reentrant=reentrant)
+            ckpt.checkpoint(m, x)
+        out.pow(2).sum().backward()
+        outs.append((type(out.grad_fn).__name__, [str(i.message)[:60] for i in w], _np(out),
+                     _np(x.grad), _np(m[0].weight.grad), _np(m[1].running_mean),
+                     int(m[1].num_batches_tracked), _np(L.rand(2))))
+    (tn, tw, *tv), (jn, jw, *jv) = outs
+    assert tn == jn and tw == jw
+    for a, b in zip(jv, tv):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

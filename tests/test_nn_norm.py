@@ -243,3 +243,56 @@ def test_batch_norm_load_old_state_dict():
         m.load_state_dict(state)
         assert m.running_mean.tolist() == [1.0, 2.0, 3.0]
         assert int(m.num_batches_tracked) == 1
+
+
+# ---- reduced-precision input with float32 parameters (what autocast(cpu) produces) --------
+
+def _mixed_case(lib, name, x, p, pdtype):
+    F_ = lib.nn.functional
+    xt = lib.tensor(x).to(lib.bfloat16).requires_grad_()
+    w = lib.tensor(p).to(pdtype)
+    b = lib.tensor(p[::-1].copy()).to(pdtype)
+    if name == "layer_norm":
+        out = F_.layer_norm(xt, (x.shape[-1],), w, b)
+    elif name == "group_norm":
+        out = F_.group_norm(xt, 2, w, b)
+    elif name == "batch_norm":
+        rm, rv = lib.zeros(4, dtype=pdtype), lib.ones(4, dtype=pdtype)
+        out = F_.batch_norm(xt, rm, rv, w, b, training=True)
+        out = (out, rm, rv)
+    else:
+        out = F_.instance_norm(xt, weight=w, bias=b)
+    return out, xt
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "group_norm", "batch_norm", "instance_norm"])
+def test_bfloat16_input_float32_params_keeps_input_dtype(name):
+    x = _rand(0, 3, 4, 4).astype(F32)
+    p = (1 + 0.1 * _rand(1, 4)).astype(F32)
+    (ref, rx), (got, gx) = (_mixed_case(lib, name, x, p, lib.float32) for lib in (torch, torchish))
+    refs, gots = ref if isinstance(ref, tuple) else (ref,), got if isinstance(got, tuple) else (got,)
+    for r, g in zip(refs, gots):
+        assert str(g.dtype) == str(r.dtype)
+        # bf16 outputs equal; float32 running stats to an ulp
+        np.testing.assert_allclose(_np(g.float()), r.detach().float().numpy(), rtol=1e-6)
+    refs[0].float().sum().backward()
+    gots[0].float().sum().backward()
+    assert str(gx.grad.dtype) == str(rx.grad.dtype) == "torch.bfloat16"
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "group_norm", "batch_norm"])
+def test_float32_input_bfloat16_params_error(name):
+    x = _rand(0, 3, 4, 4).astype(F32)
+    p = np.ones(4, F32)
+    for lib in (torch, torchish):
+        xt = lib.tensor(x)
+        w = lib.tensor(p).to(lib.bfloat16)
+        F_ = lib.nn.functional
+        with pytest.raises(RuntimeError,
+                           match=r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"):
+            if name == "layer_norm":
+                F_.layer_norm(xt, (4,), w, w)
+            elif name == "group_norm":
+                F_.group_norm(xt, 2, w, w)
+            else:
+                F_.batch_norm(xt, lib.zeros(4), lib.ones(4), w, w, training=True)

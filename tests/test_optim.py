@@ -654,3 +654,73 @@ def test_custom_optimizer_subclass():
     np.testing.assert_allclose(to_np(p), [0.9, -0.9], rtol=1e-6)
     assert opt.state_dict()["state"] == {0: {"n": 1}} and seen == [1]
     assert "SignSGD (" in repr(opt)
+
+
+# ---- swa_utils: AveragedModel / update_bn ------------------------------------------------
+
+def _twin_models(seed=0):
+    """The same small BatchNorm model in both libraries (weights copied through NumPy)."""
+    torch.manual_seed(seed)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+    jm = torchish.nn.Sequential(torchish.nn.Linear(3, 4), torchish.nn.BatchNorm1d(4),
+                                torchish.nn.Linear(4, 2))
+    jm.load_state_dict({k: torchish.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    return tm, jm
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["swa", "ema_multi", "ema", "swa_multi", "buffers"])
+def test_averaged_model_matches_torch(kind):
+    tm, jm = _twin_models()
+    tsw, jsw = torch.optim.swa_utils, topt.swa_utils
+    kw = {"swa": {}, "ema_multi": {"multi_avg_fn": "get_ema_multi_avg_fn"},
+          "ema": {"avg_fn": "get_ema_avg_fn"}, "swa_multi": {"multi_avg_fn": "get_swa_multi_avg_fn"},
+          "buffers": {"use_buffers": True, "multi_avg_fn": "get_ema_multi_avg_fn"}}[kind]
+
+    def build(lib, m):
+        args = {k: (getattr(lib, v)(0.8) if "ema" in v else getattr(lib, v)())
+                if isinstance(v, str) else v for k, v in kw.items()}
+        return lib.AveragedModel(m, **args)
+    tav, jav = build(tsw, tm), build(jsw, jm)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        x = rng.standard_normal((5, 3)).astype(np.float32)
+        for lib, m in ((torch, tm), (torchish, jm)):
+            with lib.no_grad():
+                m(lib.tensor(x))   # moves the BatchNorm running stats
+                for p in m.parameters():
+                    p.add_(lib.tensor(x[:1, :1]).sum() * 0.1)
+        tav.update_parameters(tm)
+        jav.update_parameters(jm)
+    tsd, jsd = tav.state_dict(), jav.state_dict()
+    assert list(tsd) == list(jsd)
+    for k in tsd:
+        np.testing.assert_allclose(to_np(jsd[k]), tsd[k].numpy(), rtol=1e-6, atol=1e-7)
+        assert str(jsd[k].dtype) == str(tsd[k].dtype)
+    assert int(jav.n_averaged) == int(tav.n_averaged) == 4
+
+
+@needs_torch
+def test_update_bn_matches_torch():
+    tm, jm = _twin_models(3)
+    rng = np.random.default_rng(2)
+    batches = [rng.standard_normal((6, 3)).astype(np.float32) for _ in range(3)]
+    tm.eval()
+    jm.eval()
+    torch.optim.swa_utils.update_bn([(torch.tensor(b), 0) for b in batches], tm)
+    topt.swa_utils.update_bn([(torchish.tensor(b), 0) for b in batches], jm)
+    assert not jm.training and jm[1].momentum == tm[1].momentum == 0.1
+    for k in ("1.running_mean", "1.running_var", "1.num_batches_tracked"):
+        np.testing.assert_allclose(to_np(jm.state_dict()[k]), tm.state_dict()[k].numpy(),
+                                   rtol=1e-6)
+
+
+@needs_torch
+def test_swa_utils_errors_match_torch():
+    for lib in (torch, torchish):
+        with pytest.raises(ValueError, match=r"Invalid decay value 1.5 provided. Please provide "
+                                             r"a value in \[0,1\] range."):
+            lib.optim.swa_utils.get_ema_multi_avg_fn(1.5)
+        with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
+            lib.optim.swa_utils.AveragedModel(lib.nn.Linear(1, 1), avg_fn=lambda *a: a[0],
+                                              multi_avg_fn=lambda *a: None)

@@ -12,6 +12,7 @@ from .nadam import NAdam
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
+from . import swa_utils  # noqa: E402,F401  (needs nn, imported after the optimizers)
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "SGD", "lr_scheduler"]
+           "RAdam", "RMSprop", "SGD", "lr_scheduler", "swa_utils"]

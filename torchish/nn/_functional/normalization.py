@@ -7,8 +7,31 @@ from ..._ops import nn_norm as _norm
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm"]
 
-layer_norm = _norm.layer_norm
 rms_norm = _norm.rms_norm
+
+_REDUCED = ("torch.bfloat16", "torch.float16")
+_FLOATS = ("torch.float32",) + _REDUCED
+
+
+def _mixed_dtype(input, *params):
+    """True for a bf16/f16 input with float32 parameters: PyTorch's CPU norm kernels then
+    compute in float32 and return the input's dtype, which is what keeps a LayerNorm or
+    BatchNorm in bfloat16 under autocast(cpu). Other float mixes are errors there."""
+    dtypes = {str(p.dtype) for p in params if p is not None}
+    if not dtypes or dtypes == {str(input.dtype)}:
+        return False
+    if str(input.dtype) in _REDUCED and dtypes == {"torch.float32"}:
+        return True
+    if str(input.dtype) in _FLOATS and dtypes <= set(_FLOATS):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    return False
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    if _mixed_dtype(input, weight, bias):
+        out = _norm.layer_norm(input.float(), normalized_shape, weight, bias, eps)
+        return out.to(input.dtype)
+    return _norm.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def _verify_batch_size(size):
@@ -36,6 +59,9 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     update = training and (running_mean is not None or running_var is not None)
     if momentum is None:
         raise TypeError("batch_norm(): argument 'momentum' must be float, not NoneType")
+    if _mixed_dtype(input, weight, bias, running_mean, running_var):
+        return _native_batch_norm(input.float(), weight, bias, running_mean, running_var,
+                                  training, momentum, eps).to(input.dtype)
     out = _norm._batch_norm(input, weight, bias, running_mean, running_var,
                             float(momentum) if update else 0.0, bool(training), float(eps))
     if not update:
@@ -86,6 +112,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                            f"{input.dim()}")
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] +
                        list(input.size()[2:]))
+    if _mixed_dtype(input, weight, bias):
+        return _norm.group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     return _norm.group_norm(input, num_groups, weight, bias, eps)
 
 

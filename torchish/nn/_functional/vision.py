@@ -96,8 +96,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("nearest", "nearest-exact") and 3 <= input.dim() <= 5 or \
             _LINEAR.get(mode) == input.dim():
         if antialias:
-            raise NotImplementedError(f"interpolate(): antialias=True is not supported by "
-                                      f"torchish (mode={mode!r})")
+            return _antialias_resize(input, output_size, scale_factors, mode, align_corners)
         scales = None if scale_factors is None else tuple(scale_factors)
         return _conv._upsample(input, tuple(output_size), scales, mode,
                                None if mode.startswith("nearest") else bool(align_corners))
@@ -112,6 +111,59 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         "Input Error: Only 3D, 4D and 5D input Tensors supported"
         f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | "
         f"trilinear | lanczos | area | nearest-exact (got {mode})")
+
+
+def _aa_filter(mode, x):
+    x = abs(x)
+    if mode == "bilinear":
+        return max(0.0, 1.0 - x)
+    a = -0.5  # antialiased bicubic uses Keys' a=-0.5 (as PIL), the plain kernel uses -0.75
+    if x < 1.0:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    if x < 2.0:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return 0.0
+
+
+def _aa_weights(in_size, out_size, scale_factor, mode, align_corners):
+    """(out, in) resampling matrix of ATen's antialiased kernels: a triangle/cubic filter
+    stretched by the downscale factor, each row normalised to sum to one."""
+    if align_corners:
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    elif scale_factor is not None and scale_factor > 0:
+        scale = 1.0 / scale_factor
+    else:
+        scale = in_size / out_size
+    half = 1.0 if mode == "bilinear" else 2.0
+    support = half * scale if scale >= 1.0 else half
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    rows = []
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_size)
+        w = [_aa_filter(mode, (j - center + 0.5) * invscale) for j in range(lo, hi)]
+        total = sum(w)
+        row = [0.0] * in_size
+        for j, v in zip(range(lo, hi), w):
+            row[j] = v / total if total != 0.0 else v
+        rows.append(row)
+    return rows
+
+
+def _antialias_resize(input, output_size, scale_factors, mode, align_corners):
+    # separable: width first, then height, as ATen's CPU kernel; a dim keeping its size is
+    # left alone
+    out = input
+    for axis, eq in ((3, "nchw,Ww->nchW"), (2, "nchw,Hh->ncHw")):
+        size_in, size_out = input.size(axis), output_size[axis - 2]
+        if size_in == size_out:
+            continue
+        scale = None if scale_factors is None else scale_factors[axis - 2]
+        w = torchish.tensor(_aa_weights(size_in, size_out, scale, mode, bool(align_corners)),
+                            dtype=input.dtype, device=input.device)
+        out = torchish.einsum(eq, out, w)
+    return out if out is not input else input.clone()
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
