@@ -1,6 +1,6 @@
 """Time per training step: torchish eager, torchish compiled, raw JAX, PyTorch eager (one run).
 
-    python benchmarks/train_step.py [--steps N] [--repeat R]
+    python benchmarks/train_step.py [--steps N] [--repeat R] [--sync-every-step]
 
 Models: (a) MLP 784-256-256-10, batch 64, Adam; (b) LeNet-style CNN on 1x28x28, batch 64, SGD
 with momentum; (c) 2-layer GPT (d_model 128, 4 heads, seq 64, batch 16), AdamW. The raw JAX
@@ -8,6 +8,10 @@ versions are hand-written (`jax.jit` + `jax.value_and_grad`, the same math and o
 start from the same weights. Also prints the compiled step's peak memory (XLA's memory analysis
 of the compiled executables, both with their input donation) against raw JAX's. The four
 contenders' timing repeats are interleaved, so load drift on a shared machine hits all alike.
+
+By default the steps of a timed block run back to back with one wait at its end, as a training
+loop that logs every few steps runs (JAX then overlaps Python with the previous step; PyTorch
+eager gains nothing). `--sync-every-step` waits for every step's loss instead.
 """
 import argparse
 import copy
@@ -179,16 +183,21 @@ def _step_fn(T, model, opt, lm):
     return step
 
 
-def _settled(step, model, x, y):
-    """One step that returns only when its parameter updates are done: JAX runs them
-    asynchronously after the loss, and unwaited work would be charged to the next contender."""
+def _waiter(model):
+    """Waits for a torchish step: its loss, and its parameter updates, which JAX runs
+    asynchronously after the loss (unwaited work would be charged to the next contender)."""
     params = list(model.parameters())
 
-    def run():
-        loss = step(x, y).item()
+    def sync(loss):
+        loss.item()
         jax.block_until_ready([p._data for p in params])
-        return loss
-    return run
+    return sync
+
+
+def _entry(call, sync, number, every_step):
+    """An `interleaved` entry: `call()` runs a step, `sync(its result)` waits for it; with
+    `every_step` each step is waited for (a loop that reads the loss every step)."""
+    return (lambda: sync(call()), number) if every_step else (call, number, sync)
 
 
 def _peak_bytes(executable):
@@ -205,6 +214,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20, help="steps per timing repeat")
     ap.add_argument("--repeat", type=int, default=7, help="timing repeats (interleaved)")
+    ap.add_argument("--sync-every-step", action="store_true",
+                    help="wait for each step's loss (default: wait once per timed block)")
     args = ap.parse_args()
     rows, mem_rows = [], []
     for name, build, make_opt, (xn, yn), jax_forward, jax_opt in _setups():
@@ -227,17 +238,24 @@ def main():
         def run_jax():
             p, s, loss = jstep(state[0], state[1], jx, jy)
             state[0], state[1] = p, s
-            jax.block_until_ready(p)
-            return float(loss)
-        fns = [(_settled(eager, model, x, y), max(3, args.steps // 4)),
-               (_settled(compiled, cmodel, x, y), args.steps), (run_jax, args.steps)]
+            return loss
+
+        def jax_sync(loss):
+            jax.block_until_ready(state[0])
+            float(loss)
+
+        every = args.sync_every_step
+        fns = [_entry(lambda: eager(x, y), _waiter(model), max(3, args.steps // 4), every),
+               _entry(lambda: compiled(x, y), _waiter(cmodel), args.steps, every),
+               _entry(run_jax, jax_sync, args.steps, every)]
         if torch is not None:
             torch.manual_seed(0)
             tmodel = build(torch)
             topt = make_opt(torch, tmodel.parameters())
             tstep = _step_fn(torch, tmodel, topt, lm)
             tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
-            fns.append((lambda: tstep(tx, ty).item(), args.steps))
+            fns.append(_entry(lambda: tstep(tx, ty), lambda loss: loss.item(), args.steps,
+                              every))
         times = interleaved(fns, args.repeat)
         t_eager, t_comp, t_jax = times[:3]
         row = [name, f"{t_eager * 1e3:.2f}", f"{t_comp * 1e3:.2f}", f"{t_jax * 1e3:.2f}",
@@ -256,7 +274,9 @@ def main():
     header = ["model", "eager ms", "compiled ms", "raw JAX ms", "compiled/JAX"]
     if torch is not None:
         header += ["PyTorch ms", "PyTorch/compiled", "eager/PyTorch"]
-    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}; ms per training step")
+    how = "waiting for every step's loss" if args.sync_every_step else \
+        "steps back to back, one wait per timed block"
+    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}; ms per training step ({how})")
     table(rows, header)
     if mem_rows:
         print()

@@ -707,3 +707,45 @@ def test_complex_gradients_follow_pytorch_convention():
         out.append(T.autograd.grad(g.real.sum(), z)[0])
         return out
     run_both(program, rtol=1e-5, atol=1e-6)
+
+
+def test_logit_gradient_at_the_ends_is_pytorchs():
+    grads = []
+    for T in (torchish, torch):
+        x = T.tensor([0.0, 1.0, 0.5, 1e-3], requires_grad=True)
+        T.logit(x).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == pytest.approx(grads[1]) and grads[0][0] == float("inf")
+
+
+def test_inference_tensors_outside_inference_mode_raise_as_pytorch():
+    outcomes = []
+    for T in (torchish, torch):
+        with T.inference_mode():
+            x = T.ones(3)
+        w = T.ones(3, requires_grad=True)
+        row = [x.is_inference(), x.view(3).is_inference(), x.clone().is_inference(),
+               bool((T.exp(x) * w).requires_grad)]
+        for f in (lambda: w * x, lambda: x.add_(1), lambda: x.requires_grad_(),
+                  lambda: x._version, lambda: x.view(3).mul_(2)):
+            try:
+                f()
+                row.append("ok")
+            except RuntimeError as e:
+                row.append(str(e))
+        with T.inference_mode():
+            y = T.ones(3)
+            y.add_(1)   # allowed inside
+        row.append(y.tolist())
+        outcomes.append(row)
+    assert outcomes[0] == outcomes[1]
+
+
+def test_scalar_operand_variants_name_their_nodes_as_pytorch():
+    names = []
+    for T in (torchish, torch):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        names.append([f().grad_fn.name() for f in (
+            lambda: T.xlogy(x, 2.0), lambda: T.xlogy(2.0, x), lambda: T.xlogy(x, x),
+            lambda: T.special.xlog1py(x, 2.0), lambda: T.special.xlog1py(2.0, x))])
+    assert names[0] == names[1]

@@ -186,13 +186,13 @@ def test_sample_equals_pytorch_under_seed(name):
         close(o, t, 1e-5, 1e-6)
 
 
-def test_sample_shapes_and_no_grad():
-    for name, (ctor, _, _) in CASES.items():
-        theirs, ours = both(ctor)
-        for shape in ((), (4,), (2, 1)):
-            s = ours.sample(shape)
-            assert tuple(s.shape) == tuple(theirs.sample(shape).shape), name
-            assert s.grad_fn is None
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sample_shapes_and_no_grad(name):
+    theirs, ours = both(CASES[name][0])
+    for shape in ((), (4,), (2, 1)):
+        s = ours.sample(shape)
+        assert tuple(s.shape) == tuple(theirs.sample(shape).shape)
+        assert s.grad_fn is None
 
 
 # Gamma/Beta/Dirichlet/Binomial: PyTorch's CPU samplers are not reproduced (torchish draws

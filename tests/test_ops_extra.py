@@ -458,3 +458,37 @@ def test_ops_under_compile():
                 + torchish.cov(x).sum() + torchish.nextafter(x, x + 1).sum()
                 + sum(p.sum() for p in torchish.hsplit(x, 2)))
     np.testing.assert_allclose(torchish.compile(f)(x).item(), f(x).item(), rtol=1e-10)
+
+
+def test_math_constants_match_torch():
+    torch = pytest.importorskip("torch")
+    for name in ("pi", "e", "inf", "nan", "newaxis"):
+        a, b = getattr(torch, name), getattr(torchish, name)
+        assert type(a) is type(b) and (a == b or a != a and b != b), name
+    assert torchish.ones(3)[:, torchish.newaxis].shape == (3, 1)
+
+
+def test_integer_pow_negative_exponents():
+    # 1 / base**-e truncated: 0 except for the bases 1 and -1 (XLA's integer pow wraps)
+    b, e = np.array([6, 6, 1, -1, -1, 0, 2, -2]), np.array([-8, -1, -3, -3, -2, -1, 0, -1])
+    _check(lambda T, b, e: T.pow(b, e), b, e)
+    _check(lambda T, e: 2 ** e, e)
+    _raises(lambda T, x: x ** -1, np.array([2, 3]))
+
+
+def test_to_positional_copy():
+    x = torchish.ones(2)
+    assert x.to(torchish.float32, False, True) is not x
+    assert x.to("cpu", torchish.float32, False, True) is not x
+    assert x.to("cpu", torchish.float32, False, False) is x
+
+
+def test_cross_default_dims():
+    a = np.random.default_rng(0).standard_normal((3, 3, 3))
+    b = np.random.default_rng(1).standard_normal((3, 3, 3))
+    _check(lambda T, a, b: T.linalg.cross(a, b), a, b)   # the last dimension
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check(lambda T, a, b: T.cross(a, b), a, b)      # the first of size 3
+        _raises(lambda T, a, b: T.cross(a, b), np.zeros((5, 2)), np.zeros((5, 2)))
+    _raises(lambda T, a, b: T.linalg.cross(a, b), np.zeros((5, 3)), np.zeros((5, 1)))

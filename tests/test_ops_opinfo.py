@@ -49,8 +49,6 @@ GRAD_TOL = dict(rtol=1e-6, atol=1e-6)
 KNOWN_FAILURES = {
     "as_strided.partial_views": "samples are views into a larger storage, which the conversion "
                                 "through NumPy cannot reproduce",
-    "nn.functional.avg_pool2d": "_ops/nn_ops.py: integer input gives float64 (PyTorch: int64)",
-    "nn.functional.avg_pool3d": "_ops/nn_ops.py: integer input gives float64 (PyTorch: int64)",
     "normal": "_ops/random_ops.py: PyTorch's gradient w.r.t. mean/std is zero; torchish "
               "differentiates the sample",
     "normal.number_mean": "_ops/random_ops.py: as `normal` (zero gradient in PyTorch)",
@@ -60,7 +58,7 @@ KNOWN_FAILURES = {
 # Checks that are skipped for an op (not failures: the behaviour differs by design).
 SKIP_VALUES = {
     # uninitialised memory in PyTorch; torchish's empty is zeros
-    "empty", "empty_like",
+    "empty", "empty_like", "new_empty",
 }
 
 
@@ -119,6 +117,9 @@ def _registered(name):
             return name
     if name.startswith(("fft.", "special.")) and callable(_torchish_attr(name)):
         return name   # torchish.fft / torchish.special, over `fft_*` / `special_*` ops
+    member = getattr(torchish.Tensor, name, None)
+    if callable(_torchish_attr(name)) or callable(member) or isinstance(member, property):
+        return name   # composed in Python (nn.functional, conversions, dunders, properties)
     return None
 
 
@@ -134,9 +135,12 @@ def _torch_attr(path):
 def _torchish_callable(info):
     f = info.op
     name = info.name
-    if isinstance(f, types.FunctionType) and f is not _torch_attr(name):
+    if isinstance(f, types.FunctionType) and f is not _torch_attr(name) and \
+            f is not getattr(torch.Tensor, name, None):  # torch.Tensor.__rsub__: ours below
         return _rebound(f)  # a lambda over torch.* in the OpInfo
     fn = _torchish_attr(name)
+    if not callable(fn):  # torchish.cdouble is a dtype; Tensor.cdouble the conversion
+        fn = None
     if fn is None and name.startswith("linalg."):
         fn = getattr(torchish, "linalg_" + name[len("linalg."):], None)
     if fn is None and info.method_variant is not None:
@@ -176,12 +180,21 @@ class _Converter:
             if key not in self.memo:
                 self.memo[key] = self._tensor(x)
             return self.memo[key]
-        if isinstance(x, torch.dtype):
+        if isinstance(x, (torch.dtype, torch.memory_format)):
             return getattr(torchish, str(x).split(".")[1])
         if isinstance(x, torch.Size):
             return tuple(x)
         if isinstance(x, torch.device):
             return torchish.device(str(x))
+        if isinstance(x, torch.nn.Module) and not list(x.parameters()) and \
+                not list(x.buffers()):  # a parameterless module argument (PairwiseDistance)
+            cls = getattr(torchish.nn, type(x).__name__)
+            ours = cls.__new__(cls)
+            torchish.nn.Module.__init__(ours)
+            for k, v in vars(x).items():
+                if not k.startswith("_"):
+                    setattr(ours, k, v)  # its hyperparameters (norm, eps, keepdim)
+            return ours
         if isinstance(x, list):
             return [self(v) for v in x]
         if isinstance(x, tuple):
@@ -241,8 +254,11 @@ def _compare(expected, actual, where, check_values=True):
             f"{where}: shape {tuple(actual.shape)} != torch's {tuple(expected.shape)}"
         if not check_values:
             return
-        e = expected.detach().cpu().resolve_conj().resolve_neg().numpy()
+        e = expected.detach().cpu().resolve_conj().resolve_neg()
         a = np.asarray(actual.detach()._data)
+        if e.dtype is torch.bfloat16:  # NumPy has no bfloat16: compare in float32
+            e, a = e.float(), a.astype(np.float32)
+        e = e.numpy()
         if e.dtype.kind in "fc":
             np.testing.assert_allclose(a, e, equal_nan=True, err_msg=where,
                                        **TOL.get(expected.dtype, {}))
@@ -392,12 +408,6 @@ KNOWN_ERROR_FAILURES = {
     "gather": "index bounds are checked on values, inside the compiled op (no host sync)",
     "scatter": "index bounds are checked on values, inside the compiled op (no host sync)",
     "scatter_add": "index bounds are checked on values, inside the compiled op (no host sync)",
-    "nn.functional.adaptive_max_pool2d": "_ops/nn_ops.py: ValueError for a 2-D input",
-    "nn.functional.adaptive_max_pool3d": "_ops/nn_ops.py: ValueError for a 3-D input",
-    "nn.functional.avg_pool2d": "_ops/nn_ops.py: checks the input's rank before the padding",
-    "nn.functional.avg_pool3d": "_ops/nn_ops.py: checks the input's rank before the padding",
-    "nn.functional.max_pool2d": "_ops/nn_ops.py: checks the input's rank before the padding",
-    "nn.functional.max_pool3d": "_ops/nn_ops.py: checks the input's rank before the padding",
     "nn.functional.rms_norm": "_ops/nn_norm.py: another message for an empty normalized_shape",
     "multinomial": "_ops/random_ops.py: no limit on the number of categories (2**24)",
 }

@@ -1066,3 +1066,41 @@ def test_half_precision_rounding_matches_pytorch(name, dtype):
     mismatched = int((a != b).sum())
     # matrix products may differ in float32 accumulation order: a few last-bit flips
     assert mismatched <= (a.size // 500 if name.startswith(("add", "badd")) else 0), mismatched
+
+
+@pytest.mark.parametrize("name", ["gcd", "atan2", "maximum", "fmin", "hypot", "logaddexp",
+                                  "nextafter", "ldexp", "igamma"])
+def test_tensor_only_operands_reject_python_numbers(name):
+    errors = []
+    for T in (torchish, torch):
+        x = T.tensor([4, 6]) if name == "gcd" else T.tensor([4.0, 6.0])
+        with pytest.raises(TypeError) as info:
+            getattr(T, name)(x, other=2)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_legacy_tensor_new():
+    seen = []
+    for T in (torchish, torch):
+        x = T.ones(2, dtype=T.float64)
+        made = [x.new(2, 3), x.new([1, 2]), x.new(), x.new(T.Size([4])), x.new((1, 2))]
+        seen.append([(tuple(t.shape), str(t.dtype)) for t in made] +
+                    [made[1].tolist(), made[4].tolist()])
+    assert seen[0] == seen[1]
+
+
+def test_to_memory_format_matches_torch():
+    # x.to(memory_format=...) copies into that layout (ToCopyBackward0), or returns x itself
+    # when it is already laid out so
+    res = []
+    for L in (torch, torchish):
+        x = L.randn(2, 3, 4, 5, requires_grad=True)
+        y = x.to(memory_format=L.channels_last)
+        w = x.to(L.float64, memory_format=L.channels_last)
+        y.sum().backward()
+        res.append((y.grad_fn.name(), y.stride(), y is x,
+                    y.to(memory_format=L.channels_last) is y, w.grad_fn.name(), w.stride(),
+                    x.to(memory_format=L.contiguous_format) is x,
+                    x.to(memory_format=L.preserve_format) is x, tuple(x.grad.shape)))
+    assert res[0] == res[1]

@@ -131,6 +131,10 @@ CONFIGS = [
     ("RAdam", dict(lr=0.01)),
     ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    ("Rprop", dict(lr=0.01)),
+    ("Rprop", dict(lr=0.05, etas=(0.4, 1.3), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict(lr=0.01)),
+    ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.6, t0=10, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -144,7 +148,7 @@ def test_matches_torch_float32(name, kwargs):
     assert_same_state(to, io, tp, ip, TOL[np.float32])
 
 
-F64_CONFIGS = [CONFIGS[i] for i in (2, 5, 6, 10, 13, 15, 17, 19, 22)]
+F64_CONFIGS = [CONFIGS[i] for i in (2, 5, 6, 10, 13, 15, 17, 19, 22, 25, 27)]
 
 
 @needs_torch
@@ -173,7 +177,9 @@ def test_params_without_grad_are_skipped(name, kwargs):
 @pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.01, momentum=0.9)),
                                          ("Adam", dict(lr=0.01, amsgrad=True)),
                                          ("RMSprop", dict(lr=0.01, centered=True)),
-                                         ("Adagrad", dict(lr=0.1, initial_accumulator_value=.1))])
+                                         ("Adagrad", dict(lr=0.1, initial_accumulator_value=.1)),
+                                         ("Rprop", dict(lr=0.05)),
+                                         ("ASGD", dict(lr=0.01, t0=5))])
 def test_complex_params(name, kwargs):
     # torch views complex parameters as real pairs; so does the compiled update
     to, io, tp, ip = run_pair(name, kwargs, np.complex64, steps=20)
@@ -238,7 +244,8 @@ def layout(sd):
                                          ("AdamW", dict()), ("RMSprop", dict(momentum=0.5)),
                                          ("Adagrad", dict()), ("NAdam", dict()),
                                          ("RAdam", dict()), ("Adadelta", dict()),
-                                         ("Adamax", dict())])
+                                         ("Adamax", dict()), ("Rprop", dict()),
+                                         ("ASGD", dict())])
 def test_state_dict_layout_matches_torch(name, kwargs):
     to, io, tp, ip = run_pair(name, kwargs, np.float32, steps=3)
     tsd, isd = to.state_dict(), io.state_dict()

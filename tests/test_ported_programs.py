@@ -1,6 +1,9 @@
 """PyTorch programs run unchanged: each script in tests/programs/ported/ is written for real
-PyTorch (`import torch`), run once under PyTorch and once under `python -m torchish`, and the two
-outputs must agree line for line.
+PyTorch (`import torch`) and run under `python -m torchish`; its output must agree line for line
+with what real PyTorch printed for the same script, recorded in tests/programs/expected/ by
+tools/record_program_outputs.py (the recording names the script's SHA-256, so an edited script
+must be recorded again). A few programs also run under live PyTorch when it is installed, to
+check the recordings against it.
 
 Numbers in a line are compared with a relative tolerance (XLA's and PyTorch's CPU kernels
 round differently); everything else (reprs, grad_fn names, shapes, dtypes, error messages)
@@ -17,6 +20,11 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDER = os.path.join(ROOT, "tests", "programs", "ported")
 SCRIPTS = sorted(f for f in os.listdir(FOLDER) if f.endswith(".py"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from record_program_outputs import EXPECTED, header, run_under_pytorch  # noqa: E402
+
+# checked against live PyTorch on every run (when installed): quick ones, across the areas
+LIVE = ["autograd_basics.py", "ops_printing.py", "ops_random.py", "nn_custom_module.py"]
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
@@ -73,13 +81,36 @@ def test_python_m_torchish_gives_the_script_an_absolute_file(tmp_path):
     assert _run(["-m", "torchish", "where.py"], cwd=tmp_path) == ["True"]
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_program_prints_what_pytorch_prints(name):
-    pytest.importorskip("torch")
-    path = os.path.join(FOLDER, name)
-    expected = _run([path])
-    ours = _run(["-m", "torchish", path])
-    tol = _tolerance(path)
+def _recorded(name):
+    """PyTorch's recorded output for the script as it is now (fails for a stale recording)."""
+    path = os.path.join(EXPECTED, name[:-3] + ".txt")
+    assert os.path.exists(path), f"no recording: run python tools/record_program_outputs.py {name}"
+    first, *lines = open(path).read().splitlines()
+    version = first.split()[2]
+    assert first == header(name, version), \
+        f"{name} changed since its output was recorded: python tools/record_program_outputs.py {name}"
+    return lines
+
+
+def _assert_same_output(ours, expected, tol):
     for i, (a, b) in enumerate(zip(ours, expected)):
         assert _same_line(a, b, tol), f"line {i + 1}:\n  torchish: {a}\n  pytorch:  {b}"
     assert len(ours) == len(expected)
+
+
+def test_every_recording_has_its_program():
+    names = {f[:-4] for f in os.listdir(EXPECTED) if f.endswith(".txt")}
+    assert names == {s[:-3] for s in SCRIPTS}
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_program_prints_what_pytorch_prints(name):
+    path = os.path.join(FOLDER, name)
+    expected = _recorded(name)
+    _assert_same_output(_run(["-m", "torchish", path]), expected, _tolerance(path))
+
+
+@pytest.mark.parametrize("name", LIVE)
+def test_recording_matches_live_pytorch(name):
+    pytest.importorskip("torch")
+    _assert_same_output(run_under_pytorch(name), _recorded(name), 1e-5)

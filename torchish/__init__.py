@@ -47,7 +47,9 @@ from . import amp  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from .fft import _stft as stft  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
                                 get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,
                                 get_autocast_gpu_dtype, is_autocast_cpu_enabled,

@@ -1,4 +1,5 @@
-"""Top-level `torch.*` functions that are not tensor ops: predicates and global switches."""
+"""Top-level `torch.*` functions that are not tensor ops: predicates and global switches; and
+the constants `torch.pi`, `e`, `inf`, `nan`, `newaxis`."""
 import contextlib
 import math
 
@@ -11,7 +12,11 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
            "get_num_interop_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "autocast", "set_default_tensor_type", "finfo",
-           "iinfo"]
+           "iinfo", "norm_except_dim", "_weight_norm", "pi", "e", "inf", "nan", "newaxis"]
+
+# as torch/__init__.py: Python's floats (torch.pi is math.pi); `x[:, torch.newaxis]` is None
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+newaxis = None
 
 
 def is_tensor(obj):
@@ -147,3 +152,27 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The `pow`-norm of `v` over every dim but `dim` (size 1 elsewhere); over all of `v` for
+    dim=-1. PyTorch's composite: flatten to 2-D, norm along the other dim, view back."""
+    if dim == -1:
+        from ._ops import nn_norm
+        return nn_norm._norm_all(v, pow)
+    if dim == 0:
+        return v.contiguous().view(v.size(0), -1).norm(pow, 1).view(
+            [v.size(0)] + [1] * (v.dim() - 1))
+    if dim == v.dim() - 1:
+        return v.contiguous().view(-1, v.size(-1)).norm(pow, 0).view(
+            [1] * (v.dim() - 1) + [v.size(-1)])
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def _weight_norm(v, g, dim=0):
+    """`v * (g / ||v||)`, the norm taken over every dim but `dim` (weight normalization)."""
+    from ._ops import nn_norm
+    half = any(t.dtype.is_floating_point and t.dtype.itemsize == 2 for t in (v, g))
+    if not half and v.dim() and (dim == 0 or dim == v.dim() - 1):
+        return nn_norm._weight_norm_interface(v, g, dim)
+    return v * (g / norm_except_dim(v, 2, dim))

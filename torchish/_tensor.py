@@ -300,6 +300,8 @@ class Tensor:
 
     @property
     def _version(self):
+        if type(self._storage) is InferenceStorage:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
 
     def __len__(self):
@@ -330,6 +332,10 @@ class Tensor:
             return self
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and type(self._storage) is InferenceStorage and \
+                not grad_mode._INFERENCE[0]:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 

@@ -1,5 +1,6 @@
 """`torchish.fft`: PyTorch's torch.fft namespace over the registry's transforms
-(`_ops/fft_ops.py`), plus the frequency helpers and shifts written on the public API."""
+(`_ops/fft_ops.py`), plus the frequency helpers and shifts written on the public API; and
+`torch.stft` (exported at the top level as `stft`), framed signals through these transforms."""
 from . import _dtype as _dt
 from ._ops import fft_ops as _f
 from ._unsupported import module_getattr
@@ -146,6 +147,83 @@ def fftshift(input, dim=None):
 def ifftshift(input, dim=None):
     """torch.fft.ifftshift: the inverse of fftshift (roll by (n + 1) // 2)."""
     return _shift(input, dim, -1)
+
+
+_NO_WINDOW = ("A window was not provided. A rectangular window will be applied,which is known to "
+              "cause spectral leakage. Other windows such as torch.hann_window or "
+              "torch.hamming_window are recommended to reduce spectral leakage.To suppress this "
+              "warning and use a rectangular window, explicitly set "
+              "`window=torch.ones(n_fft, device=<device>)`.")
+
+
+def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+    """torch.stft: the short-time Fourier transform, (batch,) freq x frames.
+
+    As PyTorch: the signal is padded by n_fft // 2 on both sides (center), cut into frames of
+    n_fft every hop_length, each multiplied by the window (zero-padded to n_fft in the middle),
+    transformed (one-sided for real signals and windows), then transposed in place (node
+    TransposeBackward1; a 1-D signal's batch dim squeezed in place after)."""
+    import warnings
+    import torchish
+    from .nn import functional as F
+    if return_complex is False:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch "
+                      "release, stft will return complex tensors for all inputs, and "
+                      "return_complex=False will raise an error.\nNote: you can still call "
+                      "torch.view_as_real on the complex output to recover the old return "
+                      "format.", UserWarning, stacklevel=2)
+    if return_complex is None:
+        if not (input.is_complex() or (window is not None and window.is_complex())):
+            raise RuntimeError("stft requires the return_complex parameter be given for real "
+                               "inputs, and will further require that return_complex=True in "
+                               "a future PyTorch release.")
+        return_complex = True
+    if center:
+        dim = input.dim()
+        extended = [1] * (3 - dim) + list(input.size())
+        pad = n_fft // 2
+        input = F.pad(input.view(extended), [pad, pad], pad_mode)
+        input = input.view(input.shape[-dim:])
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.dim()}D tensor")
+    one_d = input.dim() == 1
+    if one_d:
+        input = input.unsqueeze(0)
+    length = input.size(1)
+    if not 0 < n_fft <= length:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop_length <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop_length}")
+    if not 0 < win_length <= n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got "
+                           f"win_length={win_length}")
+    if window is None:
+        warnings.warn(_NO_WINDOW, UserWarning, stacklevel=2)
+    elif window.dim() != 1 or window.size(0) != win_length:
+        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to "
+                           f"win_length={win_length}, but got window with size "
+                           f"{list(window.size())}")
+    if window is not None and win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        window = F.pad(window, [left, n_fft - win_length - left])
+    frames = input.unfold(-1, n_fft, hop_length)
+    if window is not None:
+        frames = frames.mul(window)
+    complex_in = frames.is_complex()
+    if onesided is None:
+        onesided = not complex_in
+    norm = "ortho" if normalized else "backward"
+    if complex_in or not onesided:
+        out = fft(frames, dim=-1, norm=norm)
+    else:
+        out = rfft(frames, dim=-1, norm=norm)
+    out.transpose_(1, 2)
+    if one_d:
+        out.squeeze_(0)
+    return out if return_complex else torchish.view_as_real(out)
 
 
 __getattr__ = module_getattr(__name__)

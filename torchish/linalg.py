@@ -3,6 +3,7 @@ import collections
 
 from . import _autocast
 from ._ops import linalg as _l
+from ._ops.linalg_decomp import LINALG as _DECOMP
 from ._ops.reduction import norm as _norm
 from ._unsupported import module_getattr
 
@@ -18,12 +19,17 @@ matrix_power = _l.matrix_power
 matrix_rank = _l.linalg_matrix_rank
 matrix_norm = _l.linalg_matrix_norm
 solve_triangular = _l.linalg_solve_triangular
-cross = _l.cross
 multi_dot = _l.multi_dot
 
 _QR = collections.namedtuple("QR", ["Q", "R"])
 _SVD = collections.namedtuple("SVD", ["U", "S", "Vh"])
 _EIGH = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+
+
+def cross(input, other, *, dim=-1, out=None):
+    # linalg.cross defaults to the last dimension (torch.cross to the first of size 3)
+    from . import cross as public_cross  # torchish.cross: the function that takes out=
+    return public_cross(input, other, dim=dim, out=out)
 
 
 def qr(A, mode="reduced"):
@@ -57,4 +63,5 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)
 
 
+globals().update(_DECOMP)  # lu, lstsq, the *_ex variants ... (_ops/linalg_decomp.py)
 __getattr__ = module_getattr(__name__)

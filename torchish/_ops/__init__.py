@@ -4,6 +4,7 @@ from . import nn_rnn  # noqa: F401
 from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm  # noqa: F401
 from . import pointwise_math, metadata, scatter, statistics, structure  # noqa: F401
+from . import linalg_decomp  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
 
 
@@ -11,7 +12,7 @@ def plain_functions():
     """Functions written in Python over ops (overload resolution, composites)."""
     out = {}
     for mod in (shape, indexing, linalg, creation, random_ops, pointwise_math, metadata,
-                scatter, statistics, structure):
+                scatter, statistics, structure, linalg_decomp):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)
     out.update(reduction.OVERLOADS)

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import device as Device, get_default_device, jax_device, CPU
-from .._tensor import Tensor, _wrap, _to_python, memory_order, preserve_format
+from .._tensor import (Size, Tensor, _wrap, _to_python, like_layout, memory_order,
+                       preserve_format)
 from ..autograd import grad_mode
 from .registry import Promote, op, call_jax
 
@@ -524,7 +525,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=Non
                   requires_grad=requires_grad)
 
 
-@op(promote=P.NONE, grad_fn="ComplexBackward0", method=False)
+@op(promote=P.NONE, grad_fn="ComplexBackward0", method=False, scalar_operands=False)
 def complex(real, imag):
     if real.dtype != imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {dt.from_np(real.dtype)._legacy} "
@@ -537,7 +538,7 @@ def complex(real, imag):
     return jax.lax.complex(*jnp.broadcast_arrays(real, imag))
 
 
-@op(promote=P.NONE, grad_fn="PolarBackward0", method=False)
+@op(promote=P.NONE, grad_fn="PolarBackward0", method=False, scalar_operands=False)
 def polar(abs, angle):
     return jax.lax.complex(*jnp.broadcast_arrays(abs * jnp.cos(angle), abs * jnp.sin(angle)))
 
@@ -564,22 +565,25 @@ def _parse_to(args, kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    flags = []  # positional non_blocking, copy (bools before ints: True is an int)
     for a in args:
-        if isinstance(a, dt.dtype):
+        if isinstance(a, builtins.bool):
+            flags.append(a)
+        elif isinstance(a, dt.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (str, Device, int)):
             device = a
-        elif isinstance(a, builtins.bool):
-            pass
+    if len(flags) > 1:
+        copy = flags[1]
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments: {list(kwargs)}")
     return dtype, (None if device is None else Device(device)), copy
 
 
 def to(self, *args, **kwargs):
+    memory_format = kwargs.pop("memory_format", None)
     dtype, device, copy = _parse_to(args, kwargs)
     out = self
     if dtype is not None and dtype is not self.dtype:
@@ -589,6 +593,13 @@ def to(self, *args, **kwargs):
         target = jax_device(dev)
         out = call_jax("ToCopyBackward0", lambda a: jax.device_put(a, target), [out])
         out._storage.device = dev
+    if memory_format not in (None, preserve_format) and \
+            not out.is_contiguous(memory_format=memory_format):
+        # a copy laid out in `memory_format` (x.to(memory_format=torch.channels_last)), still
+        # recorded as PyTorch's _to_copy
+        if out is self:
+            out = call_jax("ToCopyBackward0", jnp.copy, [out])
+        out = like_layout(out, self, memory_format)
     if copy and out is self:
         out = self.clone()
     return out
@@ -632,6 +643,20 @@ def _bind():
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
+    def new(self, *args, device=None):
+        """The legacy constructor: `x.new(2, 3)` / `x.new(size)` (uninitialised, here zeros),
+        `x.new([1, 2])` (from data), `x.new()` (empty), all of `x`'s dtype and device."""
+        device = device or self.device
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0].to(self.dtype).detach()
+        if len(args) == 1 and isinstance(args[0], (list, tuple)) and \
+                not isinstance(args[0], Size):
+            return tensor(args[0], dtype=self.dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], Size):
+            args = tuple(args[0])
+        return empty(*(args or (0,)), dtype=self.dtype, device=device)
+
+    Tensor.new = new
     Tensor.new_tensor = new_tensor
     Tensor.new_zeros = _new(zeros)
     Tensor.new_ones = _new(ones)
@@ -682,7 +707,62 @@ def _legacy_types():
 _LEGACY = _legacy_types()
 globals().update(_LEGACY)
 
+# ---- window functions (ATen's SpectralOps formulas, in the window's dtype) ------------------
+
+def _window(name, window_length, periodic, dtype, layout, device, requires_grad, fill):
+    dtype = dt.get_default_dtype() if dtype is None else dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window length, got "
+                           f"window_length={window_length}")
+    if window_length <= 1:
+        out = ones(window_length, dtype=dtype, device=device)
+    else:
+        n = window_length + 1 if periodic else window_length
+        with grad_mode.no_grad():
+            out = fill(arange(n, dtype=dtype, device=device), n)
+        if periodic:
+            out = out[:-1].contiguous()
+    return out.requires_grad_(requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, layout, device,
+                   requires_grad,
+                   lambda w, n: w.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-beta).add_(alpha))
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, layout, device,
+                   requires_grad,
+                   lambda w, n: w.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-0.5).add_(0.5))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    requires_grad=False):
+    def fill(w, n):
+        w = w.mul_(math.pi / (n - 1))
+        return w.mul(4).cos_().mul_(0.08) - w.mul(2).cos_().mul_(0.5) + 0.42
+    return _window("blackman_window", window_length, periodic, dtype, layout, device,
+                   requires_grad, fill)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    requires_grad=False):
+    def fill(w, n):
+        w = w.mul_(2.0 / (n - 1))
+        half = ((n - 1) >> 1) + 1
+        w.narrow(0, half, n - half).mul_(-1).add_(2)
+        return w
+    return _window("bartlett_window", window_length, periodic, dtype, layout, device,
+                   requires_grad, fill)
+
+
 PLAIN = list(_LEGACY) + [
     "tensor", "as_tensor", "asarray", "from_numpy", "from_jax", "zeros", "ones", "empty",
     "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
-    "logspace", "eye", "tril_indices", "triu_indices", "scalar_tensor"]
+    "logspace", "eye", "tril_indices", "triu_indices", "scalar_tensor", "hann_window",
+    "hamming_window", "blackman_window", "bartlett_window"]

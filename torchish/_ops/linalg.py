@@ -319,13 +319,26 @@ def kron(input, other):
 
 @op(promote=P.DEFAULT, grad_fn="LinalgCrossBackward0")
 def cross(input, other, dim=None):
-    if dim is None:
-        dim = next(i for i, n in enumerate(input.shape) if n == 3)
+    if dim is None:  # torch.cross's legacy default: the first dimension of size 3
+        dim = next((i for i, n in enumerate(input.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    n = max(input.ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim]} and {other.shape[dim]}")
     return jnp.cross(input, other, axis=dim)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgDetBackward0", aliases=("linalg_det",))
 def det(input):
+    if input.ndim >= 2 and input.shape[-1] == 0:  # empty product (JAX's det jvp fails on 0x0)
+        return jnp.ones(input.shape[:-2], input.dtype)
     return jnp.linalg.det(input)
 
 
@@ -528,7 +541,7 @@ def _p_norm(a, p, axis):
     return jnp.where(s == 0, 0, jnp.sqrt(safe) if p == 2 else safe ** (1 / p))
 
 
-@op(grad_fn="DistBackward0")
+@op(grad_fn="DistBackward0", scalar_operands=False)
 def dist(input, other, p=2):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "

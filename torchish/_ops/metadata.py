@@ -18,6 +18,7 @@ def _restride(self, view, name):
         renamed = Node(name, node._edges, node._leaves, node._inputs, node._vjp,
                        node._out_avals, node._saved, node._fn)
         renamed._is_view = node._is_view
+        renamed._packed = node._packed
         self._grad_fn = renamed
         self._output_nr = 0
     if self._base is not None:  # still a view of its base, its grad_fn current
@@ -60,6 +61,8 @@ def sum_to_size(self, *size):
     if lead < 0 or any(s != n and s != 1 for s, n in zip(size, shape[lead:])):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
                            f"{{{list(shape)}}}.")
+    if not size:  # ATen's sum_to: an empty size always sums (bool -> int64, a new tensor)
+        return self.sum()
     if size == shape:
         return self
     dims = tuple(range(lead)) + tuple(lead + i for i, (s, n) in enumerate(

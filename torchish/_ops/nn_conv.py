@@ -54,19 +54,45 @@ def window_slices(x, kernel, stride, dilation, out):
 
 # ---- convolution ------------------------------------------------------------------------
 
-def _conv_checks(x, weight, bias, groups, transposed, nd, name):
+_CTYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _ctype(x):
+    return _CTYPES.get(str(x.dtype), str(x.dtype))
+
+
+def _conv_types(x, weight, bias, transposed, nd, name):
+    """ATen's checks before the geometry ones: ranks and dtypes."""
     if x.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {_sizes(x.shape)}")
-    if weight.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got weight "
-                           f"of size {_sizes(weight.shape)}")
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if x.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {_legacy(x)} but found {_legacy(weight)}")
     if bias is not None and bias.dtype != x.dtype:
+        if not transposed:  # ATen's convolution checks the bias in C++ type names
+            raise RuntimeError(f"Input type ({_ctype(x)}) and bias type ({_ctype(bias)}) "
+                               f"should be the same")
         raise RuntimeError(f"expected scalar type {_legacy(x)} but found {_legacy(bias)}")
+
+
+def _conv_shapes(x, weight, bias, groups, transposed, nd):
+    """ATen's check_shape_forward after the geometry checks: weight, groups, channels, bias."""
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+    k = nd + 2
+    if weight.ndim != k:
+        shape = x.shape if x.ndim == k else (1,) + x.shape
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight{_sizes(weight.shape)}, but got {k}-dimensional "
+                           f"input of size {_sizes(shape)} instead")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {_sizes(weight.shape)} instead")
     channels = x.shape[-nd - 1]
     if not transposed:
         if weight.shape[0] % groups:
@@ -94,16 +120,16 @@ def _conv_checks(x, weight, bias, groups, transposed, nd, name):
 
 
 def _check_geometry(stride, dilation, padding):
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
-    _conv_checks(input, weight, bias, groups, False, nd, f"conv{nd}d")
+    _conv_types(input, weight, bias, False, nd, f"conv{nd}d")
     x = input if input.ndim == nd + 2 else input[None]
     stride, dilation = ntuple(stride, nd), ntuple(dilation, nd)
     kernel = weight.shape[2:]
@@ -121,6 +147,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     else:
         pads = [(p, p) for p in ntuple(padding, nd)]
     _check_geometry(stride, dilation, [p for p, _ in pads])
+    _conv_shapes(input, weight, bias, groups, False, nd)
     padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)]
     if any(n < d * (k - 1) + 1 for n, d, k in zip(padded, dilation, kernel)):
         sep = " x "
@@ -137,11 +164,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                     nd):
-    _conv_checks(input, weight, bias, groups, True, nd, f"conv_transpose{nd}d")
+    _conv_types(input, weight, bias, True, nd, f"conv_transpose{nd}d")
     x = input if input.ndim == nd + 2 else input[None]
     stride, padding = ntuple(stride, nd), ntuple(padding, nd)
     output_padding, dilation = ntuple(output_padding, nd), ntuple(dilation, nd)
     _check_geometry(stride, dilation, padding)
+    _conv_shapes(input, weight, bias, groups, True, nd)
     if any(op_ >= s and op_ >= d for op_, s, d in zip(output_padding, stride, dilation)):
         names = ("depth", "height", "width")[3 - nd:] if nd > 1 else ("width",)
         parts = ([f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
@@ -220,7 +248,8 @@ def _im2col(x, kernel, dilation, padding, stride):
     out = [(n + 2 * p - d * (k - 1) - 1) // s + 1
            for n, p, d, k, s in zip(x.shape[2:], padding, dilation, kernel, stride)]
     cols = window_slices(xp, kernel, stride, dilation, out)
-    return cols.reshape(x.shape[0], -1, int(np.prod(out)))
+    # no -1: an empty batch leaves nothing to infer it from
+    return cols.reshape(x.shape[0], x.shape[1] * int(np.prod(kernel)), int(np.prod(out)))
 
 
 def _im2col_args(kernel_size, dilation, padding, stride):

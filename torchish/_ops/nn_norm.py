@@ -4,7 +4,10 @@ unpooling) and normalisation (batch, layer, group, RMS, local response).
 Window geometry (output sizes, padding, divisors, PyTorch's flat per-plane indices) depends
 only on shapes and static arguments: it is computed with NumPy while the op is traced.
 """
+import functools
+
 import numpy as np
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -32,14 +35,34 @@ def _pool_args(kernel_size, stride, padding, dilation, nd):
 
 
 def _batched(input, nd, what):
-    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd - 1:]):
+    if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(what)
     return input if input.ndim == nd + 2 else input[None]
 
 
-def _pool_geometry(x, k, s, p, d, ceil_mode):
-    if any(v == 0 for v in s):
-        raise RuntimeError("stride should not be zero")
+def _nonempty(input, nd, fn):
+    """pool2d/pool3d_shape_check's test that the non-batch dimensions are positive."""
+    if all(input.shape[-nd - 1:]):
+        return
+    if nd == 2:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{_sizes(input.shape)}")
+    raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive length, "
+                       f"but input has a shape of {_sizes(input.shape)} and non-batch "
+                       f"dimension 0 has length zero!")
+
+
+def _pool_geometry(x, k, s, p, d, ceil_mode, input, fn):
+    # PyTorch computes the output size (pooling_output_shape: stride, padding checks) before
+    # the shape checks (kernel, dilation, empty dimensions)
+    for p_, k_, s_, d_ in zip(p, k, s, d):
+        if s_ == 0:
+            raise RuntimeError("stride should not be zero")
+        if p_ < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p_}")
+        if p_ > int(((k_ - 1) * d_ + 1) / 2):  # C++ division truncates
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p_}, kernel_size={k_} and dilation={d_}")
     if any(v <= 0 for v in k):
         raise RuntimeError("kernel size should be greater than zero, but got " +
                            " ".join(f"k{n}: {v}" for n, v in zip("DHW"[3 - len(k):], k)))
@@ -47,10 +70,13 @@ def _pool_geometry(x, k, s, p, d, ceil_mode):
         raise RuntimeError("dilation should be greater than zero, but got " +
                            " ".join(f"dilation{n}: {v}" for n, v in
                                     zip("DHW"[3 - len(k):], d)))
-    for p_, k_, d_ in zip(p, k, d):
-        if p_ > k_ // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p_}, kernel_size={k_} and dilation={d_}")
+    _nonempty(input, len(k), fn)
+    if any(p_ > k_ // 2 for p_, k_ in zip(p, k)):
+        msg = "pad should be smaller than or equal to half of kernel size, but got "
+        if len(k) == 2:
+            raise RuntimeError(msg + f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+        raise RuntimeError(msg + f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
+                                 f"padH: {p[1]}")
     spatial = x.shape[2:]
     out = [pool_output_size(n, k_, p_, s_, d_, ceil_mode)
            for n, k_, p_, s_, d_ in zip(spatial, k, p, s, d)]
@@ -104,7 +130,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
             if nd == 2 else f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
             f"for input, but got ndim: {input.ndim}")
     x = _batched(input, nd, what)
-    out, pads = _pool_geometry(x, k, s, p, d, ceil_mode)
+    out, pads = _pool_geometry(x, k, s, p, d, ceil_mode, input,
+                               "max_pool3d_with_indices_out_cpu_template()")
     xp = lax.pad(x, _lowest(x.dtype), [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
     patches = window_slices(xp, k, s, d, out)
     values, indices = _select_max(patches, _window_index(x.shape[2:], k, s, p, d, out))
@@ -137,7 +164,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                             f"for input")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    out, pads = _pool_geometry(x, k, s, p, d, ceil_mode)
+    out, pads = _pool_geometry(x, k, s, p, d, ceil_mode, input, "avg_pool3d()")
     xp = lax.pad(x, jnp.zeros((), x.dtype), [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
     summed = lax.reduce_window(xp, np.zeros((), x.dtype), lax.add, (1, 1) + k, (1, 1) + s,
                                "VALID")
@@ -292,16 +319,40 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 3)
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _unpool_scatter(x, idx, plane):
+    """(N, C, L) values written at their flat (N, C, L) indices of (N, C, plane) zeros."""
+    n, c = x.shape[:2]
+    out = jnp.zeros((n, c, plane), x.dtype)
+    return out.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None], idx].set(
+        x, mode="drop")
+
+
+def _unpool_scatter_fwd(x, idx, plane):
+    return _unpool_scatter(x, idx, plane), idx
+
+
+def _unpool_scatter_bwd(plane, idx, g):
+    # PyTorch's max_unpool backward gathers the output gradient at every index, so a value
+    # that a repeated index overwrote still gets that position's gradient (the vjp of JAX's
+    # scatter-set gives it zero)
+    return jnp.take_along_axis(g, idx, axis=2, mode="fill", fill_value=0), None
+
+
+_unpool_scatter.defvjp(_unpool_scatter_fwd, _unpool_scatter_bwd)
+
+
 def _max_unpool(input, indices, output_size):
     nd = len(output_size)
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({_sizes(input.shape)}) but got indices tensor with shape: "
+                           f"{_sizes(indices.shape)}")
     x = input if input.ndim == nd + 2 else input[None]
     idx = indices if indices.ndim == nd + 2 else indices[None]
     n, c = x.shape[:2]
     plane = int(np.prod(output_size))
-    flat_idx = idx.reshape(n, c, -1)
-    out = jnp.zeros((n, c, plane), x.dtype)
-    out = out.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None], flat_idx].set(
-        x.reshape(n, c, -1), mode="drop")
+    out = _unpool_scatter(x.reshape(n, c, -1), idx.reshape(n, c, -1), plane)
     out = out.reshape((n, c) + tuple(output_size))
     return out if input.ndim == nd + 2 else out[0]
 
@@ -329,6 +380,12 @@ def _check_numel(name, t, c):
         raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
 
 
+def _opmath(input):
+    """PyTorch's CPU norm kernels compute a bfloat16/float16 input in float32 (whether its
+    parameters are half or float32, the mix autocast produces) and round the output once."""
+    return input.astype(jnp.float32) if input.dtype in (jnp.bfloat16, jnp.float16) else input
+
+
 @op(promote=P.NONE, grad_fn="NativeBatchNormBackward0", function=False, method=False,
     tensors=("input", "weight", "bias", "running_mean", "running_var", "momentum"),
     saves=("input", "weight"))
@@ -344,6 +401,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, momentum, traini
         _check_numel(name, t, c)
     shape = _channel_shape(input)
     axes = (0,) + tuple(range(2, input.ndim))
+    out_dtype, input = input.dtype, _opmath(input)
     if training:
         mean = jnp.mean(input, axis=axes)
         var_sum = jnp.sum(jnp.square(input - mean.reshape(shape)), axis=axes)
@@ -358,7 +416,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, momentum, traini
     # as PyTorch's CPU kernel: out = x * alpha + beta per channel
     alpha = invstd if weight is None else invstd * weight
     beta = -mean * alpha if bias is None else bias - mean * alpha
-    out = input * alpha.reshape(shape) + beta.reshape(shape)
+    out = (input * alpha.reshape(shape) + beta.reshape(shape)).astype(out_dtype)
     if not training or running_mean is None and running_var is None:
         return out
     n = input.size // c
@@ -388,14 +446,15 @@ def _normalized_axes(input, normalized_shape, sep):
     tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     axes = _normalized_axes(input, normalized_shape, ", ")
-    mean = jnp.mean(input, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(input - mean), axis=axes, keepdims=True)
-    out = (input - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))
+    x = _opmath(input)
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    out = (x - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))
     if weight is not None:
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return out.astype(input.dtype)
 
 
 @op(promote=P.NONE, grad_fn="NativeGroupNormBackward0", method=False,
@@ -412,7 +471,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                            f"num_groups={g}")
     _check_numel("weight", weight, c)
     _check_numel("bias", bias, c)
-    x = input.reshape(n, g, -1)
+    x = _opmath(input).reshape(n, g, -1)
     mean = jnp.mean(x, axis=-1, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
     out = ((x - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))).reshape(input.shape)
@@ -421,15 +480,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return out
+    return out.astype(input.dtype)
 
 
 @op(promote=P.NONE, grad_fn="MulBackward0", nn=True, method=False,
     tensors=("input", "weight"), saves=("input", "weight"))
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     axes = _normalized_axes(input, normalized_shape, "")
-    low = input.dtype in (jnp.float16, jnp.bfloat16)
-    x = input.astype(jnp.float32) if low else input
+    x = _opmath(input)
     if eps is None:   # the op-math type's machine epsilon
         eps = float(jnp.finfo(x.dtype).eps)
     out = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) +
@@ -447,7 +505,32 @@ def _local_response_norm(input, size, alpha, beta, k):
     pads = [(0, 0), (size // 2, (size - 1) // 2)] + [(0, 0)] * (input.ndim - 2)
     summed = lax.reduce_window(sq, np.zeros((), sq.dtype), lax.add, window,
                                (1,) * input.ndim, pads)
-    div = summed / jnp.asarray(size, sq.dtype)
+    if jnp.issubdtype(sq.dtype, jnp.integer):  # PyTorch's integer avg_pool truncates
+        div = lax.div(summed, jnp.asarray(size, sq.dtype))
+    else:
+        div = summed / jnp.asarray(size, sq.dtype)
     div = (div * alpha + k) ** beta
     return input / div
 
+
+
+# ---- weight norm ----------------------------------------------------------------------------
+# PyTorch's `_weight_norm` runs its fused kernel (node WeightNormInterfaceBackward0) when the
+# norm is taken per slice of the first or the last dim; the `_weight_norm` wrapper in
+# `_functions.py` takes the composite path for any other dim, as PyTorch does.
+
+@op(promote=P.DEFAULT, grad_fn="WeightNormInterfaceBackward0", function=False, method=False,
+    tensors=("v", "g"), saves=("v", "g"))
+def _weight_norm_interface(v, g, dim):
+    axes = tuple(d for d in range(v.ndim) if d != dim)
+    norm = jnp.sqrt(jnp.sum(v * v, axis=axes, keepdims=True))
+    return v * (g / norm)
+
+
+@op(opmath=True, promote=P.NONE, grad_fn="NormBackward0", function=False, method=False,
+    tensors=("input",))
+def _norm_all(input, p):
+    """ATen's `norm(Tensor, Scalar)` (which records NormBackward0, unlike Python's
+    `Tensor.norm`): `norm_except_dim(v, p, -1)` calls it."""
+    from .reduction import _vector_norm
+    return _vector_norm(input, float(p), None, False)

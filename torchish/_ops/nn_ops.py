@@ -10,6 +10,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .reduction import _vector_norm
 from .registry import Promote, op
@@ -119,7 +120,7 @@ def _soft_margin_loss(input, target, reduction):
 @op("_multi_margin_loss", promote=P.DEFAULT, promoted=("input", "weight"),
     grad_fn="MultiMarginLossBackward0", **_NN, tensors=("input", "target", "weight"))
 def _multi_margin_loss(input, target, weight, p, margin, reduction):
-    x = input if input.ndim == 2 else input[None]
+    x = input if input.ndim == 2 else input.reshape(1, -1)  # 0-d: one sample, one class
     t = (target if target.ndim == 1 else target.reshape(1)).astype(jnp.int32)
     c = x.shape[1]
     xt = jnp.take_along_axis(x, t[:, None], 1)
@@ -129,7 +130,7 @@ def _multi_margin_loss(input, target, weight, p, margin, reduction):
         z = z * weight[t][:, None]
     z = jnp.where(jnp.arange(c)[None] == t[:, None], 0, z)
     loss = jnp.sum(z, 1) / c
-    if input.ndim == 1:
+    if input.ndim <= 1:
         loss = loss[0] if target.ndim == 0 else loss
     return _reduce(loss, reduction)
 
@@ -137,8 +138,8 @@ def _multi_margin_loss(input, target, weight, p, margin, reduction):
 @op("_multilabel_margin_loss", promote=P.NONE, grad_fn="MultilabelMarginLossBackward0", **_NN,
     tensors=("input", "target"))
 def _multilabel_margin_loss(input, target, reduction):
-    x = input if input.ndim == 2 else input[None]
-    t = (target if target.ndim == 2 else target[None]).astype(jnp.int32)
+    x = input if input.ndim == 2 else input.reshape(1, -1)  # 0-d: one sample, one class
+    t = (target if target.ndim == 2 else target.reshape(1, -1)).astype(jnp.int32)
     c = x.shape[1]
     # targets are the prefix of each row before the first -1
     valid = jnp.cumprod(t >= 0, axis=1).astype(bool)
@@ -148,7 +149,7 @@ def _multilabel_margin_loss(input, target, reduction):
     z = jnp.maximum(1 - xt[:, :, None] + x[:, None, :], 0)
     z = jnp.where(valid[:, :, None] & ~is_target[:, None, :], z, 0)
     loss = jnp.sum(z, (1, 2)) / c
-    if input.ndim == 1:
+    if input.ndim <= 1:
         loss = loss[0]
     return _reduce(loss, reduction)
 
@@ -303,6 +304,15 @@ def _pad(input, pad, mode, value):
     if mode == "constant":
         v = jnp.asarray(value, input.dtype)
         return jax.lax.pad(input, v, [(lo, hi, 0) for lo, hi in cfg])
+    if mode == "replicate":
+        # output j reads input clamp(j - lo, 0, n - 1): a crop larger than the input (a
+        # negative lo with a larger hi) still replicates the edge, as PyTorch does
+        for d, (lo, hi) in enumerate(cfg):
+            if lo or hi:
+                n = input.shape[d]
+                src = np.clip(np.arange(n + lo + hi) - lo, 0, n - 1)
+                input = jnp.take(input, jnp.asarray(src), axis=d)
+        return input
     # negative pads crop first; the positive ones then pad the cropped tensor
     sl = tuple(slice(-min(lo, 0), input.shape[d] + min(hi, 0)) for d, (lo, hi) in enumerate(cfg))
     pos = [(max(lo, 0), max(hi, 0)) for lo, hi in cfg]
@@ -324,7 +334,8 @@ def _cosine_similarity(x1, x2, dim, eps):
     return jnp.sum((x1 / n1) * (x2 / n2), axis=dim)
 
 
-@op("_pairwise_distance", promote=P.DEFAULT, grad_fn="NormBackward1", **_NN,
+# INT_TO_FLOAT: PyTorch's `x1 - x2 + eps` turns integers into the default dtype
+@op("_pairwise_distance", promote=P.INT_TO_FLOAT, grad_fn="NormBackward1", **_NN,
     tensors=("x1", "x2"))
 def _pairwise_distance(x1, x2, p, eps, keepdim):
     d = x1 - x2 + eps

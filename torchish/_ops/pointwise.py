@@ -44,7 +44,12 @@ def _scaled(other, alpha):
     if _is_int(other) and isinstance(alpha, float) and not _is_bool(other):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
-    return other if alpha == 1 else other * alpha
+    if alpha == 1:
+        return other
+    if other.dtype in (jnp.bfloat16, jnp.float16):
+        # PyTorch rounds alpha to the half type, then multiplies and adds in float32
+        return other.astype(jnp.float32) * jnp.asarray(alpha, other.dtype).astype(jnp.float32)
+    return other * alpha
 
 
 def _check_bool_sub(x):
@@ -108,6 +113,15 @@ def _rdiv(input, other):
     return other / input
 
 
+# ATen's own composites divide by a C++ scalar (`div(Tensor, Scalar)`), recorded as
+# DivBackward1; Python's `x / 3` wraps the 3 in a tensor (DivBackward0). For library code
+# whose graph must end in PyTorch's node (cross_entropy with class probabilities).
+@op("_div_scalar", promote=P.INT_TO_FLOAT, grad_fn="DivBackward1", tensors=("input",),
+    function=False, method=False, saves=(), opmath_scalars=True)
+def _div_scalar(input, other):
+    return input / other
+
+
 @op(grad_fn="FloorDivideBackward0", inplace=True, differentiable=False,
     dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"))
 def floor_divide(input, other):
@@ -167,21 +181,42 @@ def _pow_name(kinds, statics):
     return "PowBackward0" if isinstance(exp, type) else "PowBackward1"
 
 
-@op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"))
+def _power(base, exp):
+    """jnp.power with PyTorch's integer rule for negative exponents: 1 / base**-exp truncated
+    (0 except for the bases 1 and -1); XLA's integer power wraps around for them."""
+    out = jnp.power(base, exp)
+    if not jnp.issubdtype(out.dtype, jnp.integer):
+        return out
+    unit = jnp.where(base == 1, 1, jnp.where(base == -1, 1 - 2 * (exp % 2), 0))
+    return jnp.where(exp < 0, unit.astype(out.dtype), out)
+
+
+def _pow_check(compute, input, exponent):
+    """PyTorch refuses a negative Python int exponent of an integer tensor (a tensor exponent
+    follows the truncation rule of `_power`)."""
+    if compute is not None and compute.name not in ("bool",) and not compute.is_floating_point \
+            and not compute.is_complex and isinstance(exponent, int) and exponent < 0 \
+            and hasattr(input, "_data"):
+        return RuntimeError("Integers to negative integer powers are not allowed.")
+    return None
+
+
+@op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check)
 def pow(input, exponent):
     if _is_bool(input):
         if jnp.ndim(exponent):
             raise not_implemented("pow", input)
         return input | ~exponent  # x ** True is x, x ** False is True
-    return jnp.power(input, exponent)
+    return _power(input, exponent)
 
 
 @op(grad_fn="PowBackward2", method=False, function=False, dunders=("__rpow__",))
 def _rpow(input, other):
-    return jnp.power(other, input)
+    return _power(other, input)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="Atan2Backward0", inplace=True, aliases=("arctan2",))
+@op(promote=P.INT_TO_FLOAT, grad_fn="Atan2Backward0", inplace=True, aliases=("arctan2",),
+    scalar_operands=False)
 def atan2(input, other):
     _reject("atan2_cpu", input, "c")
     return jnp.arctan2(input, other)
@@ -192,29 +227,29 @@ def _no_complex(name, x):
         raise RuntimeError(f"{name} not implemented for complex tensors.")
 
 
-@op(grad_fn="MaximumBackward0")
+@op(grad_fn="MaximumBackward0", scalar_operands=False)
 def maximum(input, other):
     _no_complex("maximum", input)
     return jnp.maximum(input, other)
 
 
-@op(grad_fn="MinimumBackward0")
+@op(grad_fn="MinimumBackward0", scalar_operands=False)
 def minimum(input, other):
     _no_complex("minimum", input)
     return jnp.minimum(input, other)
 
 
-@op(grad_fn="FmaxBackward0")
+@op(grad_fn="FmaxBackward0", scalar_operands=False)
 def fmax(input, other):
     return jnp.fmax(input, other)
 
 
-@op(grad_fn="FminBackward0")
+@op(grad_fn="FminBackward0", scalar_operands=False)
 def fmin(input, other):
     return jnp.fmin(input, other)
 
 
-@op(grad_fn="HypotBackward0", inplace=True)
+@op(opmath=True, grad_fn="HypotBackward0", inplace=True, scalar_operands=False)
 def hypot(input, other):
     _reject("hypot_cpu", input, "bic")
     return jnp.hypot(input, other)
@@ -225,19 +260,20 @@ def copysign(input, other):
     return jnp.copysign(input, other)
 
 
-@op(grad_fn="LogaddexpBackward0")
+@op(opmath=True, grad_fn="LogaddexpBackward0", scalar_operands=False)
 def logaddexp(input, other):
     _reject("logaddexp_cpu", input, "bi")
     return jnp.logaddexp(input, other)
 
 
-@op(grad_fn="Logaddexp2Backward0")
+@op(opmath=True, grad_fn="Logaddexp2Backward0", scalar_operands=False)
 def logaddexp2(input, other):
     _reject("logaddexp2_cpu", input, "bi")
     return jnp.logaddexp2(input, other)
 
 
-@op(grad_fn="HeavisideBackward0", differentiable=False, inplace=True)
+@op(grad_fn="HeavisideBackward0", differentiable=False, inplace=True,
+    scalar_operands=False)
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
@@ -245,7 +281,8 @@ def heaviside(input, values):
     return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", method=True)
+@op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", method=True,
+    scalar_operands=False)
 def ldexp(input, other):
     return input * jnp.exp2(other)
 
@@ -282,25 +319,37 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="XlogyBackward0", inplace=True)
+def _scalar_variant(stem):
+    """PyTorch's node for a binary special function: ...0 for (Tensor, Tensor), ...1 when
+    `self` is a Python number, ...2 when `other` is."""
+    def name(kinds, statics):
+        if isinstance(kinds[0], type):
+            return stem + "1"
+        return stem + ("2" if isinstance(kinds[1], type) else "0")
+    return name
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn=_scalar_variant("XlogyBackward"), inplace=True)
 def xlogy(input, other):
     return jsp.xlogy(input, other)
 
 
-@op(grad_fn="LerpBackward0", inplace=True)
+@op(opmath=True, grad_fn="LerpBackward0", inplace=True)
 def lerp(input, end, weight):
     # PyTorch switches formula at |weight| >= 0.5 for accuracy near the end point
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * (end - input),
                      end - (end - input) * (1 - weight))
 
 
-@op(grad_fn="AddcmulBackward0", inplace=True)
+@op(opmath=True, grad_fn="AddcmulBackward0", inplace=True,
+    saves={"tensor1": ("tensor2",), "tensor2": ("tensor1",)})
 def addcmul(input, tensor1, tensor2, *, value=1):
     _reject("addcmul_cpu_out", input, "b")
     return input + value * tensor1 * tensor2
 
 
-@op(grad_fn="AddcdivBackward0", inplace=True)
+@op(opmath=True, grad_fn="AddcdivBackward0", inplace=True,
+    saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")})
 def addcdiv(input, tensor1, tensor2, *, value=1):
     if _is_int(input):
         raise RuntimeError(

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
 
-from .pointwise import _check_bool_sub, _is_bool, _is_int, _reject, legacy_name
+from .pointwise import _check_bool_sub, _is_bool, _is_int, _reject, _scalar_variant, legacy_name
 from .registry import Promote, op
 
 P = Promote
@@ -153,7 +153,7 @@ def _declare_unary(name, fn, kind, saves):
     body.__name__ = name
     body.__doc__ = f"torch.{name}: elementwise {name}."
     op(name, promote=kind, grad_fn=_GRAD_NAMES.get(name, name.capitalize() + "Backward0"),
-       saves=saves, inplace=name not in ("positive",), nn=name in _NN_UNARY,
+       saves=saves, inplace=name not in ("positive",), nn=name in _NN_UNARY, opmath=True,
        aliases=_ALIASES.get(name, ()),
        dunders={"neg": ("__neg__",), "abs": ("__abs__",), "positive": ("__pos__",)}.get(
            name, ()))(body)
@@ -194,64 +194,68 @@ def _no_bool_clamp(x):
         raise RuntimeError("Bool inputs not supported for hardtanh")
 
 
-@op(grad_fn="HardtanhBackward0", inplace=True, nn=True)
+@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True)
 def relu6(input):
     _no_bool_clamp(input)
     return jnp.clip(input, 0, 6)
 
 
-@op(grad_fn="HardtanhBackward0", inplace=True, nn=True)
+@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True)
 def hardtanh(input, min_val=-1.0, max_val=1.0):
     _no_bool_clamp(input)
     return jnp.where(input < min_val, min_val, jnp.where(input > max_val, max_val, input))
 
 
-@op(grad_fn="LeakyReluBackward0", inplace=True, nn=True, inplace_grad_fn="LeakyReluBackward1")
+@op(opmath=True, grad_fn="LeakyReluBackward0", inplace=True, nn=True,
+    inplace_grad_fn="LeakyReluBackward1")
 def leaky_relu(input, negative_slope=0.01):
     _reject("leaky_relu_cpu", input, "bi")
     return jnp.where(input > 0, input, input * negative_slope)
 
 
-@op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
+@op(opmath=True, grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
 def elu(input, alpha=1.0):
     _reject("elu_cpu", input, "bi")
     return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
 
 
-@op(grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
+@op(opmath=True, grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
 def selu(input):
     _reject("elu_cpu", input, "bi")
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return scale * jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0)))
 
 
-@op(grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1")
+@op(opmath=True, grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1")
 def celu(input, alpha=1.0):
     _reject("elu_cpu", input, "bi")
     return jnp.where(input > 0, input, alpha * jnp.expm1(jnp.minimum(input, 0) / alpha))
 
 
-@op(grad_fn="GeluBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="GeluBackward0", nn=True, function=False, method=False)
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _reject("GeluKernelImpl", input, "bi")
-    return jax.nn.gelu(input, approximate=approximate == "tanh")
+    if approximate == "tanh":
+        return jax.nn.gelu(input, approximate=True)
+    # PyTorch's formula: its tail flushes to -0.0 where JAX's erfc form keeps tiny values
+    return input * 0.5 * (1 + jsp.erf(input * math.sqrt(0.5)))
 
 
-@op(grad_fn="SiluBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="SiluBackward0", nn=True, function=False, method=False)
 def silu(input):
     _reject("silu_cpu", input, "bi")
     return input * jax.nn.sigmoid(input)
 
 
-@op(grad_fn="MishBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="MishBackward0", nn=True, function=False, method=False)
 def mish(input):
     _reject("mish_cpu", input, "bi")
     return input * jnp.tanh(jax.nn.softplus(input))
 
 
-@op(grad_fn="SoftplusBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="SoftplusBackward0", nn=True, function=False, method=False)
 def softplus(input, beta=1.0, threshold=20.0):
     _reject("softplus_cpu", input, "bi")
     scaled = input * beta
@@ -264,19 +268,19 @@ def softsign(input):
     return input / (1 + jnp.abs(input))
 
 
-@op(grad_fn="HardswishBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="HardswishBackward0", nn=True, function=False, method=False)
 def hardswish(input):
     _reject("hardswish_cpu", input, "bi")
     return input * jnp.clip(input + 3, 0, 6) / 6
 
 
-@op(grad_fn="HardsigmoidBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="HardsigmoidBackward0", nn=True, function=False, method=False)
 def hardsigmoid(input):
     _reject("hardsigmoid_cpu", input, "bi")
     return jnp.clip(input + 3, 0, 6) / 6
 
 
-@op(grad_fn="LogSigmoidBackward0", nn=True, function=False, method=False)
+@op(opmath=True, grad_fn="LogSigmoidBackward0", nn=True, function=False, method=False)
 def logsigmoid(input):
     _reject("log_sigmoid_cpu", input, "bi")
     return jax.nn.log_sigmoid(input)
@@ -310,10 +314,19 @@ def threshold(input, threshold, value):
     return jnp.where(input > threshold, input, value)
 
 
+@jax.custom_jvp
+def _logit(x):
+    return jnp.log(x / (1 - x))
+
+
+# PyTorch's derivative 1 / (x (1 - x)) is inf at 0 and 1, where JAX's chain rule gives nan
+_logit.defjvp(lambda primals, tangents: (_logit(primals[0]),
+                                         tangents[0] / (primals[0] * (1 - primals[0]))))
+
+
 @op(promote=P.INT_TO_FLOAT, grad_fn="LogitBackward0", inplace=True)
 def logit(input, eps=None):
-    x = input if eps is None else jnp.clip(input, eps, 1 - eps)
-    return jnp.log(x / (1 - x))
+    return _logit(input if eps is None else jnp.clip(input, eps, 1 - eps))
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method=False)
@@ -374,16 +387,6 @@ del _name, _fn, _kind, _saves
 
 
 # ---- torch.special: the functions torchish had no op for (torchish/special.py) -------------
-
-def _scalar_variant(stem):
-    """PyTorch's node for a binary special function: ...0 for (Tensor, Tensor), ...1 when
-    `self` is a Python number, ...2 when `other` is."""
-    def name(kinds, statics):
-        if isinstance(kinds[0], type):
-            return stem + "1"
-        return stem + ("2" if isinstance(kinds[1], type) else "0")
-    return name
-
 
 @jax.custom_jvp
 def _entr(x):
@@ -517,13 +520,15 @@ def mvlgamma(input, p):
             + p * (p - 1) / 4 * math.log(math.pi))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="IgammaBackward0", inplace=True)
+@op(promote=P.INT_TO_FLOAT, grad_fn="IgammaBackward0", inplace=True,
+    scalar_operands=False)
 def igamma(input, other):
     """torch.igamma: the regularized lower incomplete gamma function P(a, x)."""
     return jsp.gammainc(input, other)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="IgammacBackward0", inplace=True)
+@op(promote=P.INT_TO_FLOAT, grad_fn="IgammacBackward0", inplace=True,
+    scalar_operands=False)
 def igammac(input, other):
     """torch.igammac: the regularized upper incomplete gamma function Q(a, x)."""
     return jsp.gammaincc(input, other)
@@ -554,13 +559,13 @@ def _special_spherical_bessel_j0(input):
 
 # ---- integer and float-bit functions: gcd, lcm, nextafter, float_power -------------------
 
-@op(differentiable=False, inplace=True)
+@op(differentiable=False, inplace=True, scalar_operands=False)
 def gcd(input, other):
     _reject("gcd_cpu", input, "bfc")
     return jnp.gcd(input, other)
 
 
-@op(differentiable=False, inplace=True)
+@op(differentiable=False, inplace=True, scalar_operands=False)
 def lcm(input, other):
     _reject("lcm_cpu", input, "bfc")
     return jnp.lcm(input, other)
@@ -578,7 +583,7 @@ def _nextafter_jvp(primals, tangents):
     return out, jnp.broadcast_to(tangents[0], out.shape).astype(out.dtype)
 
 
-@op(grad_fn="NextafterBackward0", inplace=True)
+@op(grad_fn="NextafterBackward0", inplace=True, scalar_operands=False)
 def nextafter(input, other):
     _reject("nextafter_cpu", input, "bic")
     return _nextafter(input, other)

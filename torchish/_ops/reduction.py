@@ -226,12 +226,12 @@ def _mean_of(input, dim, keepdim):
     return jnp.mean(input, axis=_axes(d, input.ndim), keepdims=keepdim)
 
 
-@op("var", promote=P.COMPLEX_TO_FLOAT, grad_fn="VarBackward0")
+@op("var", opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="VarBackward0")
 def _var_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var(input, dim, unbiased, keepdim, correction)
 
 
-@op("std", promote=P.COMPLEX_TO_FLOAT, grad_fn="StdBackward0")
+@op("std", opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="StdBackward0")
 def _std_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return jnp.sqrt(_var(input, dim, unbiased, keepdim, correction))
 
@@ -285,7 +285,7 @@ def _vector_norm(x, ord, axis, keepdim):
     return jnp.where(s == 0, 0, safe ** (1.0 / ord))
 
 
-@op(promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0")
+@op(opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0")
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
@@ -319,18 +319,18 @@ def renorm(input, p, dim, maxnorm):
     # PyTorch's factor; its 1e-7 keeps the division finite at tiny norms
     return input * jnp.where(nrm > maxnorm, maxnorm / (nrm + 1e-7), 1.0).astype(input.dtype)
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0")
+@op(opmath=True, promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0")
 def logsumexp(input, dim, keepdim=False):
     return jax.scipy.special.logsumexp(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
-@op(promote=P.INT_TO_LONG, grad_fn="CumsumBackward0", inplace=True)
+@op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumsumBackward0", inplace=True)
 def cumsum(input, dim, *, dtype=None):
     a = axis1(dim, input.ndim)
     return input if a is None else jnp.cumsum(input, axis=a)
 
 
-@op(promote=P.INT_TO_LONG, grad_fn="CumprodBackward0", inplace=True)
+@op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumprodBackward0", inplace=True)
 def cumprod(input, dim, *, dtype=None):
     a = axis1(dim, input.ndim)
     return input if a is None else jnp.cumprod(input, axis=a)
@@ -395,23 +395,20 @@ def _softmax_dim(ndim, dim):
     return _axes(dim, ndim)[0] if ndim else 0
 
 
-@op(promote=P.NONE, grad_fn="SoftmaxBackward0", nn=True, tensors=("input",))
+@op(opmath=True, grad_fn="SoftmaxBackward0", nn=True, tensors=("input",))
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    x = input if dtype is None else input.astype(dtype.np)
-    return jax.nn.softmax(x, axis=_softmax_dim(input.ndim, dim))
+    return jax.nn.softmax(input, axis=_softmax_dim(input.ndim, dim))
 
 
-@op(promote=P.NONE, grad_fn="LogSoftmaxBackward0", nn=True, tensors=("input",))
+@op(opmath=True, grad_fn="LogSoftmaxBackward0", nn=True, tensors=("input",))
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    x = input if dtype is None else input.astype(dtype.np)
-    return jax.nn.log_softmax(x, axis=_softmax_dim(input.ndim, dim))
+    return jax.nn.log_softmax(input, axis=_softmax_dim(input.ndim, dim))
 
 
-@op(promote=P.NONE, grad_fn="NegBackward0", nn=True, function=False, method=False,
+@op(opmath=True, grad_fn="NegBackward0", nn=True, function=False, method=False,
     tensors=("input",))
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    x = input if dtype is None else input.astype(dtype.np)
-    return jax.nn.softmax(-x, axis=_softmax_dim(input.ndim, dim))
+    return jax.nn.softmax(-input, axis=_softmax_dim(input.ndim, dim))
 
 
 @op(promote=P.DEFAULT, grad_fn="TraceBackward0")

@@ -28,11 +28,12 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from .. import _autocast
+from .. import _autocast, profiler
 from .. import _dtype as dt
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
-from .._storage import Storage, apply_template, base_view, extend, read_view, write_view
-from ..autograd import grad_mode
+from .._storage import (InferenceStorage, Storage, apply_template, base_view, extend, read_view,
+                       write_view)
+from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 
 __all__ = ["op", "Promote", "REGISTRY", "dispatch", "call_jax"]
@@ -82,7 +83,8 @@ class OpDef:
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
-       inplace_grad_fn=None, check=None, opmath_scalars=False):
+       inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
+       scalar_operands=True):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -106,6 +108,11 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     opmath_scalars: for a half-precision (bfloat16, float16) result, a Python scalar or
                0-d `other` keeps float32, as PyTorch's CPU kernels take it (`x * 0.1`
                rounds once, not 0.1 first).
+    scalar_operands: False where PyTorch's signature takes only Tensors (`atan2`,
+               `maximum`): a Python number operand is then its TypeError.
+    opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
+               rounds the result once, as PyTorch's CPU kernels do; JAX would round every
+               intermediate (and constant) to the half type.
     """
     def deco(body):
         opname = name or body.__name__
@@ -122,6 +129,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.inplace_grad_fn = inplace_grad_fn
         definition.check = check
         definition.opmath_scalars = opmath_scalars
+        definition.opmath = opmath
+        definition.scalar_operands = scalar_operands
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -262,12 +271,18 @@ class Plan:
                  "records", "out_dtype", "_kw", "_var", "_templates")
 
     def __init__(self, definition, statics, kinds, out_dtype):
+        if not definition.scalar_operands:
+            for pname, kind in zip(definition.tensors, kinds):
+                if isinstance(kind, type):   # (never cached: raised on every such call)
+                    raise TypeError(f"{definition.name}(): argument '{pname}' must be Tensor, "
+                                    f"not {kind.__name__}")
         self.op = definition
         self.statics = dict(zip(definition.statics, statics))
         self.kinds = kinds
         self.out_dtype = out_dtype
         self.compute, self.result = _plan_dtypes(definition, self.statics, kinds)
-        self.statics = dict(zip(definition.statics, statics))
+        if definition.opmath and self.compute in _HALF:
+            self.compute = dt.float32   # the result stays half: `_forward` rounds once
         if out_dtype is not None and self.result is not None and \
                 not dt.can_cast(self.result, out_dtype):
             raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
@@ -490,6 +505,16 @@ def _collect(targs, fuse_views=True):
 
 def _run(plan, leaves):
     """Run the compiled forward; JAX's errors become PyTorch's."""
+    if profiler.ACTIVE[0] is not None:
+        event = profiler.op_event(plan.op.name, lambda: plan.materialize(leaves))
+        try:
+            return _run_plan(plan, leaves)
+        finally:
+            profiler.close(event)
+    return _run_plan(plan, leaves)
+
+
+def _run_plan(plan, leaves):
     try:
         return plan.jit(*leaves)
     except (TypeError, ValueError) as exc:
@@ -662,7 +687,19 @@ def _record(plan, leaves, tensors, outs, kinds):
             o._output_nr = i
     if saves_result:
         node._saved = saved + [saved_entry(o, node) for o in outs if o._grad_fn is node]
+    if saved_tensors.active():
+        _pack_saved(node, leaves, tensors, saved_at)
     return node
+
+
+def _pack_saved(node, leaves, tensors, positions):
+    """Hand the node's saved operands (at `positions`) and saved outputs to the active
+    saved-tensor pack hook."""
+    if not node._saved:
+        return
+    inputs = [(i, tensors[i]) for i in positions or () if tensors[i] is not None]
+    outputs = [(None, t) for t, _, producer in node._saved if producer and producer[0] is node]
+    saved_tensors.pack_into(node, leaves, inputs + outputs)
 
 
 _DIFFERENTIABLE = {d: d.is_floating_point or d.is_complex for d in dt._BY_NP.values()}
@@ -677,13 +714,14 @@ def _record_info(plan, mask, diff_out):
         saves_result = saves == "result" or (isinstance(saves, tuple) and "result" in saves)
         info = plan.records[(mask, diff_out)] = (
             _grad_name(plan.op, plan.kinds, plan.statics), _plan_vjp(plan, mask, diff_out),
-            _saved_positions(plan.op, plan.kinds, mask), saves_result)
+            saved_positions(plan.op, plan.kinds, mask), saves_result)
     return info
 
 
-def _saved_positions(definition, kinds, mask):
+def saved_positions(definition, kinds, mask, only=None):
     """Positions (in the flattened operands) of the inputs PyTorch saves for this op's
-    backward, or None when it saves none; `mask` tells which operands need grads."""
+    backward, or None when it saves none; `mask` tells which operands need grads. `only`:
+    just those of that parameter."""
     saves = definition.saves
     if saves == () or saves is None:
         return None
@@ -698,15 +736,29 @@ def _saved_positions(definition, kinds, mask):
         pos += count
     if isinstance(saves, dict):  # {input: the inputs whose gradient needs it}
         needs = {n: any(mask[i] for i in r) for n, r in at.items()}
-        names = [n for n in definition.tensors if any(needs.get(m) for m in saves.get(n, ()))]
+        # in the order PyTorch's formulas save them: by the first gradient that uses each
+        names = [n for g in definition.tensors if needs.get(g)
+                 for n, users in saves.items() if g in users]
+        names = [n for n in dict.fromkeys(names) if n in at]
     else:
-        names = definition.tensors if saves == "inputs" else saves
-    return tuple(i for n in definition.tensors if n in names for i in at[n])
+        names = [n for n in (definition.tensors if saves == "inputs" else saves) if n in at]
+    return tuple(i for n in names if only in (None, n) for i in at[n])
 
 
 def _saved_of(tensors, positions):
     # (a scalar operand has None at its position: nothing to save)
-    return [saved_entry(t) for t in map(tensors.__getitem__, positions) if t is not None]
+    saved = [t for t in map(tensors.__getitem__, positions) if t is not None]
+    for t in saved:
+        if type(t._storage) is InferenceStorage:
+            raise RuntimeError(INFERENCE_SAVED_MSG)
+    return [saved_entry(t) for t in saved]
+
+
+INFERENCE_SAVED_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
 
 
 def _plan_vjp(plan, mask, diff_out):
@@ -764,6 +816,11 @@ _OVERLAP_OK = frozenset(("_fill", "_zero"))
 
 
 def check_inplace(self):
+    if type(self._storage) is InferenceStorage and not grad_mode._INFERENCE[0]:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if grad_mode.GRAD_ENABLED[0]:
         if self._creation is not None and self._base is not None and \
                 self._base.requires_grad:
@@ -810,12 +867,14 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         mask = tuple(e is not None for e in edges)
         # `self` is overwritten: it is neither saved nor, for what the others save, an input
         # that needs a gradient
-        positions = _saved_positions(plan.op, kinds, (False,) + mask[1:])
+        positions = saved_positions(plan.op, kinds, (False,) + mask[1:])
         saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
         self._set_data(value)
         name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
         node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
                     [(self.shape, self.dtype)], saved, plan.fwd)
+        if saved_tensors.active():
+            _pack_saved(node, leaves, [None] + list(tensors[1:]), positions)
         self._grad_fn = node
         self._output_nr = 0
         return

@@ -108,9 +108,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     from .._tensor import Tensor, _wrap
+    from .graph_hooks import GradientEdge
     outputs = _tensors(outputs)
-    single = isinstance(inputs, Tensor)
-    inputs = _tensors(inputs)
+    inputs = (inputs,) if isinstance(inputs, GradientEdge) else _tensors(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _make_grads(outputs, grad_outputs, create_graph)
@@ -118,6 +118,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     edges = []
     for t in inputs:
+        if isinstance(t, GradientEdge):   # the gradient flowing into a graph edge
+            edges.append(tuple(t))
+            continue
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         edges.append(edge_of(t))
@@ -134,6 +137,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 g = _zeros(t.shape, dtype=t.dtype, device=t.device)._data
         if g is not None and not isinstance(g, Tensor):
-            g = _wrap(g, t.device)
+            g = _wrap(g, None if isinstance(t, GradientEdge) else t.device)
         result.append(g)
     return tuple(result)

@@ -1,7 +1,7 @@
 """`torchish.autograd.Function`: user-defined forward/backward, recorded as one node."""
 import functools
 
-from . import grad_mode
+from . import grad_mode, saved_tensors
 from .graph import Node, edge_of
 
 
@@ -9,6 +9,7 @@ class FunctionCtx:
     def __init__(self):
         self._saved = ()
         self._saved_versions = ()
+        self._packed = None   # saved-tensor hooks: what the pack hook returned
         self.needs_input_grad = ()
         self._non_differentiable = set()
         self._dirty = set()
@@ -17,9 +18,15 @@ class FunctionCtx:
         self._outputs = {}   # id(output) -> output_nr
 
     def save_for_backward(self, *tensors):
+        if grad_mode.GRAD_ENABLED[0] and not grad_mode._INFERENCE[0] and any(
+                t is not None and t.is_inference() for t in tensors):
+            from .._ops.registry import INFERENCE_SAVED_MSG
+            raise RuntimeError(INFERENCE_SAVED_MSG)
         self._saved = tensors
         self._saved_versions = tuple(t._version if t is not None else None
                                      for t in tensors)
+        self._packed = saved_tensors.pack([(None, t) for t in tensors if t is not None]) \
+            if saved_tensors.active() else None
 
     @property
     def saved_tensors(self):
@@ -31,6 +38,9 @@ class FunctionCtx:
                 from .graph import modified_error
                 nr = self._outputs.get(id(t)) if self._node is not None else None
                 raise modified_error(t, v, None if nr is None else (self._node, nr))
+        if self._packed:
+            unpacked = iter([unpack(value) for _, value, unpack in self._packed])
+            return tuple(None if t is None else next(unpacked) for t in self._saved)
         return self._saved
 
     saved_variables = saved_tensors

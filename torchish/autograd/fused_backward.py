@@ -104,6 +104,7 @@ def _schedule(root_nodes, deps):
             continue
         if (not isinstance(node, Node) or node._leaves is None or node._hooks or node._pre_hooks
                 or node._tensor_hooks or node._retain or node._tensor_vjp is not None
+                or node._packed is not None
                 or not isinstance(node._vjp, graph._JIT_TYPES) or not _saved_intact(node)):
             return None
         steps.append(node)

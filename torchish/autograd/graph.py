@@ -11,7 +11,9 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from . import anomaly, fused_backward, grad_mode
+from . import anomaly, fused_backward, grad_mode, saved_tensors
+from .saved_tensors import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
+                           saved_tensors_hooks)
 
 _SEQ = itertools.count()
 BACKWARD_RUNS = [0]  # how many backward passes ran (compile tells forwards from steps)
@@ -28,7 +30,8 @@ class Node:
     """A recorded operation (the object behind `tensor.grad_fn`)."""
     __slots__ = ("_name", "_edges", "_leaves", "_inputs", "_vjp", "_out_avals", "_saved",
                  "_seq", "_tensor_hooks", "_retain", "_hooks", "_pre_hooks", "_fn",
-                 "_in_avals_cache", "_tensor_vjp", "_is_view", "metadata", "__weakref__")
+                 "_in_avals_cache", "_tensor_vjp", "_is_view", "_packed", "metadata",
+                 "__weakref__")
 
     def __new__(cls, name, *args, **kwargs):
         # PyTorch has one class per grad_fn kind: `type(t.grad_fn).__name__` is "MulBackward0"
@@ -53,10 +56,16 @@ class Node:
         self._in_avals_cache = None
         self._tensor_vjp = None      # custom Functions: backward written with Tensors
         self._is_view = False        # recorded by a view op (its backward may be fused)
+        self._packed = None          # saved-tensor hooks: [(leaf position, packed, unpack)]
         self.metadata = {}
 
     def name(self):
         return self._name
+
+    def __getattr__(self, attr):   # only for names the class does not have
+        if attr.startswith("_saved_"):
+            return saved_tensors.saved_attribute(self, attr[len("_saved_"):])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     @property
     def next_functions(self):
@@ -85,6 +94,8 @@ class Node:
 
     def _leaf_values(self):
         if self._leaves is not None:
+            if self._packed is not None:
+                return saved_tensors.unpacked_leaves(self._leaves, self._packed)
             return self._leaves
         # Freed, and nothing was saved: the pullback does not depend on the values.
         return [_zeros_like_aval(a) for a in self._in_avals()]
@@ -103,6 +114,7 @@ class Node:
             self._in_avals_cache = [_aval(x) for x in self._leaves]
         self._leaves = None
         self._inputs = None
+        self._packed = None
 
 
 _NODE_CLASSES = {}
@@ -285,6 +297,15 @@ def _add(a, b):
     return a + b
 
 
+_CALLBACKS = []   # run when the current backward pass finishes (`queue_callback`)
+
+
+def queue_callback(fn):
+    """Run `fn()` once the backward pass now running has finished (PyTorch's
+    `Variable._execution_engine.queue_callback`)."""
+    _CALLBACKS.append(fn)
+
+
 def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
                  accumulate=True, only_leaves=None):
     """Backpropagate `roots` = [(edge, gradient)].
@@ -293,6 +314,19 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     `capture` maps edges (node, output_nr) whose incoming gradient should be returned (for
     `autograd.grad`); `only_leaves` limits accumulation to these AccumulateGrad nodes.
     """
+    outer = _CALLBACKS[:]
+    del _CALLBACKS[:]
+    try:
+        captured = _run_backward(roots, retain_graph, create_graph, capture, accumulate,
+                                 only_leaves)
+        while _CALLBACKS:
+            _CALLBACKS.pop(0)()
+        return captured
+    finally:
+        _CALLBACKS[:] = outer
+
+
+def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_leaves):
     from .._ops.registry import record_backward
 
     BACKWARD_RUNS[0] += 1
@@ -523,3 +557,7 @@ def _copy_grad(grad):
 
 def _identity(x):
     return x
+
+
+from .graph_hooks import (GradientEdge, get_gradient_edge, increment_version,  # noqa: E402,F401
+                          register_multi_grad_hook)

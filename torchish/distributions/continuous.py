@@ -4,6 +4,7 @@ import numbers
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 
 
@@ -19,7 +20,7 @@ def _batch_shape_of(*args):
     return args[-1].size()
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -78,6 +79,15 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + _torch().log(self.scale)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * _torch().log(-math.pi / y)
 
 
 class Uniform(Distribution):
@@ -194,7 +204,7 @@ class Laplace(Distribution):
         return 1 + _torch().log(2 * self.scale)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -242,3 +252,12 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - _torch().log(self.rate)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -_torch().log(-x)

@@ -5,6 +5,7 @@ import numbers
 from . import constraints
 from . import _sampling
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
@@ -23,7 +24,7 @@ def _enumerate(values, batch_shape, expand):
     return values.expand((-1,) + batch_shape) if expand else values
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -90,6 +91,15 @@ class Bernoulli(Distribution):
     def enumerate_support(self, expand=True):
         values = _torch().arange(2, dtype=self._param.dtype, device=self._param.device)
         return _enumerate(values, self._batch_shape, expand)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (_torch().logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return _torch().log1p(_torch().exp(x))
 
 
 class Categorical(Distribution):
@@ -240,7 +250,7 @@ class OneHotCategorical(Distribution):
         return values.expand((n,) + self.batch_shape + (n,)) if expand else values
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -274,6 +284,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (_torch().log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return _torch().exp(x)
 
 
 def _clamp_by_zero(x):
@@ -361,3 +378,13 @@ class Binomial(Distribution):
         total = self._homogeneous_count("enumerate_support")
         values = _torch().arange(1 + total, dtype=self._param.dtype, device=self._param.device)
         return _enumerate(values, self._batch_shape, expand)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """One-hot samples whose gradient is that of the probabilities (straight-through)."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -11,6 +11,7 @@ from .._ops.registry import call_jax
 from . import constraints
 from . import _sampling
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
@@ -19,7 +20,7 @@ def _torch():
     return torchish
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -67,6 +68,15 @@ class Gamma(Distribution):
         c = self.concentration
         return c - torch.log(self.rate) + torch.lgamma(c) + (1.0 - c) * torch.digamma(c)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return _torch().lgamma(x + 1) + (x + 1) * _torch().log(-y.reciprocal())
+
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
@@ -77,7 +87,7 @@ class Gamma(Distribution):
         return call_jax("SpecialGammaincBackward0", jsp.gammainc, [c.detach(), x])
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -131,8 +141,15 @@ class Dirichlet(Distribution):
         return (torch.lgamma(c).sum(-1) - torch.lgamma(a0) - (k - a0) * torch.digamma(a0) -
                 ((c - 1.0) * torch.digamma(c)).sum(-1))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - _torch().lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -188,3 +205,27 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        torch = _torch()
+        return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
+
+
+class Chi2(Gamma):
+    """Chi-squared with `df` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2

@@ -5,12 +5,18 @@ import math
 import warnings
 
 from .continuous import Exponential, Laplace, Normal, Uniform
+from .counts import Geometric
 from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import Beta, Dirichlet, Gamma
+from .heavy_tailed import Cauchy
 from .independent import Independent
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .transformed_distribution import TransformedDistribution
+from .transformed_families import Gumbel, HalfNormal, Pareto
 from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
@@ -150,6 +156,24 @@ def _kl_exponential_exponential(p, q):
     return -ratio.log() + ratio - 1
 
 
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    # the Bregman divergence of the log normaliser between the natural parameters
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot                             be computed "
+                                  "using Bregman divergences")
+    torch = _torch()
+    p_nparams = [n.detach().requires_grad_() for n in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    grads = torch.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pn, qn, g in zip(p_nparams, q_nparams, grads):
+        result = result - _sum_rightmost((qn - pn) * g, len(q.event_shape))
+    return result
+
+
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     torch = _torch()
@@ -229,3 +253,113 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist),
                           p.reinterpreted_batch_ndims)
+
+
+def _batch_trace_XXT(bmat):
+    """tr(X X^T) over arbitrary leading batch dims."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = _torch().exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - _torch().log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # closed form of Chyzak & Nielsen (2019)
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    result[p.support.lower_bound < q.support.lower_bound] = math.inf
+    return result
+
+
+def _lowrank_parts(q):
+    return q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+
+
+def _lowrank_A(q):
+    """A with A^T A = D^-1 W C^-1 W^T D^-1, so that inv(cov_q) = D^-1 - A^T A (Woodbury)."""
+    W, D, C = _lowrank_parts(q)
+    return _torch().linalg.solve_triangular(C, W.mT / D.unsqueeze(-2), upper=False)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Low Rank Multivariate Normals with"
+                         "                          different event shapes cannot be computed")
+    term1 = _batch_lowrank_logdet(*_lowrank_parts(q)) - _batch_lowrank_logdet(*_lowrank_parts(p))
+    qW, qD, qC = _lowrank_parts(q)
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qC)
+    pW, pD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    A = _lowrank_A(q)
+    # tr(inv(cov_q) cov_p) with cov_p = pW pW^T + pD
+    term21 = (pD / qD).sum(-1)
+    term22 = _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A.matmul(pW))
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with"
+                         "                          different event shapes cannot be computed")
+    qW, qD, qC = _lowrank_parts(q)
+    Lp = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(qW, qD, qC) - \
+        2 * Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qC)
+    A = _lowrank_A(q)
+    term2 = _batch_trace_XXT(Lp * qD.rsqrt().unsqueeze(-1)) - _batch_trace_XXT(A.matmul(Lp))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    torch = _torch()
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with"
+                         "                          different event shapes cannot be computed")
+    Lq = q._unbroadcasted_scale_tril
+    term1 = 2 * Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - \
+        _batch_lowrank_logdet(*_lowrank_parts(p))
+    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
+    batch = torch.broadcast_shapes(Lq.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2])
+    n = p.event_shape[0]
+    Lq = Lq.expand(batch + (n, n))
+    pW = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    pD = torch.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term2 = _batch_trace_XXT(torch.linalg.solve_triangular(Lq, pW, upper=False)) + \
+        _batch_trace_XXT(torch.linalg.solve_triangular(Lq, pD, upper=False))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+# pairs of different families
+from . import kl_mixed  # noqa: E402,F401

@@ -10,7 +10,10 @@ from .utils import _sum_rightmost, broadcast_all, lazy_property
 
 __all__ = ["Transform", "ComposeTransform", "IndependentTransform", "ExpTransform",
            "PowerTransform", "SigmoidTransform", "TanhTransform", "AffineTransform",
-           "SoftplusTransform", "AbsTransform", "identity_transform"]
+           "SoftplusTransform", "AbsTransform", "identity_transform", "ReshapeTransform",
+           "CorrCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "CatTransform",
+           "StackTransform", "CumulativeDistributionTransform"]
 
 
 def _torch():
@@ -509,3 +512,10 @@ class AffineTransform(Transform):
 
     def inverse_shape(self, shape):
         return self.forward_shape(shape)
+
+
+# vector/matrix transforms live in their own file; PyTorch exposes them here
+from .transforms_structured import (CatTransform, CorrCholeskyTransform,  # noqa: E402
+                                    CumulativeDistributionTransform, LowerCholeskyTransform,
+                                    PositiveDefiniteTransform, ReshapeTransform,
+                                    SoftmaxTransform, StackTransform, StickBreakingTransform)

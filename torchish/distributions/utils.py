@@ -10,7 +10,7 @@ from .. import _random_trace
 euler_constant = 0.5772156649015329
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
-           "lazy_property"]
+           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
 def _torch():
@@ -93,3 +93,42 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_index(n, diag):
+    """Row and column indices (row-major order) of the entries on or below diagonal `diag`."""
+    rows, cols = [], []
+    for i in range(n):
+        for j in range(n):
+            if j < i + diag + 1:
+                rows.append(i)
+                cols.append(j)
+    return rows, cols
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower-triangular entries of (a batch of) D x D matrices, in row order."""
+    n = mat.shape[-1]
+    if not is_traced(mat) and (diag < -n or diag >= n):
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    rows, cols = _tril_index(n, diag)
+    torch = _torch()
+    return mat[..., torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of `tril_matrix_to_vec`: a lower-triangular D x D matrix per vector."""
+    torch = _torch()
+    # positive root of D^2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 len = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] +
+                            4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = torch.finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    rows, cols = _tril_index(n, diag)
+    flat = torch.tensor([r * n + c for r, c in zip(rows, cols)], dtype=torch.long)
+    mat = vec.new_zeros(vec.shape[:-1] + (n * n,))
+    mat = mat.index_copy(-1, flat, vec) if len(rows) else mat
+    return mat.reshape(vec.shape[:-1] + (n, n))

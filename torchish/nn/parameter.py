@@ -29,9 +29,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = Parameter(self.detach().clone(), self.requires_grad)
-        if self._grad is not None:
-            result._grad = self._grad.detach().clone()
+        # as PyTorch: a fresh parameter of the same class over a copy of the data; unlike a
+        # plain tensor's deepcopy, the `.grad` is not copied
+        result = type(self)(self.data.clone(), self.requires_grad)
         memo[id(self)] = result
         return result
 

@@ -127,16 +127,26 @@ def hardswish(input, inplace=False):
 def prelu(input, weight):
     if not isinstance(weight, torchish.Tensor):
         raise TypeError("prelu(): argument 'weight' (position 2) must be Tensor")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._legacy} and "
+                           f"{weight.dtype._legacy}")
     n = weight.numel()
     if n != 1:
-        channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim else 1)
-        if input.ndim == 0 or n != channels:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim >= 2 else 1  # ATen: a 1-D input has 1 channel
+        if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
     return _nn._prelu(input, weight)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if training:
         # PyTorch draws one double uniform per non-positive element, in memory order, with
         # the bounds rounded to the input's precision first.

@@ -7,6 +7,9 @@ __all__ = ["pairwise_distance", "cosine_similarity", "pdist", "normalize"]
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    if x1.dtype is torchish.bool and x2.dtype is torchish.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
     return _nn._pairwise_distance(x1, x2, float(p), float(eps), bool(keepdim))
 
 

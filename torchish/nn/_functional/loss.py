@@ -14,6 +14,8 @@ import numpy as np
 import torchish
 from ... import _autocast
 from ..._ops import nn_ops as _nn
+from ..._ops.errors import broadcast_error
+from ..._ops import pointwise as _pointwise
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -75,6 +77,9 @@ def _concrete(t):
 def _broadcast(a, b):
     if a.shape == b.shape:
         return a, b
+    message = broadcast_error((a.shape, b.shape))
+    if message:  # torch.broadcast_tensors' error
+        raise RuntimeError(message)
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     return (a if a.shape == shape else a.expand(*shape),
             b if b.shape == shape else b.expand(*shape))
@@ -224,7 +229,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "mean":
             if input.numel() == 0:
                 return -prod.sum().fill_(float("nan"))
-            return -prod.sum() / (input.numel() // n_classes)
+            return _pointwise._div_scalar(-prod.sum(), input.numel() // n_classes)
         if reduction == "sum":
             return -prod.sum()
         return -prod.sum(class_dim)
@@ -450,15 +455,47 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    n_classes = input.shape[-1] if input.ndim else 1
-    _check_targets(target, n_classes, None)
+    nframe, dim = _margin_shape_check(input)
+    if target.ndim > 1 or target.numel() != nframe:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{nframe}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and weight.numel() != dim:
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got "
+                           f"{list(weight.shape)}")
+    _long_targets(target, dim, "target out of range")
     return _nn._multi_margin_loss(input, target, weight, int(p), float(margin), reduction)
 
 
 @_autocast.casts("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
+    nframe, dim = _margin_shape_check(input)
+    if not (target.ndim <= 1 and target.numel() == dim if input.ndim <= 1 else
+            tuple(target.shape) == (nframe, dim)):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    _long_targets(target, dim, "argument #2 'target' is out of range", -1)
     return _nn._multilabel_margin_loss(input, target, reduction)
+
+
+def _margin_shape_check(input):
+    """(samples, classes) of a multi(label) margin loss input, as ATen's shape check."""
+    shape = tuple(input.shape)
+    if not ((len(shape) == 2 and shape[1]) or (len(shape) == 1 and shape[0]) or not shape):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(shape)}")
+    return (shape[0] if len(shape) == 2 else 1), (shape[-1] if shape else 1)
+
+
+def _long_targets(target, dim, message, low=0):
+    """The margin losses' kernels: int64 class indices in [low, dim)."""
+    if target.dtype is not torchish.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy}")
+    t = _concrete(target)
+    if t is not None and t.size and ((t < low) | (t >= dim)).any():
+        raise RuntimeError(message)
 
 
 @_autocast.casts("ctc_loss")

@@ -13,24 +13,21 @@ _REDUCED = ("torch.bfloat16", "torch.float16")
 _FLOATS = ("torch.float32",) + _REDUCED
 
 
-def _mixed_dtype(input, *params):
-    """True for a bf16/f16 input with float32 parameters: PyTorch's CPU norm kernels then
-    compute in float32 and return the input's dtype, which is what keeps a LayerNorm or
-    BatchNorm in bfloat16 under autocast(cpu). Other float mixes are errors there."""
+def _check_mixed_dtype(input, *params):
+    """PyTorch's CPU norm kernels accept parameters of the input's dtype, or float32 ones with
+    a bfloat16/float16 input (the mix autocast(cpu) produces; the ops compute it in float32
+    and return the input's dtype). Other float mixes are errors there."""
     dtypes = {str(p.dtype) for p in params if p is not None}
     if not dtypes or dtypes == {str(input.dtype)}:
-        return False
+        return
     if str(input.dtype) in _REDUCED and dtypes == {"torch.float32"}:
-        return True
+        return
     if str(input.dtype) in _FLOATS and dtypes <= set(_FLOATS):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    return False
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
-    if _mixed_dtype(input, weight, bias):
-        out = _norm.layer_norm(input.float(), normalized_shape, weight, bias, eps)
-        return out.to(input.dtype)
+    _check_mixed_dtype(input, weight, bias)
     return _norm.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
@@ -59,9 +56,7 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     update = training and (running_mean is not None or running_var is not None)
     if momentum is None:
         raise TypeError("batch_norm(): argument 'momentum' must be float, not NoneType")
-    if _mixed_dtype(input, weight, bias, running_mean, running_var):
-        return _native_batch_norm(input.float(), weight, bias, running_mean, running_var,
-                                  training, momentum, eps).to(input.dtype)
+    _check_mixed_dtype(input, weight, bias, running_mean, running_var)
     out = _norm._batch_norm(input, weight, bias, running_mean, running_var,
                             float(momentum) if update else 0.0, bool(training), float(eps))
     if not update:
@@ -112,8 +107,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                            f"{input.dim()}")
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] +
                        list(input.size()[2:]))
-    if _mixed_dtype(input, weight, bias):
-        return _norm.group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
+    _check_mixed_dtype(input, weight, bias)
     return _norm.group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -124,4 +118,8 @@ def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
                          f"input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    return _norm._local_response_norm(input, size, alpha, beta, k)
+    out = _norm._local_response_norm(input, size, alpha, beta, k)
+    if not (input.is_floating_point() or input.is_complex()):
+        # PyTorch's integer window average times a float alpha: the default dtype
+        out = out.to(torchish.get_default_dtype())
+    return out

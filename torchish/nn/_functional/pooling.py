@@ -19,8 +19,6 @@ max_pool2d = _pool.max_pool2d
 max_pool3d = _pool.max_pool3d
 avg_pool2d = _pool.avg_pool2d
 avg_pool3d = _pool.avg_pool3d
-adaptive_max_pool2d = _pool.adaptive_max_pool2d
-adaptive_max_pool3d = _pool.adaptive_max_pool3d
 
 
 def _one(value, name):
@@ -32,19 +30,34 @@ def _one(value, name):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    # return_indices goes straight to max_pool2d (ATen's max_pool1d_with_indices, whose
+    # errors are max_pool2d's); the values-only form checks first (ATen's max_pool1d)
+    shape = tuple(input.shape)
+    if not return_indices and not ((len(shape) == 2 and shape[0] and shape[1]) or (
+            len(shape) == 3 and shape[1] and shape[2])):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                           f"0 dim batch size for input, but got:{list(shape)}")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got "
                            f"{list(input.shape)}")
     k = _one(kernel_size, "kernel_size")
     s = k if stride is None or stride == [] or stride == () else _one(stride, "stride")
     p, d = _one(padding, "padding"), _one(dilation, "dilation")
-    if s <= 0:
-        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
-    if p < 0:
-        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
-    if p > k // 2:
-        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
-                           f"got padding={p} and kernel_size={k}")
+    if not return_indices:
+        if k <= 0:
+            raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+        if s <= 0:
+            raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+        if p < 0:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+        if p > k // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={p} and kernel_size={k}")
+        if d <= 0:
+            raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+        ow = _pool.pool_output_size(shape[-1], k, p, s, d, ceil_mode)
+        if ow <= 0:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {ow}")
     out = _pool.max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode,
                            return_indices)
     if return_indices:
@@ -80,29 +93,52 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return out.squeeze(-2)
 
 
-def _out1(output_size):
-    o = _ntuple(output_size, 1)
-    if len(o) != 1:
-        raise RuntimeError("adaptive_avg_pool1d(): argument 'output_size' should contain one "
-                           "int")
-    return o[0]
+def _out1(output_size, name):
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
+                           f"{len(output_size)})")
+    return _ntuple(output_size, 1)[0]
 
 
 def adaptive_avg_pool1d(input, output_size):
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' should have 2 or 3 "
                            f"dimensions, but got {list(input.shape)}")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _out1(output_size))).squeeze(-2)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _out1(output_size,
+                                                              "adaptive_avg_pool1d"))).squeeze(-2)
 
 
-def _adaptive_sizes(input, output_size, nd):
-    sizes = _ntuple(output_size, nd) if not isinstance(output_size, (list, tuple)) else \
-        tuple(output_size) * (nd if len(output_size) == 1 else 1)
-    return tuple(n if o is None else int(o) for o, n in zip(sizes, input.shape[-nd:]))
+def _list_with_default(output_size, input):
+    """torch.nn.modules.utils._list_with_default: None takes the input's size; an input with
+    too few dimensions for the sizes is a ValueError."""
+    if not isinstance(output_size, (list, tuple)):
+        return int(output_size)
+    if input.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    return tuple(n if o is None else int(o) for o, n in
+                 zip(output_size, input.shape[input.ndim - len(output_size):]))
+
+
+def _adaptive_output(input, output_size, nd, name, avg):
+    """The output size after F's _list_with_default and ATen's checks of it."""
+    out = _list_with_default(output_size, input)
+    if isinstance(out, int):
+        out = (out,) * nd
+    if len(out) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}" if avg else
+                           f"{name}(): internal error: output_size.size() must be {nd}")
+    if any(o < 0 for o in out):
+        if avg:
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                               f"to 0 but received {{{', '.join(map(str, out))}}}")
+        shape = list(input.shape[:-nd]) + list(out)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(out)}: {shape}")
+    return out
 
 
 def adaptive_avg_pool2d(input, output_size):
-    out = _adaptive_sizes(input, output_size, 2)
+    out = _adaptive_output(input, output_size, 2, "adaptive_avg_pool2d", True)
     if out == (1, 1):
         return input.mean((-1, -2), keepdim=True)
     return _pool._adaptive_avg_pool2d(input, out)
@@ -110,7 +146,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 @_autocast.casts("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
-    out = _adaptive_sizes(input, output_size, 3)
+    out = _adaptive_output(input, output_size, 3, "adaptive_avg_pool3d", True)
     if out == (1, 1, 1):
         return input.mean((-1, -2, -3), keepdim=True)
     return _pool._adaptive_avg_pool3d(input, out)
@@ -120,11 +156,24 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d() argument 'input' should have 2 or 3 "
                            f"dimensions, but got {list(input.shape)}")
-    out = _pool.adaptive_max_pool2d(input.unsqueeze(-2), (1, _out1(output_size)),
-                                    return_indices)
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, _out1(output_size,
+                                                            "adaptive_max_pool1d")),
+                              return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
     return out.squeeze(-2)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool2d(
+        input, _adaptive_output(input, output_size, 2, "adaptive_max_pool2d", False),
+        return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool3d(
+        input, _adaptive_output(input, output_size, 3, "adaptive_max_pool3d", False),
+        return_indices)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
@@ -132,11 +181,11 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    return _pool.adaptive_max_pool2d(input, output_size, True)
+    return adaptive_max_pool2d(input, output_size, True)
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
-    return _pool.adaptive_max_pool3d(input, output_size, True)
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, max_pool, avg_pool):

@@ -2,6 +2,9 @@
 the identity autograd Function that links a module call's output and input gradients for
 full backward hooks."""
 import functools
+import os
+import sys
+import warnings
 import weakref
 
 from ..._tensor import Tensor
@@ -9,6 +12,17 @@ from ...autograd import grad_mode
 from ...autograd.function import Function
 
 __all__ = ["RemovableHandle"]
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _user_stacklevel():
+    """The `stacklevel` naming the innermost caller outside torchish (the user's
+    `loss.backward()`), where PyTorch's own warnings from backward hooks point."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class RemovableHandle:
@@ -117,6 +131,11 @@ class _BackwardHook:
             self.grad_outputs = new
         local = self.grad_outputs
         if self.input_tensors_index is None:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect "
+                          "to module outputs since no inputs require gradients. See "
+                          "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=_user_stacklevel())
             grad_inputs = self._pack_with_none([], [], self.n_inputs)
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)

@@ -10,14 +10,11 @@ __all__ = ["weight_norm", "spectral_norm"]
 
 def _norm_except_dim(v, pow, dim):
     """The `pow`-norm of `v` over every dim but `dim` (kept, size 1 elsewhere); all of it for -1."""
-    if dim == -1:
-        return v.norm(pow)
-    dims = [d for d in range(v.dim()) if d != dim]
-    return v.norm(pow, dim=dims, keepdim=True)
+    return torchish.norm_except_dim(v, pow, dim)
 
 
 def _weight_norm(v, g, dim):
-    return v * (g / _norm_except_dim(v, 2, dim))
+    return torchish._weight_norm(v, g, dim)
 
 
 class _WeightNorm(Module):

@@ -1,0 +1,131 @@
+"""Saved tensors seen from Python, against real PyTorch: `saved_tensors_hooks` (which tensors
+are packed, in which order, unpacked values feeding backward), `save_on_cpu`,
+`disable_saved_tensors_hooks`, custom Functions, and `grad_fn._saved_<name>`."""
+import numpy as np
+import pytest
+
+import torchish
+
+torch = pytest.importorskip("torch")
+X = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+
+
+def _pack_log(T, program):
+    """The program's packs and unpacks as (event, which input) pairs, and the gradient."""
+    log = []
+    a = T.tensor(X, requires_grad=True)
+    b = T.tensor(X[::-1].copy(), requires_grad=True)
+    names = {id(a): "a", id(b): "b"}
+
+    def pack(t):
+        log.append(("pack", names.get(id(t), "other"), tuple(t.shape)))
+        return t
+
+    def unpack(t):
+        log.append(("unpack", names.get(id(t), "other"), tuple(t.shape)))
+        return t
+    with T.autograd.graph.saved_tensors_hooks(pack, unpack):
+        out = program(T, a, b)
+    log.append("backward")
+    out.sum().backward()
+    return log, a.grad.numpy(), b.grad.numpy()
+
+
+PROGRAMS = {
+    "mul": lambda T, a, b: a * b,
+    "div_exp": lambda T, a, b: (a / b).exp(),
+    "mm_tanh": lambda T, a, b: T.mm(a, b).tanh(),
+    "addcmul": lambda T, a, b: T.addcmul(a, a, b),
+    "linear_relu": lambda T, a, b: T.nn.functional.linear(a, b).relu(),
+    "view_pow": lambda T, a, b: a.view(16).pow(2) + b.view(16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_hooks_pack_what_pytorch_saves(name):
+    ours, ga, gb = _pack_log(torchish, PROGRAMS[name])
+    ref, ra, rb = _pack_log(torch, PROGRAMS[name])
+    assert sorted(map(str, ours)) == sorted(map(str, ref))   # the same saved tensors
+    assert ours.index("backward") == ref.index("backward")   # packed at record time
+    np.testing.assert_allclose(ga, ra, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gb, rb, rtol=1e-5, atol=1e-6)
+
+
+def test_mul_packs_in_pytorchs_order():
+    ours, _, _ = _pack_log(torchish, PROGRAMS["mul"])
+    ref, _, _ = _pack_log(torch, PROGRAMS["mul"])
+    assert ours == ref
+
+
+def test_unpacked_values_feed_backward():
+    grads = []
+    for T in (torchish, torch):
+        x = T.tensor(X, requires_grad=True)
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+            y = (x * x).sum()   # MulBackward0 reads the doubled copies
+        y.backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+    np.testing.assert_allclose(grads[0], 4 * X, rtol=1e-6)
+
+
+def test_save_on_cpu_gives_the_same_gradients():
+    x = torchish.tensor(X, requires_grad=True)
+    with torchish.autograd.graph.save_on_cpu():
+        (x.sin() * x.cos()).tanh().sum().backward()
+    ours = x.grad.numpy()
+    t = torch.tensor(X, requires_grad=True)
+    (t.sin() * t.cos()).tanh().sum().backward()
+    np.testing.assert_allclose(ours, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_custom_function_saved_tensors_go_through_hooks():
+    logs = []
+    for T in (torchish, torch):
+        log = []
+
+        class Triple(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * 3 + x * 0
+
+        with T.autograd.graph.saved_tensors_hooks(lambda t: log.append("pack") or t,
+                                                  lambda t: log.append("unpack") or t):
+            out = Triple.apply(T.ones(2, requires_grad=True))
+        out.sum().backward()
+        logs.append(log)
+    assert logs[0] == logs[1] == ["pack", "unpack"]
+
+
+def test_disable_saved_tensors_hooks():
+    for T in (torchish, torch):
+        with T.autograd.graph.disable_saved_tensors_hooks("no hooks in here"):
+            with pytest.raises(RuntimeError, match="no hooks in here"):
+                with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+
+
+def test_saved_attributes():
+    facts = []
+    for T in (torchish, torch):
+        x = T.tensor(X, requires_grad=True)
+        w = T.tensor(X[:, :2].copy())
+        p, e, m = x.pow(2), x.exp(), T.mm(x, w)
+        r = e.grad_fn._saved_result
+        facts.append((p.grad_fn._saved_self is x, p.grad_fn._saved_exponent,
+                      r is e, r.grad_fn is e.grad_fn, bool(r.equal(e)),
+                      m.grad_fn._saved_mat2 is w, m.grad_fn._saved_self,
+                      T.sum(x, dim=1).grad_fn._saved_self_sym_sizes,
+                      T.sum(x, dim=1).grad_fn._saved_keepdim))
+        e.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+            e.grad_fn._saved_result
+        with pytest.raises(AttributeError):
+            e.grad_fn._saved_nothing_like_this
+    assert facts[0] == facts[1]

@@ -1,0 +1,193 @@
+"""What a node saves for backward, seen from Python: hooks on saved tensors
+(`torch.autograd.graph.saved_tensors_hooks`, `save_on_cpu`, `disable_saved_tensors_hooks`) and
+the `grad_fn._saved_<name>` attributes.
+
+While a hooks region is active, each tensor an op saves (the operands PyTorch's derivative
+formula keeps, and saved outputs) goes through the innermost `pack_hook` when the op records;
+the node keeps what it returns, drops its own reference to the operand's value, and its backward
+reads `unpack_hook(packed)` in its place. A saved output is packed and unpacked too, though our
+pullbacks recompute it from the operands.
+"""
+_HOOKS = []          # (pack_hook, unpack_hook) of the active regions, innermost last
+_DISABLED = [None]   # the error message while disable_saved_tensors_hooks is active
+
+
+class saved_tensors_hooks:
+    """Context manager: pack/unpack hooks for the tensors saved by ops recorded inside it."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _DISABLED[0] is not None:
+            raise RuntimeError(_DISABLED[0])
+        _HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors move to the CPU when recorded and back to their device for backward."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(tensor):
+            return tensor.device, tensor.detach().to("cpu", copy=True)
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager (and decorator): entering a hooks region inside raises `error_message`."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._previous = _DISABLED[0]
+        _DISABLED[0] = self.error_message
+
+    def __exit__(self, *exc):
+        _DISABLED[0] = self._previous
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return run
+
+
+def active():
+    return bool(_HOOKS)
+
+
+def pack(entries):
+    """[(leaf position or None, tensor)] -> [(position, packed, unpack_hook)]."""
+    pack_hook, unpack_hook = _HOOKS[-1]
+    return [(position, pack_hook(tensor), unpack_hook) for position, tensor in entries]
+
+
+def pack_into(node, leaves, entries):
+    """Pack `entries` for `node`; the leaves the packed values stand for are dropped from the
+    node's own copy, so a hook that moves them elsewhere (save_on_cpu) frees them here."""
+    node._packed = pack(entries)
+    leaves = list(leaves)
+    for position, _, _ in node._packed:
+        if position is not None and hasattr(leaves[position], "shape"):
+            leaves[position] = _Dropped(leaves[position].shape, leaves[position].dtype)
+    node._leaves = leaves
+
+
+class _Dropped:
+    """A leaf whose value the node gave away to a pack hook: its aval, until unpacked."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def unpacked_leaves(leaves, packed):
+    """The node's leaves with every packed operand replaced by its unpacked value."""
+    leaves = list(leaves)
+    for position, value, unpack_hook in packed:
+        tensor = unpack_hook(value)
+        if position is None:
+            continue
+        dropped = leaves[position]
+        if isinstance(dropped, _Dropped):
+            data = getattr(tensor, "_data", None)
+            if data is None or tuple(data.shape) != tuple(dropped.shape):
+                raise RuntimeError("unpack_hook should return a tensor with the same shape "
+                                   "as the packed one")
+            leaves[position] = data.astype(dropped.dtype)
+    return leaves
+
+
+def saved_attribute(node, name):
+    """`grad_fn._saved_<name>`: a saved operand (`self` is the first; None when this call
+    did not need it), a saved output (`result`: an alias of the output, with its grad_fn),
+    the operand's shape (`<operand>_sym_sizes`), or an argument of the op (`_saved_dim`)."""
+    from .._ops.registry import Plan, saved_positions
+    from .._tensor import _alias
+    plan = getattr(node._fn, "__self__", None)
+    if not isinstance(plan, Plan):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                             f"'_saved_{name}'")
+    if name == "result" and node._saved:
+        outs = [t for t, _, producer in node._saved if producer and producer[0] is node]
+        if outs:
+            _check_not_freed(node)
+            aliases = []
+            for out in outs:
+                alias = _alias(out)
+                alias._grad_fn, alias._output_nr = out._grad_fn, out._output_nr
+                aliases.append(alias)
+            return aliases[0] if len(aliases) == 1 else tuple(aliases)
+    sizes = name.endswith("_sym_sizes")
+    param = name[:-len("_sym_sizes")] if sizes else name
+    param = plan.op.tensors[0] if param == "self" else param
+    if param in plan.op.tensors:
+        where = _positions(plan, param)
+        if sizes:
+            return tuple(node._out_avals[0][0]) if not where else _shape_at(node, where[0])
+        if where and isinstance(plan.kinds[plan.op.tensors.index(param)], type):
+            return _scalar_at(node, plan, param, where[0])   # a Python number operand
+        mask = tuple(e is not None for e in node._edges)
+        at = saved_positions(plan.op, plan.kinds, mask, param)
+        if at:
+            _check_not_freed(node)
+            found = [node._inputs[i] for i in at]
+            return found[0] if len(found) == 1 else found
+        if _mentions(plan.op.saves, param):
+            return None   # saved only for gradients this call does not compute
+    elif param in plan.statics and not sizes:
+        return plan.statics[param]
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+
+
+def _check_not_freed(node):
+    if node._inputs is None:
+        from .graph import _FREED_MSG
+        raise RuntimeError(_FREED_MSG)
+
+
+def _positions(plan, param):
+    """Leaf positions of one operand (a list operand has one per element)."""
+    pos = 0
+    for pname, kind in zip(plan.op.tensors, plan.kinds):
+        count = 0 if kind is None else (len(kind[1]) if isinstance(kind, tuple) and kind
+                                        and kind[0] == "L" else 1)
+        if pname == param:
+            return list(range(pos, pos + count))
+        pos += count
+    return []
+
+
+def _shape_at(node, position):
+    leaf = (node._leaves or [None] * (position + 1))[position]
+    if hasattr(leaf, "shape"):
+        return tuple(leaf.shape)
+    tensor = node._inputs[position] if node._inputs is not None else None
+    return tuple(tensor.shape) if tensor is not None else ()
+
+
+def _scalar_at(node, plan, param, position):
+    _check_not_freed(node)
+    value = node._leaves[position]
+    return plan.kinds[plan.op.tensors.index(param)](value)
+
+
+def _mentions(saves, param):
+    if saves == "inputs":
+        return True
+    if isinstance(saves, dict):
+        return param in saves or any(param in v for v in saves.values())
+    return isinstance(saves, tuple) and param in saves
