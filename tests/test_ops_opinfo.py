@@ -49,11 +49,6 @@ GRAD_TOL = dict(rtol=1e-6, atol=1e-6)
 KNOWN_FAILURES = {
     "as_strided.partial_views": "samples are views into a larger storage, which the conversion "
                                 "through NumPy cannot reproduce",
-    "normal": "_ops/random_ops.py: PyTorch's gradient w.r.t. mean/std is zero; torchish "
-              "differentiates the sample",
-    "normal.number_mean": "_ops/random_ops.py: as `normal` (zero gradient in PyTorch)",
-    "bernoulli": "_ops/random_ops.py: the output records no grad_fn (PyTorch's is "
-                 "differentiable, with a zero gradient)",
 }
 # Checks that are skipped for an op (not failures: the behaviour differs by design).
 SKIP_VALUES = {

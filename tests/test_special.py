@@ -76,8 +76,6 @@ def test_unary(name):
                                    equal_nan=True)
 
 
-@pytest.mark.xfail(strict=True, reason="_ops/pointwise_math.py logit: JAX's derivative of "
-                   "log(x / (1 - x)) is nan at 0 and 1, PyTorch's 1 / (x (1 - x)) is inf")
 def test_logit_gradient_at_the_ends():
     grads = []
     for mod in (torch, torchish):

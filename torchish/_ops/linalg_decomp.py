@@ -772,9 +772,17 @@ def _tensor_lu(self, pivot=True, get_infos=False):
     return _LU_WITH_INFO(LU, pivots, info) if get_infos else (LU, pivots)
 
 
-def lu(*args, **kwargs):
-    """torch.lu (legacy): (LU, pivots[, infos]) from linalg.lu_factor_ex."""
-    return _tensor_lu(*args, **kwargs)
+def lu(*args, out=None, **kwargs):
+    """torch.lu (legacy): (LU, pivots[, infos]) from linalg.lu_factor_ex; with `out=` a plain
+    tuple of the outs, as PyTorch's Python wrapper returns."""
+    result = _tensor_lu(*args, **kwargs)
+    if out is None:
+        return result
+    from .out_arg import check_out, write_out
+    return tuple(write_out("lu", check_out("lu", out, args), tuple(result), 3))
+
+
+lu.handles_out = True
 
 
 _bind()

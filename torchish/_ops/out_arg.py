@@ -16,7 +16,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from .._storage import Storage, base_view, contiguous_strides, extend
 from ..autograd import grad_mode
-from .return_types import RETURN_TYPES, _rt
+from .return_types import _rt
 
 __all__ = ["OUT_NAMES", "accept_out", "check_out", "write_out", "resize_", "resize_as_"]
 
@@ -42,7 +42,7 @@ sinc sinh softmax sort sqrt square stack std sub subtract sum take take_along_di
 tensordot threshold topk tril triu true_divide trunc var vdot vstack where xlogy zeros
 alias_copy as_strided_copy cholesky_inverse cholesky_solve conj_physical diagonal_copy
 expand_copy float_power gcd geqrf histogram histogramdd igamma igammac index_reduce inner lcm
-lu_solve lu_unpack mvlgamma narrow_copy nextafter ormqr permute_copy qr renorm slice_scatter
+lu lu_solve lu_unpack mvlgamma narrow_copy nextafter ormqr permute_copy qr renorm slice_scatter
 split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
 unfold_copy unsqueeze_copy view_copy
 """.split())
@@ -174,12 +174,9 @@ def write_out(name, outs, result, stacklevel=4):
     if not isinstance(result, (tuple, list)):
         return outs[0]
     cls = type(result)
-    if cls in _RETURN_CLASSES:
+    if hasattr(cls, "_fields"):   # a torch.return_types named tuple: its `<op>_out` twin
         return _out_type(cls.__name__, cls._fields)(*outs)
     return outs
-
-
-_RETURN_CLASSES = frozenset(RETURN_TYPES.values())
 
 
 @functools.lru_cache(maxsize=None)
@@ -250,7 +247,10 @@ Tensor.resize_as_ = resize_as_
 # ---- Python-level functions ----------------------------------------------------------------
 
 def accept_out(name, fn):
-    """`fn` (a function written in Python over ops) taking `out=` as PyTorch's `name` does."""
+    """`fn` (a function written in Python over ops) taking `out=` as PyTorch's `name` does
+    (unless `fn` handles `out=` itself: `fn.handles_out`)."""
+    if getattr(fn, "handles_out", False):
+        return fn
     if name not in OUT_NAMES:
         return _reject_out(name, fn)
     factory = name in FACTORIES

@@ -10,8 +10,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .. import _random_trace
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from .._device import jax_device
+from ..autograd import grad_mode
+from ..autograd.graph import Node, edge_of
 from ..random import engine_of
 from .creation import _leaf, _size, empty, empty_like, layout_order
 from .registry import check_inplace
@@ -28,13 +30,35 @@ def _key(generator):
     return jax.random.PRNGKey(seed & 0x7FFFFFFFFFFFFFFF)
 
 
-def _fill(self, values):
-    """Write sampled values into `self` in place (no autograd history, as PyTorch)."""
+def _fill(self, values, node=None, params=()):
+    """Write sampled values into `self` in place. On a tensor with history PyTorch records
+    the sampler as `node` (NormalBackward0, ...), whose gradient is zero."""
     check_inplace(self)
     if isinstance(values, np.ndarray):
         values = jax.device_put(values, jax_device(self.device))
+    history = self.requires_grad and self._base is None and grad_mode.GRAD_ENABLED[0]
     self._set_data(values)
+    if history and node is not None:
+        _zero_gradient(self, node, (self,) + tuple(params), fresh=False)
     return self
+
+
+def _zero_gradient(out, name, inputs, fresh=True):
+    """Record `out` as PyTorch records a sampler: a node `name` with edges to the `inputs`
+    (its previous history, for an in-place sampler) whose gradient to each of them is zero:
+    samples are not differentiated through. A `fresh` output then requires grad."""
+    edges = [edge_of(t) if isinstance(t, Tensor) else None for t in inputs]
+    if not grad_mode.GRAD_ENABLED[0] or all(e is None for e in edges):
+        return out
+    avals = [(t.shape, t.dtype.np) if isinstance(t, Tensor) else None for t in inputs]
+
+    def zero_grads(cts, create_graph):
+        grads = [None if e is None else jnp.zeros(*a) for e, a in zip(edges, avals)]
+        return [_wrap(g) if create_graph and g is not None else g for g in grads]
+    node = Node(name, edges, None, None, None, [(tuple(out.shape), out.dtype)], None)
+    node._tensor_vjp = zero_grads
+    out._grad_fn, out._output_nr = node, 0
+    return out
 
 
 def _in_memory_order(self, draw, *arrays):
@@ -55,9 +79,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     if _traced(self):
         u = jax.random.uniform(_key(generator), self.shape, jnp.float32 if
                                self.dtype is not dt.float64 else jnp.float64)
-        return _fill(self, (u * (to - from_) + from_).astype(self.dtype.np))
+        return _fill(self, (u * (to - from_) + from_).astype(self.dtype.np), "UniformBackward0")
     return _fill(self, _in_memory_order(self, lambda shape: engine_of(generator).uniform(
-        shape, self.dtype.name, from_, to)))
+        shape, self.dtype.name, from_, to)), "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -66,26 +90,28 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if _traced(self):
         n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
                               self.dtype is not dt.float64 else jnp.float64)
-        return _fill(self, (n * std + mean).astype(self.dtype.np))
+        return _fill(self, (n * std + mean).astype(self.dtype.np), "NormalBackward0")
     return _fill(self, _in_memory_order(self, lambda shape: engine_of(generator).normal(
-        shape, self.dtype.name, mean, std, contiguous=self.is_contiguous())))
+        shape, self.dtype.name, mean, std, contiguous=self.is_contiguous())), "NormalBackward0")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
         if _traced(self):
-            return _fill(self, jax.random.bernoulli(_key(generator), p._data, self.shape)
-                         .astype(self.dtype.np))
-        probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
-        return _fill(self, _in_memory_order(self, lambda shape, pr: engine_of(
-            generator).bernoulli_tensor(pr, self.dtype.name), probs))
+            values = jax.random.bernoulli(_key(generator), p._data, self.shape)
+        else:
+            probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
+            values = _in_memory_order(self, lambda shape, pr: engine_of(
+                generator).bernoulli_tensor(pr, self.dtype.name), probs)
+        return _fill(self, values.astype(self.dtype.np), "BernoulliBackward1", (p,))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     if _traced(self):
-        return _fill(self, jax.random.bernoulli(_key(generator), p, self.shape)
-                     .astype(self.dtype.np))
-    return _fill(self, _in_memory_order(self, lambda shape: engine_of(
-        generator).bernoulli_scalar(shape, p, self.dtype.name)))
+        values = jax.random.bernoulli(_key(generator), p, self.shape).astype(self.dtype.np)
+    else:
+        values = _in_memory_order(self, lambda shape: engine_of(generator).bernoulli_scalar(
+            shape, p, self.dtype.name))
+    return _fill(self, values, "BernoulliBackward2")
 
 
 def random_(self, from_=None, to=None, *, generator=None, **kw):
@@ -94,35 +120,37 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
         hi = to if to is not None else (from_ if from_ is not None else 2 ** 24)
         lo = 0 if to is None else from_
         return _fill(self, jax.random.randint(_key(generator), self.shape, lo, hi)
-                     .astype(self.dtype.np))
+                     .astype(self.dtype.np), "RandomBackward0")
     eng = engine_of(generator)
     if from_ is None and to is None:
         return _fill(self, _in_memory_order(self, lambda shape: eng.random_(
-            shape, self.dtype.name)))
+            shape, self.dtype.name)), "RandomBackward0")
     if to is None:
         from_, to = 0, from_
     return _fill(self, _in_memory_order(self, lambda shape: eng.random_from_to(
-        shape, self.dtype.name, from_, to)))
+        shape, self.dtype.name, from_, to)), "RandomBackward0")
 
 
-def _simple(name, jax_sampler):
+def _simple(name, node, jax_sampler):
     def sampler(self, *args, generator=None):
         if _traced(self):
             return _fill(self, jax_sampler(_key(generator), self.shape, *args)
-                         .astype(self.dtype.np))
+                         .astype(self.dtype.np), node)
         draw = getattr(engine_of(generator), name)
         return _fill(self, _in_memory_order(self, lambda shape: draw(
-            shape, self.dtype.name, *args)))
+            shape, self.dtype.name, *args)), node)
     sampler.__name__ = name + "_"
     return sampler
 
 
-exponential_ = _simple("exponential", lambda k, s, lambd=1.0: jax.random.exponential(k, s) / lambd)
-geometric_ = _simple("geometric", lambda k, s, p: jax.random.geometric(k, p, s))
-log_normal_ = _simple("log_normal", lambda k, s, mean=1.0, std=2.0: jnp.exp(
-    jax.random.normal(k, s) * std + mean))
-cauchy_ = _simple("cauchy", lambda k, s, median=0.0, sigma=1.0: median + sigma *
-                  jax.random.cauchy(k, s))
+exponential_ = _simple("exponential", "ExponentialBackward0",
+                       lambda k, s, lambd=1.0: jax.random.exponential(k, s) / lambd)
+geometric_ = _simple("geometric", "GeometricBackward0",
+                     lambda k, s, p: jax.random.geometric(k, p, s))
+log_normal_ = _simple("log_normal", "LogNormalBackward0", lambda k, s, mean=1.0, std=2.0:
+                      jnp.exp(jax.random.normal(k, s) * std + mean))
+cauchy_ = _simple("cauchy", "CauchyBackward0", lambda k, s, median=0.0, sigma=1.0:
+                  median + sigma * jax.random.cauchy(k, s))
 
 
 # ---- functions ---------------------------------------------------------------------------
@@ -182,19 +210,24 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("normal() missing required argument 'size'")
         return _new(_size((size,) if isinstance(size, int) else (tuple(size),)), dtype, device,
                     requires_grad, normal_, mean, std, generator=generator)
-    if m_t and not s_t:
-        out_t = empty(*mean.shape, dtype=mean.dtype, device=mean.device)
-        normal_(out_t, 0.0, std, generator=generator)
-        return out_t.add_(mean)
-    ref = std if not m_t else (mean if mean.numel() >= std.numel() else std)
-    out_t = empty(*ref.shape, dtype=std.dtype if s_t else ref.dtype, device=ref.device)
-    normal_(out_t, 0.0, 1.0, generator=generator)
-    return out_t.mul_(std).add_(mean)
+    with grad_mode.no_grad():   # PyTorch's gradient of a sample w.r.t. mean and std is zero
+        if m_t and not s_t:
+            out_t = empty(*mean.shape, dtype=mean.dtype, device=mean.device)
+            normal_(out_t, 0.0, std, generator=generator)
+            out_t.add_(mean)
+        else:
+            ref = std if not m_t else (mean if mean.numel() >= std.numel() else std)
+            out_t = empty(*ref.shape, dtype=std.dtype if s_t else ref.dtype, device=ref.device)
+            normal_(out_t, 0.0, 1.0, generator=generator)
+            out_t.mul_(std).add_(mean)
+    name = "NormalBackward3" if m_t and s_t else ("NormalBackward1" if m_t else "NormalBackward2")
+    return _zero_gradient(out_t, name, (mean, std))
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
     out_t = empty(*input.shape, dtype=input.dtype, device=input.device)
-    return bernoulli_(out_t, input if p is None else p, generator=generator)
+    bernoulli_(out_t, input if p is None else p, generator=generator)
+    return out_t if p is not None else _zero_gradient(out_t, "BernoulliBackward0", (input,))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -216,8 +249,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def poisson(input, generator=None):
     rates = np.asarray(input.detach()._data)
-    return _leaf(np.asarray(engine_of(generator).poisson(rates)).astype(input.dtype.np),
-                 input.device, False)
+    out = _leaf(np.asarray(engine_of(generator).poisson(rates)).astype(input.dtype.np),
+                input.device, False)
+    return _zero_gradient(out, "PoissonBackward0", (input,))
 
 
 # The `*_like` samplers fill an `empty_like(input)`: it keeps the input's memory layout, so
