@@ -5,7 +5,7 @@ import numbers
 
 from . import constraints
 from . import _sampling
-from .discrete import Binomial, Categorical, _one_of
+from .discrete import Binomial, Categorical, _count_params, _expand_counts, _one_of
 from .distribution import Distribution, _all_true
 from .gamma import Gamma
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -96,21 +96,11 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        _count_params(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expanded(NegativeBinomial, batch_shape, _instance,
-                             {"total_count": 0, "probs": 0, "logits": 0})
-        new._param = new.logits if "logits" in self.__dict__ else new.probs
-        return new
+        return _expand_counts(self, NegativeBinomial, batch_shape, _instance)
 
     @property
     def mean(self):

@@ -298,27 +298,34 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
+def _count_params(dist, total_count, probs, logits):
+    """total_count broadcast with probs or logits and of their dtype (Binomial,
+    NegativeBinomial); `dist._param` is the one given."""
+    _one_of(probs, logits)
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    dist.total_count, param = broadcast_all(total_count, value)
+    setattr(dist, name, param)
+    dist.total_count = dist.total_count.type_as(param)
+    dist._param = param
+
+
+def _expand_counts(dist, cls, batch_shape, _instance):
+    new = dist._expanded(cls, batch_shape, _instance, {"total_count": 0, "probs": 0, "logits": 0})
+    new._param = new.logits if "logits" in dist.__dict__ else new.probs
+    return new
+
+
 class Binomial(Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        _count_params(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expanded(Binomial, batch_shape, _instance,
-                             {"total_count": 0, "probs": 0, "logits": 0})
-        new._param = new.logits if "logits" in self.__dict__ else new.probs
-        return new
+        return _expand_counts(self, Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
