@@ -1,6 +1,6 @@
 """Time per training step: torchish eager, torchish compiled, raw JAX, PyTorch eager (one run).
 
-    python benchmarks/train_step.py [--steps N] [--repeat R] [--sync-every-step]
+    python benchmarks/train_step.py [--steps N] [--repeat R] [--sync-every-step] [--device cuda]
 
 Models: (a) MLP 784-256-256-10, batch 64, Adam; (b) LeNet-style CNN on 1x28x28, batch 64, SGD
 with momentum; (c) 2-layer GPT (d_model 128, 4 heads, seq 64, batch 16), AdamW. The raw JAX
@@ -26,6 +26,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+from _devices import add_device_arg, select  # noqa: E402
 from _timing import interleaved, table  # noqa: E402
 from models import GPT, LeNet, mlp  # noqa: E402
 
@@ -216,24 +217,26 @@ def main():
     ap.add_argument("--repeat", type=int, default=7, help="timing repeats (interleaved)")
     ap.add_argument("--sync-every-step", action="store_true",
                     help="wait for each step's loss (default: wait once per timed block)")
+    add_device_arg(ap)
     args = ap.parse_args()
+    jax_device, torch_device = select(args.device, torchish, torch)
     rows, mem_rows = [], []
     for name, build, make_opt, (xn, yn), jax_forward, jax_opt in _setups():
         lm = "GPT" in name
         torchish.manual_seed(0)
         model = build(torchish)
         opt = make_opt(torchish, model.parameters())
-        x, y = torchish.from_numpy(xn), torchish.from_numpy(yn)
+        x, y = torchish.from_numpy(xn).to(args.device), torchish.from_numpy(yn).to(args.device)
         cmodel = copy.deepcopy(model)
         copt = make_opt(torchish, cmodel.parameters())
-        params = {k: jnp.asarray(v.detach().numpy()) for k, v in model.state_dict().items()
+        params = {k: jax.device_put(v.detach().cpu().numpy(), jax_device) for k, v in model.state_dict().items()
                   if k in dict(model.named_parameters())}
         eager = _step_fn(torchish, model, opt, lm)
         compiled = torchish.compile(_step_fn(torchish, cmodel, copt, lm))
 
         init, jstep = raw_jax_step(jax_forward, jax_opt)
         state = [params, init(params)]
-        jx, jy = jnp.asarray(xn), jnp.asarray(yn)
+        jx, jy = jax.device_put(xn, jax_device), jax.device_put(yn, jax_device)
 
         def run_jax():
             p, s, loss = jstep(state[0], state[1], jx, jy)
@@ -248,22 +251,23 @@ def main():
         fns = [_entry(lambda: eager(x, y), _waiter(model), max(3, args.steps // 4), every),
                _entry(lambda: compiled(x, y), _waiter(cmodel), args.steps, every),
                _entry(run_jax, jax_sync, args.steps, every)]
-        if torch is not None:
+        if torch_device is not None:
             torch.manual_seed(0)
-            tmodel = build(torch)
+            tmodel = build(torch).to(torch_device)
             topt = make_opt(torch, tmodel.parameters())
             tstep = _step_fn(torch, tmodel, topt, lm)
-            tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
+            tx, ty = torch.from_numpy(xn).to(torch_device), torch.from_numpy(yn).to(torch_device)
             fns.append(_entry(lambda: tstep(tx, ty), lambda loss: loss.item(), args.steps,
                               every))
         times = interleaved(fns, args.repeat)
         t_eager, t_comp, t_jax = times[:3]
         row = [name, f"{t_eager * 1e3:.2f}", f"{t_comp * 1e3:.2f}", f"{t_jax * 1e3:.2f}",
                f"{t_comp / t_jax:.2f}x"]
-        if torch is not None:
+        if torch_device is not None:
             t_torch = times[3]
             row += [f"{t_torch * 1e3:.2f}", f"{t_torch / t_comp:.2f}x", f"{t_eager / t_torch:.2f}x"]
         rows.append(row)
+        print("  measured:", " | ".join(row), flush=True)  # partial results if stopped
 
         entry = list(compiled._compiled.cache.values())[-1]   # the steady-state signature
         ours = _peak_bytes(entry.executable)
@@ -272,11 +276,11 @@ def main():
             mem_rows.append([name, f"{ours / 2**20:.2f}", f"{raw / 2**20:.2f}",
                              f"{ours / raw:.2f}x"])
     header = ["model", "eager ms", "compiled ms", "raw JAX ms", "compiled/JAX"]
-    if torch is not None:
+    if torch_device is not None:
         header += ["PyTorch ms", "PyTorch/compiled", "eager/PyTorch"]
     how = "waiting for every step's loss" if args.sync_every_step else \
         "steps back to back, one wait per timed block"
-    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}; ms per training step ({how})")
+    print(f"JAX {jax.__version__} on {jax_device.device_kind}; ms per training step ({how})")
     table(rows, header)
     if mem_rows:
         print()

@@ -17,7 +17,20 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    return f"torchish test device: {DEVICE}"
+    try:  # the differential tests expect the pinned oracle (pyproject's `oracle` extra)
+        import torch
+        oracle = f"PyTorch {torch.__version__}"
+    except ImportError:
+        oracle = "no PyTorch: differential tests skip"
+    return f"torchish test device: {DEVICE}; oracle: {oracle}"
+
+
+@pytest.fixture
+def cpu_tensors():
+    """For tests of CPU-only behaviour checked against the CPU-only oracle (CPU autocast,
+    messages that print tensors): tensors made without `device=` live on the CPU."""
+    with torchish.device("cpu"):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ def _np(x):
         x = x.detach()
         if hasattr(x, "cpu"):
             x = x.cpu()
-        return np.asarray(x.numpy())
+        return np.asarray(x.cpu().numpy())
     return x
 
 
@@ -280,7 +280,7 @@ ERROR_CASES = {
         (T.tensor([1.0, 2.0], requires_grad=True) ** 2).sum()),
     "leaf_inplace": lambda T: T.tensor([1.0], requires_grad=True).add_(1),
     "int_requires_grad": lambda T: T.tensor([1, 2]).requires_grad_(),
-    "numpy_requires_grad": lambda T: T.tensor([1.0], requires_grad=True).numpy(),
+    "numpy_requires_grad": lambda T: T.tensor([1.0], requires_grad=True, device="cpu").numpy(),
     "view_leaf_inplace": lambda T: T.tensor([1.0, 2.0], requires_grad=True)[0].mul_(2),
     "setitem_leaf": lambda T: T.tensor([1.0, 2.0], requires_grad=True).__setitem__(0, 1.0),
     "grad_unused": lambda T: (lambda x, y: T.autograd.grad((x * 2).sum(), [x, y]))(
@@ -544,7 +544,7 @@ def test_finite_differences_float64():
             p[idx] += eps
             m[idx] -= eps
             num[idx] = (fn(torchish.tensor(p)).item() - fn(torchish.tensor(m)).item()) / (2 * eps)
-        np.testing.assert_allclose(x.grad.numpy(), num, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(x.grad.cpu().numpy(), num, rtol=1e-6, atol=1e-6)
 
 
 def test_view_history_regenerated_after_base_inplace():

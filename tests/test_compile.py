@@ -26,21 +26,21 @@ def _train_step(model, opt, loss_fn):
 def _assert_state_equal(m1, m2, o1, o2, rtol=2e-5, atol=2e-6):
     for (n1, p1), (n2, p2) in zip(m1.named_parameters(), m2.named_parameters()):
         assert n1 == n2
-        np.testing.assert_allclose(p1.detach().numpy(), p2.detach().numpy(), rtol=rtol,
+        np.testing.assert_allclose(p1.detach().cpu().numpy(), p2.detach().cpu().numpy(), rtol=rtol,
                                    atol=atol, err_msg=n1)
         assert (p1.grad is None) == (p2.grad is None)
         if p1.grad is not None:
-            np.testing.assert_allclose(p1.grad.numpy(), p2.grad.numpy(), rtol=1e-4, atol=1e-5,
+            np.testing.assert_allclose(p1.grad.cpu().numpy(), p2.grad.cpu().numpy(), rtol=1e-4, atol=1e-5,
                                        err_msg=n1)
     for (n1, b1), (n2, b2) in zip(m1.named_buffers(), m2.named_buffers()):
-        np.testing.assert_allclose(b1.numpy(), b2.numpy(), rtol=rtol, atol=atol, err_msg=n1)
+        np.testing.assert_allclose(b1.cpu().numpy(), b2.cpu().numpy(), rtol=rtol, atol=atol, err_msg=n1)
     s1, s2 = o1.state_dict(), o2.state_dict()
     assert s1["param_groups"] == s2["param_groups"]
     for k in s1["state"]:
         for name, v in s1["state"][k].items():
             w = s2["state"][k][name]
             if isinstance(v, torch.Tensor):
-                np.testing.assert_allclose(v.numpy(), w.numpy(), rtol=1e-4, atol=1e-6)
+                np.testing.assert_allclose(v.cpu().numpy(), w.cpu().numpy(), rtol=1e-4, atol=1e-6)
             else:
                 assert v == w
 
@@ -110,11 +110,11 @@ def test_compiled_module_forward_is_differentiable():
     cm = torch.compile(m2)
     x = torch.randn(5, 784)
     y1, y2 = m1(x), cm(x)
-    np.testing.assert_allclose(y2.detach().numpy(), y1.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y2.detach().cpu().numpy(), y1.detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
     y1.square().sum().backward()
     y2.square().sum().backward()
     for p1, p2 in zip(m1.parameters(), m2.parameters()):
-        np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(p2.grad.cpu().numpy(), p1.grad.cpu().numpy(), rtol=1e-4, atol=1e-5)
     assert "OptimizedModule" in repr(cm)
 
 
@@ -127,7 +127,7 @@ def test_compiled_module_updates_batchnorm_buffers():
         x = torch.randn(6, 4)
         m1(x)
         cm(x)
-    np.testing.assert_allclose(m2[1].running_mean.numpy(), m1[1].running_mean.numpy(),
+    np.testing.assert_allclose(m2[1].running_mean.cpu().numpy(), m1[1].running_mean.cpu().numpy(),
                                rtol=1e-5, atol=1e-6)
     assert m2[1].num_batches_tracked.item() == 3
 
@@ -167,9 +167,9 @@ def test_dropout_in_compiled_code_is_random_but_reproducible():
     b = f(torch.ones(1000))
     torch.manual_seed(1)
     c = f(torch.ones(1000))
-    assert not np.array_equal(a.numpy(), b.numpy())
-    np.testing.assert_array_equal(a.numpy(), c.numpy())
-    assert set(np.unique(a.numpy())) <= {0.0, 2.0}
+    assert not np.array_equal(a.cpu().numpy(), b.cpu().numpy())
+    np.testing.assert_array_equal(a.cpu().numpy(), c.cpu().numpy())
+    assert set(np.unique(a.cpu().numpy())) <= {0.0, 2.0}
 
 
 # ---- per-call fast path, donation, write-back ------------------------------------------------
@@ -213,11 +213,11 @@ def test_aliases_see_the_new_values():
     for _ in range(3):
         eager(x, y)
         compiled(x, y)
-    np.testing.assert_allclose(alias.numpy(), m1[0].weight.detach().numpy(), rtol=1e-5,
+    np.testing.assert_allclose(alias.cpu().numpy(), m1[0].weight.detach().cpu().numpy(), rtol=1e-5,
                                atol=1e-6)
-    np.testing.assert_array_equal(alias.numpy(), m2[0].weight.detach().numpy())
-    np.testing.assert_array_equal(sd["2.bias"].numpy(), m2[2].bias.detach().numpy())
-    np.testing.assert_array_equal(view.numpy(), m2[0].weight.detach().numpy()[0])
+    np.testing.assert_array_equal(alias.cpu().numpy(), m2[0].weight.detach().cpu().numpy())
+    np.testing.assert_array_equal(sd["2.bias"].cpu().numpy(), m2[2].bias.detach().cpu().numpy())
+    np.testing.assert_array_equal(view.cpu().numpy(), m2[0].weight.detach().cpu().numpy()[0])
     _assert_state_equal(m1, m2, o1, o2)
 
 
@@ -240,16 +240,16 @@ def test_donation_reuses_buffers_but_spares_arrays_held_elsewhere():
     held_value = np.array(held)
     exp_avg = o2.state[m2[2].bias]["exp_avg"]
     other = torch.from_jax(exp_avg.jax())           # another tensor on the same array
-    other_value = other.numpy().copy()
-    as_numpy = m2[2].weight.detach().numpy()        # a NumPy view of the array (CPU)
+    other_value = other.cpu().numpy().copy()
+    as_numpy = m2[2].weight.detach().cpu().numpy()        # a NumPy view of the array (CPU)
     numpy_value = as_numpy.copy()
     for _ in range(2):
         compiled(x, y)
     assert not held.is_deleted()
     np.testing.assert_array_equal(np.asarray(held), held_value)
-    np.testing.assert_array_equal(other.numpy(), other_value)
+    np.testing.assert_array_equal(other.cpu().numpy(), other_value)
     np.testing.assert_array_equal(as_numpy, numpy_value)
-    assert not np.array_equal(m2[0].weight.detach().numpy(), held_value)
+    assert not np.array_equal(m2[0].weight.detach().cpu().numpy(), held_value)
     for _ in range(5):
         eager(x, y)
     _assert_state_equal(m1, m2, o1, o2)
@@ -278,20 +278,20 @@ def test_a_dropped_gradient_someone_holds_keeps_its_value():
     for _ in range(3):
         compiled(x, y)
     grad = m2[2].bias.grad                   # the tensor itself
-    grad_value = grad.numpy().copy()
+    grad_value = grad.cpu().numpy().copy()
     view = m2[0].bias.grad[1:]               # a view of it
-    view_value = view.numpy().copy()
+    view_value = view.cpu().numpy().copy()
     array = m2[0].weight.grad.jax()          # its JAX array
     array_value = np.asarray(array).copy()
     x2, y2 = torch.randn(5, 4), torch.randn(5, 2)
     compiled(x, y)
     compiled(x2, y2)
-    np.testing.assert_array_equal(grad.numpy(), grad_value)
-    np.testing.assert_array_equal(view.numpy(), view_value)
+    np.testing.assert_array_equal(grad.cpu().numpy(), grad_value)
+    np.testing.assert_array_equal(view.cpu().numpy(), view_value)
     assert not array.is_deleted()
     np.testing.assert_array_equal(np.asarray(array), array_value)
     assert m2[2].bias.grad is not grad
-    assert not np.array_equal(m2[2].bias.grad.numpy(), grad_value)
+    assert not np.array_equal(m2[2].bias.grad.cpu().numpy(), grad_value)
     for _ in range(4):
         eager(x, y)
     eager(x2, y2)
@@ -375,8 +375,8 @@ def test_closure_scalars_and_rebound_globals_retrace():
 def test_slices_of_one_base_are_different_arguments():
     big = torch.arange(16.0).reshape(8, 2)
     f = torch.compile(lambda a: a.sum(0))
-    np.testing.assert_array_equal(f(big[0:4]).numpy(), big[0:4].sum(0).numpy())
-    np.testing.assert_array_equal(f(big[4:8]).numpy(), big[4:8].sum(0).numpy())
+    np.testing.assert_array_equal(f(big[0:4]).cpu().numpy(), big[0:4].sum(0).cpu().numpy())
+    np.testing.assert_array_equal(f(big[4:8]).cpu().numpy(), big[4:8].sum(0).cpu().numpy())
 
 
 def test_in_place_update_of_an_argument_is_written_back():
@@ -430,7 +430,7 @@ def test_module_level_loop_variable_named_like_an_attribute_is_not_state():
            "    fn(torch.ones(2))\n")
     scope = {}
     exec(compile(src, "<loop>", "exec"), scope)
-    np.testing.assert_allclose(scope["p"].detach().numpy(), [-0.6, -0.6], rtol=1e-6)
+    np.testing.assert_allclose(scope["p"].detach().cpu().numpy(), [-0.6, -0.6], rtol=1e-6)
     assert len(scope["fn"]._compiled.cache) <= 2   # without and with optimizer state
 
 

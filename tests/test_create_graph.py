@@ -164,7 +164,7 @@ def test_separate_nodes_per_input():
 
 def _copy_params(src, dst):
     for p, q in zip(src.parameters(), dst.parameters()):
-        q.data = torchish.tensor(p.detach().numpy())
+        q.data = torchish.tensor(p.detach().cpu().numpy())
 
 
 def _gp_program(build):
@@ -291,7 +291,7 @@ def test_gradient_penalty_inside_compile_equals_eager():
         a, b = eager(data), compiled(data)
         np.testing.assert_allclose(b.item(), a.item(), rtol=1e-5)
     for p, q in zip(eager_model.parameters(), compiled_model.parameters()):
-        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
+        np.testing.assert_allclose(q.detach().cpu().numpy(), p.detach().cpu().numpy(), rtol=1e-5,
                                    atol=1e-6)
     assert compiled_model[2].bias.grad is None and eager_model[2].bias.grad is None
 

@@ -38,7 +38,7 @@ def gens(seed):
 
 
 def to_np(t):
-    return np.asarray(t.numpy())
+    return np.asarray(t.cpu().numpy())
 
 
 def assert_same(mine, ref, path="batch"):
@@ -47,7 +47,7 @@ def assert_same(mine, ref, path="batch"):
         assert isinstance(mine, torchish.Tensor), (path, type(mine))
         assert tuple(mine.shape) == tuple(ref.shape), path
         assert repr(mine.dtype) == repr(ref.dtype), (path, mine.dtype, ref.dtype)
-        np.testing.assert_array_equal(to_np(mine), ref.numpy(), err_msg=path)
+        np.testing.assert_array_equal(to_np(mine), ref.cpu().numpy(), err_msg=path)
         return
     assert type(mine) is type(ref), (path, type(mine), type(ref))
     if isinstance(ref, dict):

@@ -1,6 +1,7 @@
 """torchish.distributions against torch.distributions: densities, moments, entropies, KLs,
 gradients through log_prob/rsample, seeded samples, shapes, validation errors, jit."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -8,6 +9,11 @@ import pytest
 import torchish
 
 torch = pytest.importorskip("torch")
+
+
+def _cpu_repr(x):
+    """repr(x) as the CPU-only oracle prints it: tensors on another device lose `device=`."""
+    return re.sub(r",\s*device='[^']*'", "", repr(x))
 
 TD = torch.distributions
 OD = torchish.distributions
@@ -33,7 +39,7 @@ def close(ours, theirs, rtol=1e-5, atol=1e-6):
         assert isinstance(ours, torchish.Tensor), type(ours)
         assert tuple(ours.shape) == tuple(theirs.shape)
         assert str(ours.dtype) == str(theirs.dtype), (ours.dtype, theirs.dtype)
-        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol,
+        np.testing.assert_allclose(ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol,
                                    atol=atol)
     else:
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
@@ -89,7 +95,7 @@ def test_log_prob_entropy_moments(name):
     assert type(ours).__name__ == type(theirs).__name__
     assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
     assert tuple(ours.event_shape) == tuple(theirs.event_shape)
-    assert repr(ours.support) == repr(theirs.support)
+    assert _cpu_repr(ours.support) == repr(theirs.support)
     assert ours.has_rsample == theirs.has_rsample
     assert repr(ours) == repr(theirs)
     close(ours.log_prob(torchish.tensor(value)), theirs.log_prob(torch.tensor(value)), 1e-4)
@@ -210,8 +216,8 @@ def test_moments_of_samples(make, n):
     s = ours.sample((n,))
     assert tuple(s.shape) == (n,) + tuple(theirs.batch_shape + theirs.event_shape)
     assert str(s.dtype) == str(theirs.sample().dtype)
-    x = s.numpy().astype(np.float64)
-    mean, var = theirs.mean.numpy(), theirs.variance.numpy()
+    x = s.cpu().numpy().astype(np.float64)
+    mean, var = theirs.mean.cpu().numpy(), theirs.variance.cpu().numpy()
     np.testing.assert_allclose(x.mean(0), mean, atol=5 * np.sqrt(var / n).max() + 1e-3)
     np.testing.assert_allclose(x.var(0), var, rtol=0.1, atol=1e-3)
     assert ours.support.check(s).all()
@@ -224,8 +230,8 @@ def test_gamma_family_rsample_gradients():
     s = OD.Gamma(a, rate).rsample((20000,))
     assert type(s.grad_fn).__name__ == "DivBackward0"
     s.mean(0).sum().backward()
-    np.testing.assert_allclose(a.grad.numpy(), 1 / rate.detach().numpy(), rtol=0.05)
-    np.testing.assert_allclose(rate.grad.numpy(), -(a / rate ** 2).detach().numpy(), rtol=0.05)
+    np.testing.assert_allclose(a.grad.cpu().numpy(), 1 / rate.detach().cpu().numpy(), rtol=0.05)
+    np.testing.assert_allclose(rate.grad.cpu().numpy(), -(a / rate ** 2).detach().cpu().numpy(), rtol=0.05)
     c1 = torchish.tensor(2.0, requires_grad=True)
     c0 = torchish.tensor(3.0, requires_grad=True)
     b = OD.Beta(c1, c0).rsample((40000,))
@@ -237,7 +243,7 @@ def test_gamma_family_rsample_gradients():
     d = OD.Dirichlet(c).rsample((30000,))
     assert type(d.grad_fn).__name__ == "_DirichletBackward"
     d[:, 0].mean().backward()
-    np.testing.assert_allclose(c.grad.numpy(), [5 / 36, -1 / 36, -1 / 36], atol=0.01)
+    np.testing.assert_allclose(c.grad.cpu().numpy(), [5 / 36, -1 / 36, -1 / 36], atol=0.01)
 
 
 KL_PAIRS = [
@@ -278,7 +284,7 @@ def test_kl_divergence(i):
             params.append(t)
             return t
         kl = D.kl_divergence(p_ctor(D, T), q_ctor(D, T))
-        finite = torch.isfinite(torch.tensor(kl.detach().numpy())).all()
+        finite = torch.isfinite(torch.tensor(kl.detach().cpu().numpy())).all()
         if kl.requires_grad and finite:
             kl.sum().backward()
         res.append((kl, [p.grad for p in params], kl.grad_fn))
@@ -345,6 +351,7 @@ def _error(fn):
     lambda D, T: D.Uniform(T([0.0]), T([1.0])).log_prob(T([2.0])),
     lambda D, T: D.Normal(0.0, 1.0).mode.sum() + D.Uniform(0.0, 1.0).cdf(T(3.0)),
 ])
+@pytest.mark.usefixtures("cpu_tensors")  # the messages print tensors, as the CPU oracle's
 def test_validation_errors(make):
     want = _error(lambda: make(TD, torch.tensor))
     got = _error(lambda: make(OD, torchish.tensor))
@@ -390,14 +397,14 @@ def test_expand(name):
     assert tuple(oe.event_shape) == tuple(te.event_shape)
     assert oe._validate_args == te._validate_args
     value = te.sample((2,))
-    close(oe.log_prob(torchish.tensor(value.numpy())), te.log_prob(value), 1e-4, 1e-5)
+    close(oe.log_prob(torchish.tensor(value.cpu().numpy())), te.log_prob(value), 1e-4, 1e-5)
     assert tuple(oe.sample((2,)).shape) == tuple(value.shape)
 
 
 def test_constraints_and_arg_constraints():
     for name, (ctor, _, _) in CASES.items():
         theirs, ours = both(ctor)
-        assert {k: repr(v) for k, v in ours.arg_constraints.items()} == \
+        assert {k: _cpu_repr(v) for k, v in ours.arg_constraints.items()} == \
             {k: repr(v) for k, v in theirs.arg_constraints.items()}, name
     C, TC = OD.constraints, TD.constraints
     x = [-1.0, 0.0, 0.5, 1.0, 2.0]

@@ -29,7 +29,7 @@ def _kwargs(name):
 
 
 def _np(t):
-    return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else \
+    return t.detach().resolve_conj().cpu().numpy() if isinstance(t, torch.Tensor) else \
         np.asarray(t.detach()._data)
 
 
@@ -198,7 +198,7 @@ def test_stft_matches_torch(kw, one_d):
         out = L.stft(x, **args)
         out.abs().sum().backward() if out.is_complex() else out.sum().backward()
         res.append((tuple(out.shape), out.dtype.is_complex, out.grad_fn.name(),
-                    out.detach().numpy(), x.grad.numpy()))
+                    out.detach().cpu().numpy(), x.grad.cpu().numpy()))
     t, j = res
     assert j[:3] == t[:3]
     np.testing.assert_allclose(j[3], t[3], rtol=1e-10, atol=1e-10)
@@ -229,6 +229,6 @@ def test_window_functions_match_torch(name, n, periodic):
     a = getattr(torch, name)(n, periodic, dtype=torch.float64)
     b = getattr(torchish, name)(n, periodic, dtype=torchish.float64)
     assert b.dtype is torchish.float64 and tuple(b.shape) == tuple(a.shape)
-    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy(), rtol=1e-12, atol=1e-15)
     f = getattr(torchish, name)(n, periodic, requires_grad=True)
     assert f.dtype is torchish.float32 and f.requires_grad and f.grad_fn is None

@@ -22,8 +22,8 @@ def _both(T):
 
 
 def _close(a, b):
-    np.testing.assert_allclose(np.asarray(b.detach().numpy() if hasattr(b, "detach") else b),
-                               a.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(b.detach().cpu().numpy() if hasattr(b, "detach") else b),
+                               a.detach().cpu().numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd", "hessian"])
@@ -68,7 +68,7 @@ def test_vmap_in_dims_out_dims():
 
 def test_grad_against_finite_differences():
     x = X.copy()
-    g = torchish.func.grad(f_scalar(torchish))(torchish.tensor(x)).numpy()
+    g = torchish.func.grad(f_scalar(torchish))(torchish.tensor(x)).cpu().numpy()
     f = f_scalar(torchish)
     eps = 1e-6
     for idx in np.ndindex(x.shape):
@@ -83,7 +83,7 @@ def test_functional_call_and_grad_over_params():
     torch.manual_seed(0)
     tm = torch.nn.Linear(3, 2).double()
     im = torchish.nn.Linear(3, 2).double()
-    im.load_state_dict({k: torchish.tensor(v.detach().numpy()) for k, v in
+    im.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy()) for k, v in
                         tm.state_dict().items()})
     x = X
 
@@ -149,4 +149,4 @@ def test_transforms_record_through_captured_parameters():
         if a is None or isinstance(a, (bool, tuple)):
             assert a == b
         else:
-            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy(), rtol=1e-6, atol=1e-6)

@@ -49,14 +49,14 @@ COMPOSITES = {
 
 
 def _pair(T, dtype, data=X):
-    return T.from_numpy(data).to(getattr(T, dtype))
+    return T.tensor(data).to(getattr(T, dtype))
 
 
 def _both(fn, dtype):
     ours = fn(torchish, _pair(torchish, dtype), _pair(torchish, dtype, Y))
     ref = fn(torch, _pair(torch, dtype), _pair(torch, dtype, Y))
     assert str(ours.dtype) == str(ref.dtype)
-    return ours.float().numpy(), ref.float().numpy()
+    return ours.float().cpu().numpy(), ref.float().cpu().numpy()
 
 
 def _assert_bitwise(ours, ref):
@@ -108,13 +108,14 @@ def test_half_gradients_close(name, dtype):
         y = fns[name](T, x)
         y.backward(_pair(T, dtype, GRAD))
         assert str(x.grad.dtype) == f"torch.{dtype}"
-        grads.append((x.grad.float().numpy(), y.grad_fn.name()))
+        grads.append((x.grad.float().cpu().numpy(), y.grad_fn.name()))
     (ours, ours_name), (ref, ref_name) = grads
     assert ours_name == ref_name
     # the backward formulas run in float32 from differently rounded saved values: a few ulps
     np.testing.assert_allclose(ours, ref, rtol=2 ** -5, atol=2 ** -6)
 
 
+@pytest.mark.usefixtures("cpu_tensors")   # a CPU autocast region, as the oracle's
 def test_norm_layers_under_autocast_keep_their_nodes():
     outs = []
     for T in (torchish, torch):
@@ -125,9 +126,9 @@ def test_norm_layers_under_autocast_keep_their_nodes():
             h = lin(T.from_numpy(X))
             ys = [ln(h), gn(h), bn(h)]
         sum((y.float() * T.from_numpy(GRAD)).sum() for y in ys).backward()
-        outs.append(([(str(y.dtype), y.grad_fn.name(), y.detach().float().numpy()) for y in ys],
-                     [m.weight.grad.numpy() for m in (lin, ln, gn, bn)],
-                     [m.bias.grad.numpy() for m in (lin, ln, gn, bn)]))
+        outs.append(([(str(y.dtype), y.grad_fn.name(), y.detach().float().cpu().numpy()) for y in ys],
+                     [m.weight.grad.cpu().numpy() for m in (lin, ln, gn, bn)],
+                     [m.bias.grad.cpu().numpy() for m in (lin, ln, gn, bn)]))
     (ys, weights, biases), (ref_ys, ref_weights, ref_biases) = outs
     for ours, ref in zip(ys, ref_ys):
         assert ours[:2] == ref[:2]

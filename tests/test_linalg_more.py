@@ -11,12 +11,12 @@ pytestmark = pytest.mark.filterwarnings("ignore:torch.(qr|triangular_solve) is d
 
 
 def _ours(t, grad=False):
-    x = torchish.tensor(t.detach().numpy())
+    x = torchish.tensor(t.detach().cpu().numpy())
     return x.requires_grad_(True) if grad else x
 
 
 def _np(x):
-    return np.asarray(x.detach()._data) if isinstance(x, torchish.Tensor) else x.detach().numpy()
+    return np.asarray(x.detach()._data) if isinstance(x, torchish.Tensor) else x.detach().cpu().numpy()
 
 
 def _name(t):
@@ -84,7 +84,7 @@ def test_svd_legacy(mats):
         np.testing.assert_allclose(_np(a.S), _np(e.S), rtol=1e-10)
         k = 3
         rec = a.U[..., :k] @ torchish.diag_embed(a.S) @ a.V[..., :k].mT
-        np.testing.assert_allclose(_np(rec), A.numpy(), atol=1e-10)
+        np.testing.assert_allclose(_np(rec), A.cpu().numpy(), atol=1e-10)
     e, a = torch.svd(ta, compute_uv=False), torchish.svd(oa, compute_uv=False)
     _same(a, e)
     # a sign-invariant function of U, S, V (some=False: JAX differentiates the reduced SVD)
@@ -340,7 +340,7 @@ def test_householder_product(mats):
     e = torch.linalg.householder_product(tq, tt)
     a = torchish.linalg.householder_product(oq, ot)
     _same(a, e, tol=1e-10)
-    np.testing.assert_allclose(_np(a), torch.linalg.qr(A).Q.numpy(), atol=1e-10)
+    np.testing.assert_allclose(_np(a), torch.linalg.qr(A).Q.cpu().numpy(), atol=1e-10)
     _grads(e, a, [tq, tt], [oq, ot])
     with pytest.raises(RuntimeError, match="must be greater than or equal to"):
         torchish.linalg.householder_product(oq.mT, ot)
@@ -351,7 +351,7 @@ def test_out_and_namespaces(mats):
     out = (torchish.empty(0, dtype=torchish.float64), torchish.empty(0, dtype=torchish.int32))
     r = torchish.linalg.inv_ex(_ours(S), out=out)
     assert r[0] is out[0] and r[1] is out[1]
-    np.testing.assert_allclose(_np(out[0]), torch.linalg.inv(S).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(_np(out[0]), torch.linalg.inv(S).cpu().numpy(), rtol=1e-10)
     o = torchish.empty(0, dtype=torchish.float64)
     assert torchish.cholesky_solve(_ours(B), _ours(torch.linalg.cholesky(S)), out=o) is o
     with pytest.raises(TypeError):

@@ -44,9 +44,9 @@ def check(name, arrays, *args, dtype=F64, grad=True, seed=0, **kwargs):
     if isinstance(t_out, tuple):
         for t_aux, j_aux in zip(t_out[1:], j_out[1:]):
             assert str(t_aux.dtype) == str(j_aux.dtype)
-            np.testing.assert_array_equal(t_aux.numpy(), _np(j_aux))
+            np.testing.assert_array_equal(t_aux.cpu().numpy(), _np(j_aux))
         t_out, j_out = t_out[0], j_out[0]
-    expected = t_out.detach().numpy()
+    expected = t_out.detach().cpu().numpy()
     assert expected.shape == tuple(j_out.shape)
     assert str(t_out.dtype) == str(j_out.dtype)
     np.testing.assert_allclose(_np(j_out), expected, **TOL[dtype])
@@ -58,7 +58,7 @@ def check(name, arrays, *args, dtype=F64, grad=True, seed=0, **kwargs):
     j_out.backward(torchish.tensor(ct))
     for t, j in zip(ta, ja):
         if isinstance(t, torch.Tensor) and t.requires_grad:
-            np.testing.assert_allclose(_np(j.grad), t.grad.numpy(), **TOL[dtype])
+            np.testing.assert_allclose(_np(j.grad), t.grad.cpu().numpy(), **TOL[dtype])
     return j_out
 
 
@@ -141,11 +141,11 @@ def test_conv_modules(cls, args, kw):
     assert repr(j_mod) == repr(t_mod)
     assert [n for n, _ in j_mod.named_parameters()] == [n for n, _ in t_mod.named_parameters()]
     for (_, tp), (_, jp) in zip(t_mod.named_parameters(), j_mod.named_parameters()):
-        np.testing.assert_array_equal(_np(jp), tp.detach().numpy())
+        np.testing.assert_array_equal(_np(jp), tp.detach().cpu().numpy())
     nd = int(cls[-2])
     x = _rand(3, 2, args[0], *([6] * nd)).astype(F32)
     t_out, j_out = t_mod(torch.tensor(x)), j_mod(torchish.tensor(x))
-    np.testing.assert_allclose(_np(j_out), t_out.detach().numpy(), **TOL[F32])
+    np.testing.assert_allclose(_np(j_out), t_out.detach().cpu().numpy(), **TOL[F32])
     assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
 
 
@@ -158,7 +158,7 @@ def test_conv_transpose_output_size():
     for size in [(9, 11), (10, 12), [1, 2, 10, 11]]:
         t_out = t_mod(torch.tensor(x), output_size=size)
         j_out = j_mod(torchish.tensor(x), output_size=size)
-        np.testing.assert_allclose(_np(j_out), t_out.detach().numpy(), **TOL[F32])
+        np.testing.assert_allclose(_np(j_out), t_out.detach().cpu().numpy(), **TOL[F32])
     raises_like(lambda: t_mod(torch.tensor(x), output_size=(12, 12)),
                 lambda: j_mod(torchish.tensor(x), output_size=(12, 12)))
 
@@ -239,14 +239,14 @@ def test_max_unpool():
         values, t_idx = getattr(F, f"max_pool{nd}d")(torch.tensor(x), 2, return_indices=True)
         j_idx = getattr(TF, f"max_pool{nd}d")(torchish.tensor(x), 2, return_indices=True)[1]
         t_in = values.requires_grad_()
-        j_in = torchish.tensor(values.detach().numpy(), requires_grad=True)
+        j_in = torchish.tensor(values.detach().cpu().numpy(), requires_grad=True)
         t_out = getattr(F, f"max_unpool{nd}d")(t_in, t_idx, 2, output_size=shape[-nd:])
         j_out = getattr(TF, f"max_unpool{nd}d")(j_in, j_idx, 2, output_size=shape[-nd:])
-        np.testing.assert_array_equal(_np(j_out), t_out.detach().numpy())
+        np.testing.assert_array_equal(_np(j_out), t_out.detach().cpu().numpy())
         assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
         t_out.sum().backward()
         j_out.sum().backward()
-        np.testing.assert_array_equal(_np(j_in.grad), t_in.grad.numpy())
+        np.testing.assert_array_equal(_np(j_in.grad), t_in.grad.cpu().numpy())
 
 
 def test_pool_errors():
@@ -286,9 +286,9 @@ def test_pool_modules_forward():
         t_out = getattr(torch.nn, cls)(*args, **kw)(torch.tensor(x))
         j_out = getattr(tnn, cls)(*args, **kw)(torchish.tensor(x))
         if isinstance(t_out, tuple):
-            np.testing.assert_array_equal(_np(j_out[1]), t_out[1].numpy())
+            np.testing.assert_array_equal(_np(j_out[1]), t_out[1].cpu().numpy())
             t_out, j_out = t_out[0], j_out[0]
-        np.testing.assert_allclose(_np(j_out), t_out.numpy(), **TOL[F32])
+        np.testing.assert_allclose(_np(j_out), t_out.cpu().numpy(), **TOL[F32])
 
 
 # ---- interpolate ------------------------------------------------------------------------

@@ -244,7 +244,8 @@ def _reprs(L):
 def test_reprs_byte_for_byte():
     torch.manual_seed(0)
     ref = _reprs(torch)
-    got = _reprs(torchish)
+    with torchish.device("cpu"):  # the oracle is CPU-only; reprs name any other device
+        got = _reprs(torchish)
     for g, r in zip(got, ref):
         assert repr(g) == repr(r)
         assert str(g) == str(r)
@@ -593,7 +594,8 @@ def test_sequential_ops_match_torch():
         out.append(repr(s2[1:]))
         out.append(float(s2(L.tensor([1.0]))))
         return out
-    ref, got = both(ops)
+    with torchish.device("cpu"):  # the oracle is CPU-only; reprs name any other device
+        ref, got = both(ops)
     assert got == ref
 
 
@@ -621,7 +623,8 @@ def test_modulelist_moduledict_ops_match_torch():
         md.clear()
         out.append(repr(md))
         return out
-    ref, got = both(ops)
+    with torchish.device("cpu"):  # the oracle is CPU-only; reprs name any other device
+        ref, got = both(ops)
     assert got == ref
 
 
@@ -650,7 +653,8 @@ def test_parameter_containers_match_torch():
         pd.clear()
         out.append(len(pd))
         return out
-    ref, got = both(ops)
+    with torchish.device("cpu"):  # the oracle is CPU-only; reprs name any other device
+        ref, got = both(ops)
     assert got == ref
 
 
@@ -745,7 +749,8 @@ def test_pack_pad_round_trip_matches_torch(batch_first, enforce_sorted, lengths)
     np.testing.assert_allclose(_np(go), _np(ro))
     assert gl.tolist() == rl.tolist()
     np.testing.assert_allclose(_np(gg), _np(rg))
-    assert repr(gp) == repr(rp)
+    if gp.data.device.type == "cpu":  # the oracle is CPU-only; reprs name any other device
+        assert repr(gp) == repr(rp)
 
 
 def test_pad_sequence_pack_sequence_unpack_match_torch():

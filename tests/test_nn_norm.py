@@ -51,9 +51,9 @@ def check(name, arrays, *args, dtype=F64, grad=(0,), seed=0, **kwargs):
             tkw[key] = jkw[key] = value
     t_out = getattr(F, name)(*ta, *args, **tkw)
     j_out = getattr(TF, name)(*ja, *args, **jkw)
-    np.testing.assert_allclose(_np(j_out), t_out.detach().numpy(), **TOL[dtype])
+    np.testing.assert_allclose(_np(j_out), t_out.detach().cpu().numpy(), **TOL[dtype])
     for t, j in pairs.values():   # running statistics updated in place
-        np.testing.assert_allclose(_np(j), t.detach().numpy(), **TOL[dtype])
+        np.testing.assert_allclose(_np(j), t.detach().cpu().numpy(), **TOL[dtype])
     if not grad:
         return
     assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
@@ -62,7 +62,7 @@ def check(name, arrays, *args, dtype=F64, grad=(0,), seed=0, **kwargs):
     j_out.backward(torchish.tensor(ct))
     for key in grad:
         t, j = pairs[key]
-        np.testing.assert_allclose(_np(j.grad), t.grad.numpy(), **TOL[dtype])
+        np.testing.assert_allclose(_np(j.grad), t.grad.cpu().numpy(), **TOL[dtype])
 
 
 def raises_like(fn_t, fn_j):
@@ -148,19 +148,19 @@ def _train_steps(t_mod, j_mod, shape, steps=4, seed=0):
         x = rng.standard_normal(shape) * 2 + 1
         tx, jx = torch.tensor(x, requires_grad=True), torchish.tensor(x, requires_grad=True)
         t_out, j_out = t_mod(tx), j_mod(jx)
-        np.testing.assert_allclose(_np(j_out), t_out.detach().numpy(), **TOL[F64])
+        np.testing.assert_allclose(_np(j_out), t_out.detach().cpu().numpy(), **TOL[F64])
         ct = rng.standard_normal(shape)
         t_out.backward(torch.tensor(ct))
         j_out.backward(torchish.tensor(ct))
-        np.testing.assert_allclose(_np(jx.grad), tx.grad.numpy(), **TOL[F64])
+        np.testing.assert_allclose(_np(jx.grad), tx.grad.cpu().numpy(), **TOL[F64])
     assert j_out.grad_fn.name() == type(t_out.grad_fn).__name__
     t_state, j_state = t_mod.state_dict(), j_mod.state_dict()
     assert list(j_state) == list(t_state)
     for key, value in t_state.items():
         assert str(j_state[key].dtype) == str(value.dtype)
-        np.testing.assert_allclose(_np(j_state[key]), value.numpy(), **TOL[F64])
+        np.testing.assert_allclose(_np(j_state[key]), value.cpu().numpy(), **TOL[F64])
     for (_, tp), (_, jp) in zip(t_mod.named_parameters(), j_mod.named_parameters()):
-        np.testing.assert_allclose(_np(jp.grad), tp.grad.numpy(), **TOL[F64])
+        np.testing.assert_allclose(_np(jp.grad), tp.grad.cpu().numpy(), **TOL[F64])
 
 
 def _eval_matches(t_mod, j_mod, shape):
@@ -168,7 +168,7 @@ def _eval_matches(t_mod, j_mod, shape):
     j_mod.eval()
     x = _rand(9, *shape)
     np.testing.assert_allclose(_np(j_mod(torchish.tensor(x))),
-                               t_mod(torch.tensor(x)).detach().numpy(), **TOL[F64])
+                               t_mod(torch.tensor(x)).detach().cpu().numpy(), **TOL[F64])
 
 
 @pytest.mark.parametrize("cls,shape,kw", [
@@ -274,7 +274,7 @@ def test_bfloat16_input_float32_params_keeps_input_dtype(name):
     for r, g in zip(refs, gots):
         assert str(g.dtype) == str(r.dtype)
         # bf16 outputs equal; float32 running stats to an ulp
-        np.testing.assert_allclose(_np(g.float()), r.detach().float().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(_np(g.float()), r.detach().float().cpu().numpy(), rtol=1e-6)
     refs[0].float().sum().backward()
     gots[0].float().sum().backward()
     assert str(gx.grad.dtype) == str(rx.grad.dtype) == "torch.bfloat16"

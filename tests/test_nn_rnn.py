@@ -40,7 +40,7 @@ def copy_params(ours, theirs):
     """Load PyTorch's state_dict into ours (same names, same shapes)."""
     sd = theirs.state_dict()
     assert list(ours.state_dict().keys()) == list(sd.keys())
-    ours.load_state_dict({k: torchish.tensor(v.detach().numpy().copy()) for k, v in sd.items()})
+    ours.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy().copy()) for k, v in sd.items()})
 
 
 def pair(cls_name, *args, dtype=torch.float32, **kwargs):
@@ -284,7 +284,7 @@ def test_parameters_and_repr(cls_name, kwargs):
     ours.flatten_parameters()
     stdv = 1 / math.sqrt(6)
     for p in ours.parameters():
-        v = p.detach().numpy()
+        v = p.detach().cpu().numpy()
         assert v.min() >= -stdv and v.max() <= stdv
 
 
@@ -314,7 +314,7 @@ def test_init_matches_after_seed(cls_name, kwargs):
     torchish.manual_seed(1234)
     ours = getattr(torchish.nn, cls_name)(5, 7, **kwargs)
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy(), err_msg=n)
+        np.testing.assert_array_equal(p.detach().cpu().numpy(), q.detach().cpu().numpy(), err_msg=n)
 
 
 @pytest.mark.skipif(not _rng_available(), reason="torchish RNG not available")
@@ -397,7 +397,7 @@ def test_grad_fn_names():
 def test_state_dict_round_trip_and_load_into_torch():
     ours = torchish.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
     theirs = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
-    theirs.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy())
+    theirs.load_state_dict({k: torch.from_numpy(v.detach().cpu().numpy().copy())
                             for k, v in ours.state_dict().items()})
     x = torch.randn(5, 2, 3)
     check(ours(to_ours(x))[0], theirs(x)[0], what="output after loading ours into torch")

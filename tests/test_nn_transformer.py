@@ -41,13 +41,13 @@ def check(ours, theirs, dtype=torch.float32, what=""):
 def copy_params(ours, theirs):
     sd = theirs.state_dict()
     assert list(ours.state_dict().keys()) == list(sd.keys())
-    ours.load_state_dict({k: torchish.tensor(v.detach().numpy().copy()) for k, v in sd.items()})
+    ours.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy().copy()) for k, v in sd.items()})
 
 
 def compare_param_grads(ours, theirs, dtype):
     for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         if q.grad is None:
-            assert p.grad is None or not np.any(p.grad.detach().numpy()), name
+            assert p.grad is None or not np.any(p.grad.detach().cpu().numpy()), name
             continue
         check(p.grad, q.grad, dtype, f"grad of {name}")
 
@@ -206,7 +206,7 @@ def test_multihead_attention_init_after_seed(kwargs):
     torchish.manual_seed(7)
     ours = torchish.nn.MultiheadAttention(E, HEADS, **kwargs)
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6,
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(), rtol=1e-6,
                                    atol=1e-7, err_msg=n)
 
 
@@ -414,8 +414,8 @@ def test_transformer_encoder_stack_and_eval():
         out_t = theirs(src, src_key_padding_mask=kpm)
     out_o = ours(to_ours(src), src_key_padding_mask=to_ours(kpm))
     # the nested-tensor fast path leaves padded positions 0; compare the real ones
-    keep = ~kpm.numpy()
-    np.testing.assert_allclose(out_o.detach().numpy()[keep], out_t.numpy()[keep], rtol=1e-5,
+    keep = ~kpm.cpu().numpy()
+    np.testing.assert_allclose(out_o.detach().cpu().numpy()[keep], out_t.cpu().numpy()[keep], rtol=1e-5,
                                atol=1e-5)
 
 
@@ -455,7 +455,7 @@ def test_transformer_init_after_seed():
         torchish.manual_seed(11)
         ours = torchish.nn.Transformer(D_MODEL, NHEAD, 2, 1, FF)
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6,
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(), rtol=1e-6,
                                    atol=1e-7, err_msg=n)
 
 

@@ -26,7 +26,7 @@ def _pair(arr, requires_grad=False):
 
 
 def _to_np(t):
-    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+    return t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
 
 
 def _same(ref, got, rtol=1e-7, atol=1e-7, grad_fn=True):
@@ -351,6 +351,7 @@ def test_sum_to_size_and_same_size():
     _raises(lambda T, x: T.is_same_size(x, 1), x)
 
 
+@pytest.mark.skipif(torchish.cuda.is_available(), reason="pinning works where CUDA is")
 def test_pinned_memory_on_cpu_build():
     for T in (torch, torchish):
         assert T.ones(2).is_pinned() is False
@@ -477,7 +478,7 @@ def test_integer_pow_negative_exponents():
 
 
 def test_to_positional_copy():
-    x = torchish.ones(2)
+    x = torchish.ones(2, device="cpu")
     assert x.to(torchish.float32, False, True) is not x
     assert x.to("cpu", torchish.float32, False, True) is not x
     assert x.to("cpu", torchish.float32, False, False) is x

@@ -199,7 +199,7 @@ class _Converter:
         return x
 
     def _tensor(self, t):
-        arr = t.detach().cpu().resolve_conj().resolve_neg().numpy()
+        arr = t.detach().cpu().resolve_conj().resolve_neg().cpu().numpy()
         ours = torchish.tensor(arr)
         if self.grad and t.dtype.is_floating_point and t.requires_grad:
             leaf = t.detach().clone().requires_grad_(True)
@@ -253,7 +253,7 @@ def _compare(expected, actual, where, check_values=True):
         a = np.asarray(actual.detach()._data)
         if e.dtype is torch.bfloat16:  # NumPy has no bfloat16: compare in float32
             e, a = e.float(), a.astype(np.float32)
-        e = e.numpy()
+        e = e.cpu().numpy()
         if e.dtype.kind in "fc":
             np.testing.assert_allclose(a, e, equal_nan=True, err_msg=where,
                                        **TOL.get(expected.dtype, {}))
@@ -295,7 +295,7 @@ def _tie_check(info, sample, expected, actual, where):
     if dim is None or not isinstance(expected, (tuple, list, torch.Tensor)):
         _compare(expected, actual, where)
         return
-    x = sample.input.detach().numpy()
+    x = sample.input.detach().cpu().numpy()
     t_idx = expected if k is None else expected[k]
     o_idx = actual if k is None else actual[k]
     _compare(t_idx, o_idx, where + " (indices)", check_values=False)
@@ -303,7 +303,7 @@ def _tie_check(info, sample, expected, actual, where):
         _compare(expected[0], actual[0], where + " (values)")
     if x.ndim == 0:
         return
-    ti, oi = t_idx.numpy(), np.asarray(o_idx._data)
+    ti, oi = t_idx.cpu().numpy(), np.asarray(o_idx._data)
     if ti.ndim < x.ndim:
         ti, oi = np.expand_dims(ti, dim), np.expand_dims(oi, dim)
     np.testing.assert_array_equal(np.take_along_axis(x, oi, dim),
@@ -364,7 +364,7 @@ def _check_sample(info, sample, dtype, i, torch_fn, ours_fn):
     for k, (tg, og) in enumerate(zip(t_grads, o_grads)):
         if tg is None or tg._is_zerotensor():
             tg = torch.zeros_like(t_leaves[k])
-        e = tg.detach().numpy()
+        e = tg.detach().cpu().numpy()
         a = np.zeros(e.shape, e.dtype) if og is None else np.asarray(og._data)
         assert a.shape == e.shape, f"{where}: grad {k} shape {a.shape} != {e.shape}"
         np.testing.assert_allclose(a, e, equal_nan=True, err_msg=f"{where}: grad {k}",

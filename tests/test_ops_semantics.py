@@ -322,9 +322,9 @@ CONVERSIONS = {
     "tolist_float": lambda L: L.tensor([0.1, 0.2]).tolist(),
     "tolist_bool": lambda L: L.tensor([True]).tolist(),
     "tolist_scalar": lambda L: L.tensor(2.0).tolist(),
-    "numpy": lambda L: L.tensor([1.0, 2.0]).numpy().tolist(),
-    "numpy_dtype": lambda L: str(L.tensor([1, 2]).numpy().dtype),
-    "numpy_requires_grad": lambda L: L.tensor([1.0], requires_grad=True).numpy(),
+    "numpy": lambda L: L.tensor([1.0, 2.0], device="cpu").numpy().tolist(),
+    "numpy_dtype": lambda L: str(L.tensor([1, 2], device="cpu").numpy().dtype),
+    "numpy_requires_grad": lambda L: L.tensor([1.0], requires_grad=True, device="cpu").numpy(),
     "len": lambda L: len(L.zeros(4, 2)),
     "len_0d": lambda L: len(L.tensor(1.0)),
     "iter": lambda L: [x.tolist() for x in L.tensor([[1, 2], [3, 4]])],
@@ -723,7 +723,8 @@ MORE = {
     "einsum_sublist_implicit": lambda L: L.einsum(_r(L), [0, 1], _r(L), [2, 1]),
     "einsum_batch": lambda L: L.einsum("bij,bjk->bik", L.ones(2, 3, 4), L.ones(2, 4, 5)),
     "legacy_long_tensor": lambda L: L.LongTensor([1, 2]),
-    "legacy_float_tensor_isinstance": lambda L: isinstance(L.ones(2), L.FloatTensor),
+    "legacy_float_tensor_isinstance": lambda L: isinstance(L.ones(2, device="cpu"),
+                                                          L.FloatTensor),
     "rdiv": lambda L: L.tensor([2.0, 4.0]).__rdiv__(1),
     "allclose": lambda L: L.allclose(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0 + 1e-9])),
     "allclose_false": lambda L: L.allclose(L.tensor([1.0]), L.tensor([1.1])),
@@ -819,7 +820,7 @@ ERRORS = {
     "permute_len": lambda L: L.ones(2, 3).permute(0),
     "expand_bad": lambda L: L.ones(2, 3).expand(3, 3),
     "requires_grad_int": lambda L: L.ones(2, dtype=L.int64).requires_grad_(),
-    "numpy_requires_grad": lambda L: L.ones(2, requires_grad=True).numpy(),
+    "numpy_requires_grad": lambda L: L.ones(2, requires_grad=True, device="cpu").numpy(),
     "mean_long": lambda L: L.ones(2, dtype=L.int64).mean(),
     "leaf_inplace": lambda L: L.ones(2, requires_grad=True).add_(1),
     "backward_non_scalar": lambda L: (L.ones(2, requires_grad=True) * 2).backward(),
@@ -1062,7 +1063,7 @@ def test_half_precision_rounding_matches_pytorch(name, dtype):
     ours = fn(torchish, torchish.tensor(_HALF_X).to(getattr(torchish, dtype)))
     ref = fn(torch, torch.tensor(_HALF_X).to(getattr(torch, dtype)))
     assert str(ours.dtype) == str(ref.dtype)
-    a, b = ours.float().numpy(), ref.float().numpy()
+    a, b = ours.float().cpu().numpy(), ref.float().cpu().numpy()
     mismatched = int((a != b).sum())
     # matrix products may differ in float32 accumulation order: a few last-bit flips
     assert mismatched <= (a.size // 500 if name.startswith(("add", "badd")) else 0), mismatched

@@ -32,7 +32,7 @@ NO_VALUES = RANDOM | {"empty"}
 def ours(x):
     """torch value -> torchish value (tensors copied through NumPy)."""
     if isinstance(x, torch.Tensor):
-        return torchish.tensor(x.detach().resolve_conj().resolve_neg().numpy())
+        return torchish.tensor(x.detach().resolve_conj().resolve_neg().cpu().numpy())
     if isinstance(x, torch.dtype):
         return getattr(torchish, str(x).split(".")[1])
     if isinstance(x, torch.Size):
@@ -41,8 +41,9 @@ def ours(x):
         return [ours(v) for v in x]
     if isinstance(x, tuple):
         return tuple(ours(v) for v in x)
-    if isinstance(x, dict):
-        return {k: ours(v) for k, v in x.items()}
+    if isinstance(x, dict):  # OpInfo samples name the oracle's device: ours is the default
+        return {k: torchish.get_default_device() if k == "device" else ours(v)
+                for k, v in x.items()}
     return x
 
 
@@ -54,9 +55,11 @@ def assert_same(t, r, values=True):
     assert str(r.dtype) == str(t.dtype), (r.dtype, t.dtype)
     assert tuple(r.shape) == tuple(t.shape)
     if values:
-        a, b = np.asarray(r.numpy()), t.numpy()
+        a, b = np.asarray(r.cpu().numpy()), t.cpu().numpy()
+        # float32 sums round differently per device: the error scales with the largest value
+        scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
         np.testing.assert_allclose(a.astype(np.complex128), b.astype(np.complex128),
-                                   rtol=1e-5, atol=1e-5, equal_nan=True)
+                                   rtol=1e-5, atol=1e-5 * scale, equal_nan=True)
 
 
 # ---- every op_db entry with out= --------------------------------------------------------

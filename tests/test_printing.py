@@ -260,8 +260,8 @@ def _random_torch_tensor(torch, rng):
 def _torch_values(torch, t):
     t = t.detach()
     if t.dtype == torch.bfloat16:
-        return t.float().numpy()
-    return t.numpy()
+        return t.float().cpu().numpy()
+    return t.cpu().numpy()
 
 
 def test_differential_live_torch(n=600, seed=20240613):

@@ -109,7 +109,7 @@ def _check(expected, got):
     assert not isinstance(got, Exception), f"torchish raised {got!r}, torch gave {expected}"
     assert repr(got.dtype) == repr(expected.dtype)
     assert tuple(got.shape) == tuple(expected.shape)
-    e = expected.numpy()
+    e = expected.cpu().numpy()
     np.testing.assert_allclose(np.asarray(got._data).astype(e.dtype), e, rtol=1e-3)
 
 

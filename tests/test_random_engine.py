@@ -472,8 +472,8 @@ def test_errors():
 
 def _tnp(t):
     if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(BF16)
-    return t.numpy()
+        return t.view(torch.int16).cpu().numpy().view(BF16)
+    return t.cpu().numpy()
 
 
 _DTS = ["float32", "float64", "float16", "bfloat16"]
@@ -508,7 +508,7 @@ def test_live_random_seeds_sizes():
                 hi = lo + int(rng.choice([2, 1000, 2 ** 28, 2 ** 40]))
                 got, want = e.randint(lo, hi, (n,)), torch.randint(lo, hi, (n,))
             assert_bits_equal(got, _tnp(want), f"seed {seed} kind {kind} n {n} {dt}")
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy(), "state")
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy(), "state")
 
 
 @needs_torch
@@ -523,9 +523,9 @@ def test_live_small_sizes_every_dtype_interleaved():
                 assert_bits_equal(e.normal(n, dt), _tnp(torch.randn(n, dtype=tdt)), f"n {n} {dt}")
                 assert_bits_equal(e.uniform(n, dt), _tnp(torch.rand(n, dtype=tdt)), f"u {n} {dt}")
             assert_bits_equal(e.normal(n, "float32", 0.5, 2.0),
-                              torch.empty(n).normal_(0.5, 2.0).numpy(), f"normal_ {n}")
-            assert_bits_equal(e.randint(0, 7, (n,)), torch.randint(0, 7, (n,)).numpy())
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy(), "state")
+                              torch.empty(n).normal_(0.5, 2.0).cpu().numpy(), f"normal_ {n}")
+            assert_bits_equal(e.randint(0, 7, (n,)), torch.randint(0, 7, (n,)).cpu().numpy())
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy(), "state")
 
 
 @needs_torch
@@ -543,8 +543,8 @@ def test_live_kernel_boundaries():
                           f"normal {n} {dt} {m} {s}")
         assert_bits_equal(e.uniform(n, dt, -m, s + 1), _tnp(torch.empty(n, dtype=tdt)
                                                             .uniform_(-m, s + 1)), f"u {n}")
-        assert_bits_equal(e.normal(3), torch.randn(3).numpy())      # scalar path + its cache
-    assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
+        assert_bits_equal(e.normal(3), torch.randn(3).cpu().numpy())      # scalar path + its cache
+    assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy())
 
 
 @needs_torch
@@ -555,11 +555,11 @@ def test_live_10m():
         e = MT19937Engine(seed)
         torch.manual_seed(seed)
         n = 10_000_000
-        assert_bits_equal(e.normal(n), torch.randn(n).numpy(), f"randn {seed}")
-        assert_bits_equal(e.uniform(n), torch.rand(n).numpy(), f"rand {seed}")
+        assert_bits_equal(e.normal(n), torch.randn(n).cpu().numpy(), f"randn {seed}")
+        assert_bits_equal(e.uniform(n), torch.rand(n).cpu().numpy(), f"rand {seed}")
         assert_bits_equal(e.normal(n, "float32", 0.1, 0.9),
-                          torch.empty(n).normal_(0.1, 0.9).numpy(), f"normal_ {seed}")
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
+                          torch.empty(n).normal_(0.1, 0.9).cpu().numpy(), f"normal_ {seed}")
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy())
 
 
 @needs_torch
@@ -567,12 +567,12 @@ def test_live_large():
     for seed, n in ((3, 16 * 1024 * 5 + 9), (4, 200_000)):
         e = MT19937Engine(seed)
         torch.manual_seed(seed)
-        assert_bits_equal(e.normal(n), torch.randn(n).numpy(), "randn")
-        assert_bits_equal(e.uniform(n), torch.rand(n).numpy(), "rand")
+        assert_bits_equal(e.normal(n), torch.randn(n).cpu().numpy(), "randn")
+        assert_bits_equal(e.uniform(n), torch.rand(n).cpu().numpy(), "rand")
         assert_bits_equal(e.normal(n // 3, "float64"), torch.randn(n // 3, dtype=torch.float64)
-                          .numpy(), "randn f64")
+                          .cpu().numpy(), "randn f64")
         assert_bits_equal(e.normal(n, "bfloat16"), _tnp(torch.randn(n, dtype=torch.bfloat16)))
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy())
 
 
 @needs_torch
@@ -581,14 +581,14 @@ def test_live_state_exchange_both_ways():
     torch.randn(5)
     torch.rand(3)
     e = MT19937Engine(0)
-    e.set_state(torch.get_rng_state().numpy())     # torch -> engine
-    assert_bits_equal(e.normal(50), torch.randn(50).numpy())
-    assert_bits_equal(e.normal(3, "float64"), torch.randn(3, dtype=torch.float64).numpy())
+    e.set_state(torch.get_rng_state().cpu().numpy())     # torch -> engine
+    assert_bits_equal(e.normal(50), torch.randn(50).cpu().numpy())
+    assert_bits_equal(e.normal(3, "float64"), torch.randn(3, dtype=torch.float64).cpu().numpy())
     e.normal(7)
     e.uniform(11)
     torch.set_rng_state(torch.from_numpy(e.get_state()))   # engine -> torch (with a cache)
-    assert_bits_equal(e.normal(9, "float64"), torch.randn(9, dtype=torch.float64).numpy())
-    assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
+    assert_bits_equal(e.normal(9, "float64"), torch.randn(9, dtype=torch.float64).cpu().numpy())
+    assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy())
 
 
 @needs_torch
@@ -602,10 +602,10 @@ def test_live_crafted_states():
         torch.set_rng_state(torch.from_numpy(st.copy()))
         e = MT19937Engine(0)
         e.set_state(st)
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy(), f"{left},{nxt}")
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy(), f"{left},{nxt}")
         assert_bits_equal(e.random_(700, "int32"), torch.empty(700, dtype=torch.int32).random_()
-                          .numpy(), f"draws {left},{nxt}")
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy(), f"after {left},{nxt}")
+                          .cpu().numpy(), f"draws {left},{nxt}")
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy(), f"after {left},{nxt}")
     # edge uniforms through the normal kernels: k = 0, 1, 2**24 - 1 and neighbours
     edge = np.array([0, 1, 2, 0xFFFFFF, 0xFFFFFE, 0x800000, 0x7FFFFF, 6601320] * 76, np.uint32)
     st = MT19937Engine(0).get_state()
@@ -642,13 +642,13 @@ def test_live_other_distributions():
             assert_bits_equal(e.normal(n, dt, 1.0, 2.0, contiguous=False),
                               _tnp(strided.normal_(1.0, 2.0).contiguous()))
         p = rng.random((7, 5)).astype(np.float32)
-        assert_bits_equal(e.bernoulli_tensor(p), torch.bernoulli(torch.from_numpy(p)).numpy())
+        assert_bits_equal(e.bernoulli_tensor(p), torch.bernoulli(torch.from_numpy(p)).cpu().numpy())
         rates = (rng.random(50) * 40).astype(np.float64)
-        assert_bits_equal(e.poisson(rates), torch.poisson(torch.from_numpy(rates)).numpy())
+        assert_bits_equal(e.poisson(rates), torch.poisson(torch.from_numpy(rates)).cpu().numpy())
         probs = rng.random((4, 30)).astype(np.float32)
         for k, rep in ((1, False), (7, False), (30, False), (9, True)):
             assert_bits_equal(e.multinomial(probs, k, rep),
-                              torch.multinomial(torch.from_numpy(probs), k, rep).numpy())
+                              torch.multinomial(torch.from_numpy(probs), k, rep).cpu().numpy())
         n = int(rng.integers(2, 5000))
-        assert_bits_equal(e.randperm(n), torch.randperm(n).numpy())
-        assert_bits_equal(e.get_state(), torch.get_rng_state().numpy())
+        assert_bits_equal(e.randperm(n), torch.randperm(n).cpu().numpy())
+        assert_bits_equal(e.get_state(), torch.get_rng_state().cpu().numpy())

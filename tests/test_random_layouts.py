@@ -33,7 +33,7 @@ FILLS = {
 def _run(T, make):
     T.manual_seed(3)
     out = make(T)
-    return np.asarray(out.numpy()), T.rand(1).item()   # the generator advanced alike
+    return np.asarray(out.cpu().numpy()), T.rand(1).item()   # the generator advanced alike
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

@@ -28,7 +28,7 @@ def _pack_log(T, program):
         out = program(T, a, b)
     log.append("backward")
     out.sum().backward()
-    return log, a.grad.numpy(), b.grad.numpy()
+    return log, a.grad.cpu().numpy(), b.grad.cpu().numpy()
 
 
 PROGRAMS = {
@@ -64,7 +64,7 @@ def test_unpacked_values_feed_backward():
         with T.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
             y = (x * x).sum()   # MulBackward0 reads the doubled copies
         y.backward()
-        grads.append(x.grad.numpy())
+        grads.append(x.grad.cpu().numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
     np.testing.assert_allclose(grads[0], 4 * X, rtol=1e-6)
 
@@ -73,10 +73,10 @@ def test_save_on_cpu_gives_the_same_gradients():
     x = torchish.tensor(X, requires_grad=True)
     with torchish.autograd.graph.save_on_cpu():
         (x.sin() * x.cos()).tanh().sum().backward()
-    ours = x.grad.numpy()
+    ours = x.grad.cpu().numpy()
     t = torch.tensor(X, requires_grad=True)
     (t.sin() * t.cos()).tanh().sum().backward()
-    np.testing.assert_allclose(ours, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours, t.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_custom_function_saved_tensors_go_through_hooks():

@@ -46,13 +46,13 @@ def sample(dtype, shape=(2, 3), seed=0):
 def to_np(t):
     """A torch tensor's values as NumPy (bfloat16 and friends through ml_dtypes)."""
     t = t.detach()
-    return t.contiguous().view(torch.uint8).numpy().view(NP[t.dtype]).reshape(t.shape) \
-        if t.dim() else t.reshape(1).view(torch.uint8).numpy().view(NP[t.dtype]).reshape(())
+    return t.contiguous().view(torch.uint8).cpu().numpy().view(NP[t.dtype]).reshape(t.shape) \
+        if t.dim() else t.reshape(1).view(torch.uint8).cpu().numpy().view(NP[t.dtype]).reshape(())
 
 
 def storage_np(t):
     st = t.untyped_storage()
-    return torch.empty(0, dtype=torch.uint8).set_(st).numpy().view(NP[t.dtype]).copy()
+    return torch.empty(0, dtype=torch.uint8).set_(st).cpu().numpy().view(NP[t.dtype]).copy()
 
 
 def records_of(obj, memo=None):
@@ -268,7 +268,7 @@ def test_records_load_in_torch_weights_only(tmp_path):
         assert out["view_a"].stride() == (1, 3) and out["view_a"].storage_offset() == 2
         assert out["view_a"].untyped_storage().data_ptr() == \
             out["view_b"].untyped_storage().data_ptr()
-        np.testing.assert_array_equal(out["view_a"].numpy(), [[2, 5], [3, 6]])
+        np.testing.assert_array_equal(out["view_a"].cpu().numpy(), [[2, 5], [3, 6]])
         assert isinstance(out["param"], torch.nn.Parameter) and out["param"].requires_grad
 
 
@@ -402,7 +402,7 @@ bridge = pytest.mark.skipif(not _core_ready(), reason="torchish core not importa
 
 
 def ti_np(t):
-    return np.asarray(t.detach().numpy() if hasattr(t, "detach") else t)
+    return np.asarray(t.detach().cpu().numpy() if hasattr(t, "detach") else t)
 
 
 def assert_ti_matches(ti, t):
@@ -518,7 +518,7 @@ def test_torchish_save_keeps_aliasing_for_torch():
     assert out["t"].stride() == (1, 4) and out["tail"].storage_offset() == 7
     assert out["dtype"] is torch.float16 and out["size"] == torch.Size([2, 3])
     assert out["dev"] == torch.device("cpu")
-    np.testing.assert_array_equal(out["t"].numpy(), np.arange(12).reshape(3, 4).T)
+    np.testing.assert_array_equal(out["t"].cpu().numpy(), np.arange(12).reshape(3, 4).T)
 
 
 @bridge
@@ -626,10 +626,10 @@ def test_model_state_dicts_cross_libraries(tmp_path):
     torch.save(theirs.state_dict(), path)
     ours.load_state_dict(S.load(path))
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
-    np.testing.assert_allclose(ti_np(ours(torchish.from_numpy(x))),
-                               theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(ti_np(ours(torchish.tensor(x))),
+                               theirs(torch.from_numpy(x)).detach().cpu().numpy(), rtol=1e-5)
     other = torchish.nn.Linear(4, 3)
     S.save(other.state_dict(), path)
-    theirs.load_state_dict(torch.load(path, weights_only=True))
-    np.testing.assert_allclose(ti_np(other(torchish.from_numpy(x))),
-                               theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-5)
+    theirs.load_state_dict(torch.load(path, weights_only=True, map_location="cpu"))
+    np.testing.assert_allclose(ti_np(other(torchish.tensor(x))),
+                               theirs(torch.from_numpy(x)).detach().cpu().numpy(), rtol=1e-5)

@@ -137,7 +137,7 @@ def test_make_tensor_values(dtype, k):
         return
     assert str(a.dtype) == str(e.dtype) and tuple(a.shape) == tuple(e.shape)
     assert a.is_contiguous() == e.is_contiguous()
-    ev = e.float().numpy() if dtype == "bfloat16" else e.numpy()
+    ev = e.float().cpu().numpy() if dtype == "bfloat16" else e.cpu().numpy()
     av = np.asarray(a._data).astype(np.float32) if dtype == "bfloat16" else np.asarray(a._data)
     np.testing.assert_array_equal(av, ev)
 

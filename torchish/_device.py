@@ -2,10 +2,25 @@
 
 `cpu` is JAX's CPU backend; `cuda` / `cuda:N` are JAX's GPU devices (NVIDIA or ROCm). A TPU, when
 present, is reachable as `xla` / `tpu`. The default device follows `set_default_device`.
+
+`TORCHISH_SIMULATED_CUDA=1` (read at import) lets a second host CPU device stand in for `cuda`,
+and makes it JAX's default device as a real GPU would be: device placement (tensors on two
+devices, `.cpu()`, `.numpy()` of a CUDA tensor, arrays JAX creates on its default device) can
+then be tested on machines without a GPU. Numbers are the CPU's.
 """
 import functools
+import os
 
 import jax
+
+_SIMULATED_CUDA = os.environ.get("TORCHISH_SIMULATED_CUDA") == "1"
+if _SIMULATED_CUDA:  # XLA reads its flags when the first backend starts, so before that
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_force_host_platform_device_count=2")
+    if len(jax.devices("cpu")) < 2:
+        raise RuntimeError("TORCHISH_SIMULATED_CUDA=1: JAX started before torchish was imported, "
+                           "with one host device")
+    jax.config.update("jax_default_device", jax.devices("cpu")[1])
 
 __all__ = ["device", "get_default_device", "set_default_device"]
 
@@ -62,16 +77,19 @@ class device:
         return (device, (str(self),))
 
     def __enter__(self):
-        self._prev = get_default_device()
+        _entered.append(get_default_device())
         set_default_device(self)
         return self
 
     def __exit__(self, *exc):
-        set_default_device(self._prev)
+        set_default_device(_entered.pop())
 
 
 @functools.lru_cache(maxsize=None)
 def _platform_devices(platform):
+    if _SIMULATED_CUDA and platform in ("cpu", "gpu"):
+        host = jax.devices("cpu")
+        return tuple(host[:1]) if platform == "cpu" else tuple(host[1:])
     try:
         return tuple(jax.devices(platform))
     except RuntimeError:
@@ -96,14 +114,15 @@ def jax_device(dev):
 
 def from_jax_device(jdev):
     platform = jdev.platform
-    if platform == "cpu":
+    if platform == "cpu" and not (_SIMULATED_CUDA and jdev.id > 0):
         return CPU
-    kind = "cuda" if platform in ("gpu", "cuda", "rocm") else "xla"
+    kind = "cuda" if platform in ("gpu", "cuda", "rocm", "cpu") else "xla"
     return device(kind, _platform_devices(_JAX_PLATFORM[kind]).index(jdev))
 
 
 CPU = device("cpu")
 _default = [CPU]
+_entered = []  # the defaults that `with device(...)` blocks replaced, innermost last
 
 
 def get_default_device():
@@ -112,6 +131,17 @@ def get_default_device():
 
 def set_default_device(dev):
     _default[0] = CPU if dev is None else device(dev)
+
+
+def with_index(dev):
+    """A tensor's device always names its index (`cuda` -> `cuda:0`, the current device)."""
+    return dev if dev.index is not None or dev.type in ("cpu", "meta") else device(dev.type, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def has_accelerator():
+    """Whether any non-CPU device exists (tensors may then live on two devices)."""
+    return bool(_platform_devices("gpu") or _platform_devices("tpu"))
 
 
 def cuda_device_count():

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype as dt
-from ._device import CPU, device as _device_cls, from_jax_device
+from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._storage import (InferenceStorage, Storage, View, base_view, contiguous_strides, extend,
                        read_view, write_view)
 from .autograd import grad_mode
@@ -99,8 +99,7 @@ def _new_tensor(cls=None):
 def _wrap(array, device=None, requires_grad=False):
     """A new leaf tensor owning `array` (a jax.Array or tracer)."""
     t = _new_tensor()
-    if device is None:
-        device = _array_device(array)
+    device = _array_device(array) if device is None else with_index(device)
     t._storage = (InferenceStorage if grad_mode._INFERENCE[0] else Storage)(array, device)
     t._vc = [0]
     t._requires_grad = requires_grad

@@ -59,3 +59,25 @@ def translate(plan, leaves, exc):
         if msg:
             return RuntimeError(msg)
     return RuntimeError(f"{plan.op.name}: {text.splitlines()[0] if text else type(exc).__name__}")
+
+
+def on_one_device(leaves):
+    """`leaves` with 0-dim CPU arrays moved to the one other device the rest are on (PyTorch
+    takes a 0-dim CPU tensor with CUDA tensors as a scalar); RuntimeError, as PyTorch, when
+    the operands are on two devices otherwise. Called only after a jitted call refused them."""
+    from .._device import from_jax_device
+    arrays = [x for x in jax.tree_util.tree_leaves(leaves) if isinstance(x, jax.Array)]
+    found = []
+    for x in arrays:
+        for d in x.devices():
+            if d not in found:
+                found.append(d)
+    names = [from_jax_device(d) for d in found]
+    others = [d for d, n in zip(found, names) if n.type != "cpu"]
+    cpu_scalars_only = all(x.ndim == 0 for x in arrays
+                           if from_jax_device(next(iter(x.devices()))).type == "cpu")
+    if len(others) != 1 or len(found) > 2 or not cpu_scalars_only:
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {names[0]} and {names[1]}!")
+    return jax.tree_util.tree_map(
+        lambda x: jax.device_put(x, others[0]) if isinstance(x, jax.Array) else x, leaves)

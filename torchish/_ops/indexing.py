@@ -270,6 +270,23 @@ def copy(input, src, non_blocking=False):
     return jnp.broadcast_to(src.astype(input.dtype), input.shape)
 
 
+_copy_on_one_device = Tensor.copy_
+
+
+def _copy_(self, src, non_blocking=False):
+    """`Tensor.copy_`: as PyTorch, `src` may live on another device (it is moved first)."""
+    if isinstance(src, Tensor) and src.device != self.device and not _traced(self):
+        src = src.to(self.device)
+    return _copy_on_one_device(self, src, non_blocking)
+
+
+Tensor.copy_ = _copy_
+
+
+def _traced(t):
+    return isinstance(t._storage.data, jax.core.Tracer)
+
+
 def _fill_name(kinds, statics):
     return "FillBackward2" if isinstance(kinds[1], type) else "FillBackward3"
 

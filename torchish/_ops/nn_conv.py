@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .._device import has_accelerator
 from .. import _dtype as dt
 from .creation import _fma32, _fma64
 from .registry import Promote, op
@@ -128,6 +129,16 @@ def _check_geometry(stride, dilation, padding):
         raise RuntimeError("dilation should be greater than zero")
 
 
+def _xla_conv(x, w, *args, **kwargs):
+    """XLA's convolution; integer ones in float64 where a GPU is (cuDNN has none), exact
+    while the sums stay below 2**53."""
+    if jnp.issubdtype(x.dtype, jnp.integer) and has_accelerator():
+        f64 = lax.conv_general_dilated(x.astype(jnp.float64), w.astype(jnp.float64), *args,
+                                       precision=HIGHEST, **kwargs)
+        return f64.astype(x.dtype)
+    return lax.conv_general_dilated(x, w, *args, precision=HIGHEST, **kwargs)
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     _conv_types(input, weight, bias, False, nd, f"conv{nd}d")
     x = input if input.ndim == nd + 2 else input[None]
@@ -155,8 +166,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
                            f"({sep.join(map(str, padded))}). Kernel size: "
                            f"({sep.join(str(d * (k - 1) + 1) for d, k in zip(dilation, kernel))})"
                            f". Kernel size can't be greater than actual input size")
-    out = lax.conv_general_dilated(x, weight, stride, pads, rhs_dilation=dilation,
-                                   feature_group_count=groups, precision=HIGHEST)
+    out = _xla_conv(x, weight, stride, pads, rhs_dilation=dilation, feature_group_count=groups)
     if bias is not None:
         out = out + bias.reshape((-1,) + (1,) * nd)
     return out if input.ndim == nd + 2 else out[0]
@@ -192,9 +202,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     w = jnp.flip(w, axis=tuple(range(2, nd + 2)))
     pads = [(d * (k - 1) - p, d * (k - 1) - p + o)
             for d, k, p, o in zip(dilation, kernel, padding, output_padding)]
-    out = lax.conv_general_dilated(x, w, (1,) * nd, pads, lhs_dilation=stride,
-                                   rhs_dilation=dilation, feature_group_count=groups,
-                                   precision=HIGHEST)
+    out = _xla_conv(x, w, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
+                    feature_group_count=groups)
     if bias is not None:
         out = out + bias.reshape((-1,) + (1,) * nd)
     return out if input.ndim == nd + 2 else out[0]

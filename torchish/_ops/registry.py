@@ -30,6 +30,7 @@ import jax.numpy as jnp
 
 from .. import _autocast, profiler
 from .. import _dtype as dt
+from .._device import CPU, has_accelerator
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
 from .._storage import (InferenceStorage, Storage, apply_template, base_view, extend, read_view,
                        write_view)
@@ -518,7 +519,9 @@ def _run_plan(plan, leaves):
     try:
         return plan.jit(*leaves)
     except (TypeError, ValueError) as exc:
-        from .errors import translate
+        from .errors import on_one_device, translate
+        if "incompatible devices" in str(exc):
+            return plan.jit(*on_one_device(leaves))
         raise translate(plan, plan.materialize(leaves), exc) from None
 
 
@@ -561,6 +564,8 @@ def dispatch(definition, targs, sargs):
     if error is not None:  # raised after the forward: shape and dtype errors come first
         raise error
     device = first._storage.device if first is not None else None
+    if device is CPU and has_accelerator() and first.ndim == 0:  # a CPU scalar, CUDA others
+        device = None
     if isinstance(out, (tuple, list)):
         outs = [_wrap(o, device) for o in out]
         result = definition.returns(*outs) if definition.returns else tuple(outs)

@@ -124,11 +124,12 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if isinstance(lengths, torchish.Tensor):
         lengths = lengths.to(torchish.int64)
     else:
-        lengths = torchish.as_tensor(lengths, dtype=torchish.int64)
+        lengths = torchish.as_tensor(lengths, dtype=torchish.int64, device="cpu")
     if enforce_sorted:
         sorted_indices = None
     else:
         lengths, sorted_indices = torchish.sort(lengths, descending=True)
+        sorted_indices = sorted_indices.to(input.device)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
@@ -137,7 +138,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise RuntimeError(f"Expected sequence length to be larger than or equal to "
                            f"{len(sizes)}, but got {input.shape[0]}")
     data = _nn._pack_padded_sequence(input, sizes)
-    batch_sizes = torchish.tensor(list(sizes), dtype=torchish.int64)
+    batch_sizes = torchish.tensor(list(sizes), dtype=torchish.int64, device="cpu")  # as PyTorch
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
@@ -154,12 +155,12 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                                       int(max_seq_length))
     batch = sizes[0] if sizes else 0
     lengths = torchish.tensor([sum(1 for n in sizes if n > b) for b in range(batch)],
-                              dtype=torchish.int64)
+                              dtype=torchish.int64, device="cpu")
     if batch_first:
         padded = padded.transpose(0, 1)
     unsorted = sequence.unsorted_indices
     if unsorted is not None:
-        return padded.index_select(0 if batch_first else 1, unsorted), lengths[unsorted]
+        return padded.index_select(0 if batch_first else 1, unsorted), lengths[unsorted.cpu()]
     return padded, lengths
 
 
