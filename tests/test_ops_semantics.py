@@ -844,6 +844,9 @@ ERRORS = {
     "repeat_dims": lambda L: L.ones(2, 3).repeat(2),
     "where_shapes": lambda L: L.where(L.ones(3) > 0, L.ones(3), L.ones(4)),
     "masked_fill_shape": lambda L: L.ones(3).masked_fill(L.ones(4) > 0, 1.0),
+    "matmul_number": lambda L: L.matmul(L.ones(2), 3),
+    "matmul_list": lambda L: L.matmul([1.0], L.ones(1)),
+    "prelu_number": lambda L: L.nn.functional.prelu(L.ones(2), 0.25),
 }
 
 

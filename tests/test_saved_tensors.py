@@ -129,3 +129,31 @@ def test_saved_attributes():
         with pytest.raises(AttributeError):
             e.grad_fn._saved_nothing_like_this
     assert facts[0] == facts[1]
+
+
+SAVED_ARGUMENTS = {
+    "sum_dim": (lambda x: x.sum(1), ["dim", "keepdim"]),
+    "sum_negative_dim": (lambda x: x.sum(-1, keepdim=True), ["dim", "keepdim"]),
+    "mean_dims": (lambda x: x.mean((0, 1)), ["dim"]),
+    "softmax": (lambda x: x.softmax(-1), ["dim"]),
+    "log_softmax": (lambda x: x.log_softmax(1), ["dim"]),
+    "transpose": (lambda x: x.transpose(0, -1), ["dim0", "dim1"]),
+    "squeeze": (lambda x: x[None].squeeze(-3), ["dim"]),
+    "std": (lambda x: x.std(1), ["dim", "correction"]),
+    "std_biased": (lambda x: x.std(1, unbiased=False), ["correction"]),
+    "var_correction": (lambda x: x.var(0, correction=2), ["correction"]),
+    "amax": (lambda x: x.amax(-1), ["dim"]),
+    "flip": (lambda x: x.flip(-1), ["dims"]),
+    "permute": (lambda x: x.permute(1, 0), ["dims"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVED_ARGUMENTS))
+def test_saved_arguments_read_back_as_pytorchs(name):
+    """Saved arguments: int lists as tuples, negative ints as PyTorch reads them (unsigned)."""
+    fn, params = SAVED_ARGUMENTS[name]
+    got = []
+    for T in (torchish, torch):
+        node = fn(T.tensor(X, requires_grad=True)).grad_fn
+        got.append([getattr(node, "_saved_" + p) for p in params])
+    assert got[0] == got[1]

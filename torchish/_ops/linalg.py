@@ -145,8 +145,10 @@ def _matmul_nd(input, other):
 def matmul(input, other):
     """`@`: dispatches, as PyTorch does, to dot / mv / mm / bmm-like products by rank."""
     from .. import _tensor
-    if not isinstance(other, _tensor.Tensor) or not isinstance(input, _tensor.Tensor):
-        raise TypeError("matmul(): argument 'other' (position 2) must be Tensor")
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, _tensor.Tensor):
+            raise TypeError(f"matmul(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "

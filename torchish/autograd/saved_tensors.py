@@ -149,8 +149,35 @@ def saved_attribute(node, name):
         if _mentions(plan.op.saves, param):
             return None   # saved only for gradients this call does not compute
     elif param in plan.statics and not sizes:
-        return plan.statics[param]
+        return _as_saved(plan.op.name, param, plan.statics)
     raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+
+
+# Arguments PyTorch declares as int lists (`int[1]? dim`): saved as a tuple even when one int
+# was passed.
+_INT_LIST_ARGS = {("sum", "dim"), ("mean", "dim"), ("nansum", "dim"), ("std", "dim"),
+                  ("var", "dim"), ("amax", "dim"), ("amin", "dim"), ("logsumexp", "dim"),
+                  ("flip", "dims"), ("permute", "dims")}
+
+
+def _as_saved(op_name, param, statics):
+    """A static argument as PyTorch's node reads it back: int lists as tuples, the default
+    `correction` of std/var as 1, and negative ints as their unsigned 64-bit pattern (the
+    saved int64 is read as uint64, so dim=-1 reads 18446744073709551615)."""
+    value = statics[param]
+    if value is None and statics.get("dim_args"):   # flip(-1): the dims came positionally
+        value = tuple(statics["dim_args"])
+    if param == "correction" and value is None:
+        return 0 if statics.get("unbiased") is False else 1
+    if (op_name, param) in _INT_LIST_ARGS and isinstance(value, int):
+        value = (value,)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value % 2 ** 64
+    if isinstance(value, (tuple, list)) and all(type(v) is int for v in value):
+        return tuple(v % 2 ** 64 for v in value)
+    return value
 
 
 def _check_not_freed(node):

@@ -126,7 +126,8 @@ def hardswish(input, inplace=False):
 @_autocast.casts("prelu")
 def prelu(input, weight):
     if not isinstance(weight, torchish.Tensor):
-        raise TypeError("prelu(): argument 'weight' (position 2) must be Tensor")
+        raise TypeError("prelu(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._legacy} and "
                            f"{weight.dtype._legacy}")
