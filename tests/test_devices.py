@@ -79,6 +79,14 @@ def training(compiled):
     losses = [run(x, y).item() for _ in range(3)]
     p = next(model.parameters())
     return [losses, str(p.device), str(p.grad.device), str(opt.state[p]["exp_avg"].device)]
+def fills_stay():
+    # ops that ignore their operands' values must still run where those operands live
+    x, y = torch.ones(3), torch.ones(3, device="cuda")
+    x.zero_(); y.fill_(2.0)
+    bn = torch.nn.BatchNorm1d(2)
+    return [sorted(d.id for d in t.jax().devices())
+            for t in (x, y, bn.num_batches_tracked)]
+record("fills_stay", fills_stay)
 record("eager_step", lambda: training(False))
 record("compiled_step", lambda: training(True))
 print(json.dumps(out))
@@ -122,6 +130,10 @@ def test_copies_between_devices(results):
     assert results["round_trip"] == ["cpu", "cuda:0", [1.0, 1.0]]
     assert results["to_backward"] == ["ToCopyBackward0", "cpu", [2.0, 2.0]]
     assert results["copy_across"] == ["cuda:0", [1.0, 2.0]]
+
+
+def test_in_place_fills_stay_on_their_device(results):
+    assert results["fills_stay"] == [[0], [1], [0]]   # host device 0 is cpu, 1 plays cuda:0
 
 
 def test_device_context_manager(results):

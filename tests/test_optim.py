@@ -631,7 +631,7 @@ def test_saved_state_dict_loads_in_torch(tmp_path):
     opt = topt.Adam([p], lr=0.1)
     _quadratic_steps(opt, [p], 2)
     torchish.save(opt.state_dict(), tmp_path / "opt.pt")
-    sd = torch.load(tmp_path / "opt.pt", weights_only=True)
+    sd = torch.load(tmp_path / "opt.pt", weights_only=True, map_location="cpu")
     tp = torch.ones(3, requires_grad=True)
     tor = torch.optim.Adam([tp], lr=0.5)
     tor.load_state_dict(sd)

@@ -294,7 +294,9 @@ class Plan:
         self._templates = {i: k[2] for i, k in enumerate(kinds)
                            if isinstance(k, tuple) and len(k) == 3}
         self.fwd = self._forward
-        self.jit = jax.jit(self._forward)
+        # keep_unused: an op that ignores its operands (zero_, fill_) still runs, and puts its
+        # result, on their device (pruned, they would leave it to JAX's default device)
+        self.jit = jax.jit(self._forward, keep_unused=True)
         self.bwd = {}
         self.records = {}   # (mask, diff_out) -> what `_record` needs (see `_record_info`)
 
@@ -564,8 +566,9 @@ def dispatch(definition, targs, sargs):
     if error is not None:  # raised after the forward: shape and dtype errors come first
         raise error
     device = first._storage.device if first is not None else None
-    if device is CPU and has_accelerator() and first.ndim == 0:  # a CPU scalar, CUDA others
-        device = None
+    if device is CPU and has_accelerator() and first.ndim == 0:  # a CPU scalar, CUDA others?
+        device = next((t._storage.device for t in tensors
+                       if t is not None and t._storage.device is not CPU), CPU)
     if isinstance(out, (tuple, list)):
         outs = [_wrap(o, device) for o in out]
         result = definition.returns(*outs) if definition.returns else tuple(outs)
