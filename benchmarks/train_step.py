@@ -229,8 +229,9 @@ def main():
         x, y = torchish.from_numpy(xn).to(args.device), torchish.from_numpy(yn).to(args.device)
         cmodel = copy.deepcopy(model)
         copt = make_opt(torchish, cmodel.parameters())
-        params = {k: jax.device_put(v.detach().cpu().numpy(), jax_device) for k, v in model.state_dict().items()
-                  if k in dict(model.named_parameters())}
+        named = dict(model.named_parameters())
+        params = {k: jax.device_put(v.detach().cpu().numpy(), jax_device)
+                  for k, v in model.state_dict().items() if k in named}
         eager = _step_fn(torchish, model, opt, lm)
         compiled = torchish.compile(_step_fn(torchish, cmodel, copt, lm))
 

@@ -30,10 +30,11 @@ def _assert_state_equal(m1, m2, o1, o2, rtol=2e-5, atol=2e-6):
                                    atol=atol, err_msg=n1)
         assert (p1.grad is None) == (p2.grad is None)
         if p1.grad is not None:
-            np.testing.assert_allclose(p1.grad.cpu().numpy(), p2.grad.cpu().numpy(), rtol=1e-4, atol=1e-5,
-                                       err_msg=n1)
+            np.testing.assert_allclose(p1.grad.cpu().numpy(), p2.grad.cpu().numpy(), rtol=1e-4,
+                                       atol=1e-5, err_msg=n1)
     for (n1, b1), (n2, b2) in zip(m1.named_buffers(), m2.named_buffers()):
-        np.testing.assert_allclose(b1.cpu().numpy(), b2.cpu().numpy(), rtol=rtol, atol=atol, err_msg=n1)
+        np.testing.assert_allclose(b1.cpu().numpy(), b2.cpu().numpy(), rtol=rtol, atol=atol,
+                                   err_msg=n1)
     s1, s2 = o1.state_dict(), o2.state_dict()
     assert s1["param_groups"] == s2["param_groups"]
     for k in s1["state"]:
@@ -110,11 +111,13 @@ def test_compiled_module_forward_is_differentiable():
     cm = torch.compile(m2)
     x = torch.randn(5, 784)
     y1, y2 = m1(x), cm(x)
-    np.testing.assert_allclose(y2.detach().cpu().numpy(), y1.detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y2.detach().cpu().numpy(), y1.detach().cpu().numpy(), rtol=1e-5,
+                               atol=1e-6)
     y1.square().sum().backward()
     y2.square().sum().backward()
     for p1, p2 in zip(m1.parameters(), m2.parameters()):
-        np.testing.assert_allclose(p2.grad.cpu().numpy(), p1.grad.cpu().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(p2.grad.cpu().numpy(), p1.grad.cpu().numpy(), rtol=1e-4,
+                                   atol=1e-5)
     assert "OptimizedModule" in repr(cm)
 
 

@@ -29,10 +29,12 @@ c = torch.ones(2, device="cuda")
 record("available", lambda: [torch.cuda.is_available(), torch.cuda.device_count()])
 record("device", lambda: [str(c.device), repr(c), c.is_cuda, c.get_device()])
 record("mixed", lambda: str((c + torch.ones(2)).device))
-record("cpu_scalar", lambda: [str((c * torch.tensor(3.0)).device),
-                              str((torch.tensor(3.0) * c).device), (torch.tensor(3.0) * c).tolist()])
+three = torch.tensor(3.0)
+record("cpu_scalar", lambda: [str((c * three).device), str((three * c).device),
+                              (three * c).tolist()])
 record("numpy", lambda: c.numpy())
-record("round_trip", lambda: [str(c.cpu().device), str(c.cpu().cuda().device), c.cpu().numpy().tolist()])
+record("round_trip", lambda: [str(c.cpu().device), str(c.cpu().cuda().device),
+                              c.cpu().numpy().tolist()])
 
 def to_backward():
     x = torch.ones(2, requires_grad=True)

@@ -1,7 +1,6 @@
 """torchish.distributions against torch.distributions: densities, moments, entropies, KLs,
 gradients through log_prob/rsample, seeded samples, shapes, validation errors, jit."""
 import math
-import re
 
 import numpy as np
 import pytest
@@ -9,14 +8,7 @@ import pytest
 import torchish
 
 torch = pytest.importorskip("torch")
-
-
-def _cpu_repr(x):
-    """repr(x) as the CPU-only oracle prints it: tensors on another device lose `device=`."""
-    return re.sub(r",\s*device='[^']*'", "", repr(x))
-
-TD = torch.distributions
-OD = torchish.distributions
+from distribution_helpers import OD, TD, both, close, cpu_repr  # noqa: E402
 
 R = np.random.default_rng(0)
 POS = R.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
@@ -27,22 +19,6 @@ SIMPLEX = (POS / POS.sum(-1, keepdims=True)).astype(np.float32)
 A = R.normal(size=(2, 3, 3))
 COV = (A @ A.transpose(0, 2, 1) + 3 * np.eye(3)).astype(np.float32)
 LOC3 = R.normal(size=(2, 3)).astype(np.float32)
-
-
-def both(fn):
-    """fn(mod, T) built once with torch and once with torchish."""
-    return fn(TD, torch.tensor), fn(OD, torchish.tensor)
-
-
-def close(ours, theirs, rtol=1e-5, atol=1e-6):
-    if isinstance(theirs, torch.Tensor):
-        assert isinstance(ours, torchish.Tensor), type(ours)
-        assert tuple(ours.shape) == tuple(theirs.shape)
-        assert str(ours.dtype) == str(theirs.dtype), (ours.dtype, theirs.dtype)
-        np.testing.assert_allclose(ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol,
-                                   atol=atol)
-    else:
-        np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
 
 
 # (name, constructor, values in the support to score, whether cdf/icdf exist)
@@ -95,7 +71,7 @@ def test_log_prob_entropy_moments(name):
     assert type(ours).__name__ == type(theirs).__name__
     assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
     assert tuple(ours.event_shape) == tuple(theirs.event_shape)
-    assert _cpu_repr(ours.support) == repr(theirs.support)
+    assert cpu_repr(ours.support) == repr(theirs.support)
     assert ours.has_rsample == theirs.has_rsample
     assert repr(ours) == repr(theirs)
     close(ours.log_prob(torchish.tensor(value)), theirs.log_prob(torch.tensor(value)), 1e-4)
@@ -231,7 +207,8 @@ def test_gamma_family_rsample_gradients():
     assert type(s.grad_fn).__name__ == "DivBackward0"
     s.mean(0).sum().backward()
     np.testing.assert_allclose(a.grad.cpu().numpy(), 1 / rate.detach().cpu().numpy(), rtol=0.05)
-    np.testing.assert_allclose(rate.grad.cpu().numpy(), -(a / rate ** 2).detach().cpu().numpy(), rtol=0.05)
+    np.testing.assert_allclose(rate.grad.cpu().numpy(), -(a / rate ** 2).detach().cpu().numpy(),
+                               rtol=0.05)
     c1 = torchish.tensor(2.0, requires_grad=True)
     c0 = torchish.tensor(3.0, requires_grad=True)
     b = OD.Beta(c1, c0).rsample((40000,))
@@ -404,7 +381,7 @@ def test_expand(name):
 def test_constraints_and_arg_constraints():
     for name, (ctor, _, _) in CASES.items():
         theirs, ours = both(ctor)
-        assert {k: _cpu_repr(v) for k, v in ours.arg_constraints.items()} == \
+        assert {k: cpu_repr(v) for k, v in ours.arg_constraints.items()} == \
             {k: repr(v) for k, v in theirs.arg_constraints.items()}, name
     C, TC = OD.constraints, TD.constraints
     x = [-1.0, 0.0, 0.5, 1.0, 2.0]

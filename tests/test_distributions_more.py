@@ -4,7 +4,6 @@ NegativeBinomial, Multinomial, Relaxed*, LowRankMultivariateNormal, MixtureSameF
 VonMises) and the KL pairs among them: densities, moments, cdf/icdf, gradients, seeded
 samples, shapes, expand, validation errors."""
 import math
-import re
 import warnings
 
 import numpy as np
@@ -13,14 +12,7 @@ import pytest
 import torchish
 
 torch = pytest.importorskip("torch")
-
-
-def _cpu_repr(x):
-    """repr(x) as the CPU-only oracle prints it: tensors on another device lose `device=`."""
-    return re.sub(r",\s*device='[^']*'", "", repr(x))
-
-TD = torch.distributions
-OD = torchish.distributions
+from distribution_helpers import OD, TD, both, close, cpu_repr  # noqa: E402
 
 R = np.random.default_rng(1)
 POS = R.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
@@ -38,22 +30,6 @@ GP_CONC = np.array([-0.3, 0.0, 0.2, 0.7] * 3, np.float32).reshape(3, 4)
 B = R.normal(size=(2, 3, 3))
 WCOV = (B @ B.transpose(0, 2, 1) + 2 * np.eye(3)).astype(np.float32)
 LKJ_VALUE = TD.transforms.CorrCholeskyTransform()(torch.tensor(REAL[:, :3])).cpu().numpy()
-
-
-def both(fn):
-    """fn(mod, T) built once with torch and once with torchish."""
-    return fn(TD, torch.tensor), fn(OD, torchish.tensor)
-
-
-def close(ours, theirs, rtol=1e-5, atol=1e-6):
-    if isinstance(theirs, torch.Tensor):
-        assert isinstance(ours, torchish.Tensor), type(ours)
-        assert tuple(ours.shape) == tuple(theirs.shape), (ours.shape, theirs.shape)
-        assert str(ours.dtype) == str(theirs.dtype), (ours.dtype, theirs.dtype)
-        np.testing.assert_allclose(ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol,
-                                   atol=atol)
-    else:
-        np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
 
 
 def _mixture(D, T):
@@ -131,7 +107,7 @@ def test_log_prob_entropy_moments(name):
     assert type(ours).__name__ == type(theirs).__name__
     assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
     assert tuple(ours.event_shape) == tuple(theirs.event_shape)
-    assert _cpu_repr(ours.support) == repr(theirs.support)
+    assert cpu_repr(ours.support) == repr(theirs.support)
     assert ours.has_rsample == theirs.has_rsample
     assert ours.has_enumerate_support == theirs.has_enumerate_support
     assert repr(ours) == repr(theirs)
@@ -418,7 +394,7 @@ def test_lowrank_matrices_and_misc():
         close(getattr(ours, attr), getattr(theirs, attr), 1e-4, 1e-5)
     theirs, ours = both(CASES["MixtureSameFamily"][0])
     assert type(ours.mixture_distribution).__name__ == "Categorical"
-    assert _cpu_repr(ours.support) == repr(theirs.support)
+    assert cpu_repr(ours.support) == repr(theirs.support)
     x = [[-1.0, 0.0], [1.0, math.nan]]
     C, TC = OD.constraints, TD.constraints
     close(C.MixtureSameFamilyConstraint(C.positive).check(torchish.tensor(x)),

@@ -126,7 +126,8 @@ def test_norm_layers_under_autocast_keep_their_nodes():
             h = lin(T.from_numpy(X))
             ys = [ln(h), gn(h), bn(h)]
         sum((y.float() * T.from_numpy(GRAD)).sum() for y in ys).backward()
-        outs.append(([(str(y.dtype), y.grad_fn.name(), y.detach().float().cpu().numpy()) for y in ys],
+        outs.append(([(str(y.dtype), y.grad_fn.name(), y.detach().float().cpu().numpy())
+                      for y in ys],
                      [m.weight.grad.cpu().numpy() for m in (lin, ln, gn, bn)],
                      [m.bias.grad.cpu().numpy() for m in (lin, ln, gn, bn)]))
     (ys, weights, biases), (ref_ys, ref_weights, ref_biases) = outs

@@ -16,7 +16,7 @@ def _ours(t, grad=False):
 
 
 def _np(x):
-    return np.asarray(x.detach()._data) if isinstance(x, torchish.Tensor) else x.detach().cpu().numpy()
+    return np.asarray(x.detach().cpu().numpy())
 
 
 def _name(t):

@@ -40,7 +40,8 @@ def copy_params(ours, theirs):
     """Load PyTorch's state_dict into ours (same names, same shapes)."""
     sd = theirs.state_dict()
     assert list(ours.state_dict().keys()) == list(sd.keys())
-    ours.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy().copy()) for k, v in sd.items()})
+    ours.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy().copy())
+                          for k, v in sd.items()})
 
 
 def pair(cls_name, *args, dtype=torch.float32, **kwargs):

@@ -41,7 +41,8 @@ def check(ours, theirs, dtype=torch.float32, what=""):
 def copy_params(ours, theirs):
     sd = theirs.state_dict()
     assert list(ours.state_dict().keys()) == list(sd.keys())
-    ours.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy().copy()) for k, v in sd.items()})
+    ours.load_state_dict({k: torchish.tensor(v.detach().cpu().numpy().copy())
+                          for k, v in sd.items()})
 
 
 def compare_param_grads(ours, theirs, dtype):
@@ -415,8 +416,8 @@ def test_transformer_encoder_stack_and_eval():
     out_o = ours(to_ours(src), src_key_padding_mask=to_ours(kpm))
     # the nested-tensor fast path leaves padded positions 0; compare the real ones
     keep = ~kpm.cpu().numpy()
-    np.testing.assert_allclose(out_o.detach().cpu().numpy()[keep], out_t.cpu().numpy()[keep], rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(out_o.detach().cpu().numpy()[keep], out_t.cpu().numpy()[keep],
+                               rtol=1e-5, atol=1e-5)
 
 
 @needs_layer_norm

@@ -267,7 +267,8 @@ def test_adagrad_state_exists_before_first_step():
     tsd = torch.optim.Adagrad([tp], initial_accumulator_value=0.5).state_dict()
     isd = topt.Adagrad([ip], initial_accumulator_value=0.5).state_dict()
     assert layout(isd) == layout(tsd)
-    np.testing.assert_array_equal(to_np(isd["state"][0]["sum"]), tsd["state"][0]["sum"].cpu().numpy())
+    np.testing.assert_array_equal(to_np(isd["state"][0]["sum"]),
+                                  tsd["state"][0]["sum"].cpu().numpy())
 
 
 def torch_to_torchish(obj):

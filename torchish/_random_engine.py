@@ -640,7 +640,8 @@ class MT19937Engine:
 
 _FLOAT_DIGITS = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}
 _FLOAT_MAX = {"float32": float(np.finfo(_F32).max), "float64": float(np.finfo(_F64).max),
-              "float16": 65504.0, "bfloat16": 3.3895313892515355e38}   # numpy >= 2.5 has no finfo for it
+              # (a literal: numpy >= 2.5 has no finfo for bfloat16)
+              "float16": 65504.0, "bfloat16": 3.3895313892515355e38}
 _INT_BOUNDS = {"bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127),
                "int16": (-(1 << 15), (1 << 15) - 1), "int32": (-(1 << 31), (1 << 31) - 1),
                "int64": (-(1 << 63), (1 << 63) - 1), "uint16": (0, (1 << 16) - 1),

@@ -263,8 +263,8 @@ def _mask_put(input, mask, value):
     return jnp.where(mask, jnp.asarray(value).astype(input.dtype), input)
 
 
-@op(promote=P.NONE, grad_fn="torch::autograd::CopyBackwards", inplace=True, function=False, method=False,
-    saves=())
+@op(promote=P.NONE, grad_fn="torch::autograd::CopyBackwards", inplace=True, function=False,
+    method=False, saves=())
 def copy(input, src, non_blocking=False):
     _expand_check(src.shape, input.shape)
     return jnp.broadcast_to(src.astype(input.dtype), input.shape)
