@@ -122,6 +122,25 @@ def _probe(tensor):
 _TENSOR_REFS, _STORAGE_REFS = _reference_counts()
 
 
+def _getter(slots):
+    """seq -> tuple of seq[i] for i in slots (itemgetter returns a bare item for one)."""
+    if len(slots) == 1:
+        return lambda seq, _i=slots[0]: (seq[_i],)
+    return operator.itemgetter(*slots) if slots else None
+
+
+def _donated_refs():
+    """What `max(map(sys.getrefcount, entry.donated(arrays)))` in `_Compiled.__call__` counts
+    for an array that only its Storage and the `arrays` list hold."""
+    from ._storage import Storage
+    storages = [Storage(object(), None), Storage(object(), None)]
+    arrays = [st.data for st in storages]
+    return max(map(sys.getrefcount, _getter((0, 1))(arrays)))
+
+
+_DONATED_REFS = _donated_refs()
+
+
 def _sole_grad(g):
     """Whether a parameter's `.grad` `g` (a local of the caller) and its storage are held by
     nothing but that parameter and `g` itself (a plain tensor: no view, no alias, no saved
@@ -313,8 +332,7 @@ class _Plan:
         pids = {id(p) for p in self.params}
         self.params += [t for t in self.tensors if t._grad is not None and id(t) not in pids]
         self.tindex = {id(t): i for i, t in enumerate(self.tensors)}
-        self.keep = [v for src in self.sources for v in src()]   # ids stay unique while held
-        self.ids = [id(v) for v in self.keep]
+        self.keep = [v for src in self.sources for v in src()]   # held: identities stay unique
         self.meta = list(map(_TENSOR_META, self.tensors))
         self.key = (
             tuple((self.index[id(t._storage)], _view_key(t), t._requires_grad,
@@ -342,11 +360,13 @@ class _Plan:
     def bind(self, values):
         """This call's inputs, or None when the guards say the plan no longer fits."""
         try:
-            if list(map(id, _CHAIN(map(_CALL, self.sources)))) != self.ids:
-                return None
+            found = list(_CHAIN(map(_CALL, self.sources)))
         except (KeyError, ValueError):   # a guarded attribute, global or cell was deleted
             return None
-        if list(map(_TENSOR_META, self.tensors)) != self.meta:
+        # identity, compared in C (`is`, not `==`: a Tensor's __eq__ is elementwise)
+        if len(found) != len(self.keep) or not all(map(operator.is_, found, self.keep)):
+            return None
+        if not all(map(operator.eq, map(_TENSOR_META, self.tensors), self.meta)):
             return None
         storages = self.storages.copy()
         owners = self.owners.copy()
@@ -488,12 +508,14 @@ class _Compiled:
         for a, kw in entry.prints:
             print(*a, **kw)
         rng_key = _random_trace.next_key(entry.uses_rng)
-        for i in entry.donate:
-            if held_elsewhere(storages[i], known=1) or (   # (`arrays` is the known reference)
-                    i in entry.dropped_grads and i not in sole):
-                arrays[i] = jnp.copy(arrays[i])
+        if entry.donate and (max(map(sys.getrefcount, entry.donated(arrays))) > _DONATED_REFS
+                             or not entry.dropped_grads <= sole):
+            for i in entry.donate:   # someone else holds some: copy those
+                if held_elsewhere(storages[i], known=1) or (   # (`arrays` is known)
+                        i in entry.dropped_grads and i not in sole):
+                    arrays[i] = jnp.copy(arrays[i])
         try:
-            outs = entry.executable(*arrays, *lrs, rng_key)
+            outs = entry.unpermute(entry.executable(*arrays, *lrs, rng_key))
         except TypeError:
             # An array changed shape, dtype or device under an unchanged object (checked by
             # the executable before anything runs): rediscover and retrace.
@@ -527,9 +549,20 @@ class _Compiled:
         entry.dropped_grads = () if entry.attach else self._donatable_grads(
             entry, ins, closed.out_avals)
         entry.donate += entry.dropped_grads
+        entry.donated = _getter(entry.donate)
+        entry.dropped_grads = frozenset(entry.dropped_grads)
         # keep_unused: a dropped `.grad` is an input the step never reads, yet its donated
         # buffer is where the new gradient goes
-        entry.executable = jax.jit(entry.fun, donate_argnums=entry.donate,
+        # JAX pairs each output with the first unpaired donated input of its shape and dtype,
+        # in output order: the results (a loss) first would take an optimizer step counter's
+        # buffer and shift every later pair by one, which XLA mends with copies. So the
+        # executable returns the written state first, in input order, and the results last.
+        n_res, n_all = entry.n_out_res, len(closed.out_avals)
+        order = list(range(n_res, n_all)) + list(range(n_res))
+        entry.unpermute = _getter(sorted(range(n_all), key=order.__getitem__))
+        fun = entry.fun
+        entry.executable = jax.jit(lambda *a: [fun(*a)[i] for i in order],
+                                   donate_argnums=entry.donate,
                                    keep_unused=True).lower(*flat).compile()
         return entry
 

@@ -59,12 +59,12 @@ def next_key(uses_rng):
     caller `advance()` once the trace shows random ops were used.
     """
     global _ZERO_KEY
-    from . import random
-    engine = random.default_generator._engine
     if uses_rng is False:
         if _ZERO_KEY is None:
             _ZERO_KEY = jax.random.key_data(jax.random.key(0))
         return _ZERO_KEY
+    from . import random
+    engine = random.default_generator._engine
     seed = (engine.clone() if uses_rng is None else engine).fork_jax_key()
     return jax.random.key_data(jax.random.key(seed & 0x7FFFFFFFFFFFFFFF))
 
