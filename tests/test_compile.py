@@ -262,6 +262,25 @@ def _grad_pointers(model):
     return [p.grad.jax().unsafe_buffer_pointer() for p in model.parameters()]
 
 
+def test_each_donated_state_buffer_takes_its_own_new_value():
+    # JAX pairs donated inputs with outputs of the same shape and dtype in output order; a
+    # scalar loss returned first would take a step counter's buffer and shift every later
+    # pair, which XLA mends with copies. Each written slot must alias its own new value.
+    import re
+    m1, m2, o1, o2, eager, compiled = _pair()
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    for _ in range(2):
+        compiled(x, y)
+    entry = list(compiled._compiled.cache.values())[-1]
+    hlo = entry.executable.as_text()
+    aliases = dict((int(o), int(i)) for o, i in re.findall(r"\{(\d+)\}: \((\d+), \{\}", hlo))
+    written = [i for i in entry.written if i in entry.donate]
+    assert len(written) >= 12   # 4 parameters, their exp_avg, exp_avg_sq and step
+    for k, slot in enumerate(entry.written):
+        if slot in entry.donate:
+            assert aliases[k] == slot
+
+
 def test_new_gradients_are_written_into_the_dropped_ones():
     m1, m2, o1, o2, eager, compiled = _pair()
     x, y = torch.randn(5, 4), torch.randn(5, 2)
