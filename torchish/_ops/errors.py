@@ -81,3 +81,103 @@ def on_one_device(leaves):
                            f"two devices, {names[0]} and {names[1]}!")
     return jax.tree_util.tree_map(
         lambda x: jax.device_put(x, others[0]) if isinstance(x, jax.Array) else x, leaves)
+
+
+# ---- argument type errors (PyTorch's python argument parser) ------------------------------
+
+def type_name(cls):
+    """A type as PyTorch's argument parser names it: `list`, `NoneType`, `numpy.ndarray`."""
+    if cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class ArgumentTypeError(TypeError):
+    """An operand of the wrong type, found while planning a public op (so the Tensor fast
+    path never pays for the check); internal: the op's generated binding the user called turns
+    it into PyTorch's plain TypeError (`finish`) with what only the binding knows: the name it
+    was called by (an alias, `add_`) and whether it is a method, whose positions PyTorch
+    counts without `self`."""
+
+    def __init__(self, op, param, expected, got, form="must"):
+        super().__init__(op.name, param)
+        self.op, self.param, self.expected, self.got, self.form = op, param, expected, got, form
+
+    def finish(self, name, self_param=None, values=None, caller=None):
+        """The TypeError to raise; `values`: the binding's arguments by parameter name (the
+        operand itself tells a tuple from a list); `caller`: the frame that called the
+        binding (which arguments it passed by keyword)."""
+        got = self.got
+        if values and self.param in values and self.form == "must":
+            got = type(values[self.param])
+        got = type_name(got)
+        if self.form == "combination":
+            return TypeError(f"{name}() received an invalid combination of arguments - got "
+                             f"({self.param}={got}, )")
+        names = [n for n in self.op.sig.parameters if n != self_param]
+        # PyTorch gives the position of an argument passed by position only
+        where = "" if self.param in _keywords_of_call(caller) else \
+            f" (position {names.index(self.param) + 1})"
+        return TypeError(f"{name}(): argument '{self.param}'{where} must be {self.expected}, "
+                         f"not {got}")
+
+    def __str__(self):
+        return str(self.finish(self.op.name))
+
+
+def argument_error(op, param, expected, got, form="must"):
+    """The error to raise for a wrong-typed argument of `op`: for a public op, the internal
+    ArgumentTypeError its binding finishes; for a private one behind a Python-level function
+    (`max` over `_max_all`), PyTorch's TypeError naming that function."""
+    error = ArgumentTypeError(op, param, expected, got, form)
+    if op.bound:
+        return error
+    return error.finish(_entry_name() or op.name.lstrip("_"))
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+# wrappers' own names (`functools.wraps` keeps the code's): not the name the user called
+_WRAPPERS = frozenset({"with_out", "wrapper", "wrapped", "inner", "fn", "method", "<lambda>"})
+
+
+def _entry_name():
+    """The name of the torchish function the user called, found on the stack: the outermost
+    frame of torchish's code (generated bindings included) before the caller's own, past
+    generic wrappers."""
+    import sys
+    frame, name = sys._getframe(1), None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith(_PACKAGE) or (
+                code.co_filename == "<string>" and "_op" in frame.f_globals):
+            if code.co_name not in _WRAPPERS and not code.co_name.startswith("_"):
+                name = code.co_name
+        elif name is not None:
+            break
+        frame = frame.f_back
+    return name
+
+
+def _keywords_of_call(frame):
+    """The names `frame`'s current call passes by keyword (read from its bytecode: a Python
+    function cannot tell otherwise); empty when unknown (`f(*args, **kwargs)`)."""
+    if frame is None:
+        return ()
+    import dis
+    try:
+        code = frame.f_code
+        previous = [ins for ins in dis.get_instructions(code) if ins.offset <= frame.f_lasti]
+        call = next((i for i in reversed(previous) if i.opname.startswith("CALL")), None)
+        if call is None:
+            return ()
+        before = previous[:previous.index(call)]
+        if call.opname == "CALL_KW":   # 3.13+: the names are the constant loaded last
+            names = code.co_consts[before[-1].arg] if before[-1].opname == "LOAD_CONST" else ()
+        else:                          # 3.11/3.12: KW_NAMES before PRECALL/CALL
+            kw = next((i for i in reversed(before[-2:]) if i.opname == "KW_NAMES"), None)
+            names = () if kw is None else code.co_consts[kw.arg]
+        return names if isinstance(names, tuple) else ()
+    except Exception:   # a best effort for a message: never fail the error itself
+        return ()

@@ -417,7 +417,7 @@ def _scatter_name(kinds, statics):
 
 
 @op(promote=P.NONE, grad_fn=_scatter_name, inplace=True, saves=("index",),
-    tensors=("input", "index", "src"))
+    tensors=("input", "index", "src"), scalar_operands=("src",))
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _dim(dim, input.ndim)
     _gather_check("scatter", input, d, index)
@@ -585,7 +585,8 @@ def index_copy(input, dim, index, source):
                          lambda ref, src: ref.set(src))
 
 
-@op(promote=P.NONE, grad_fn="IndexFillBackward0", inplace=True, saves=("index",))
+@op(promote=P.NONE, grad_fn="IndexFillBackward0", inplace=True, saves=("index",),
+    scalar_operands=("value",))
 def index_fill(input, dim, index, value):
     # the value is a Scalar (or 0-dim tensor) converted to the tensor's dtype
     v = jnp.asarray(value).astype(input.dtype)

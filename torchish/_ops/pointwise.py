@@ -58,19 +58,20 @@ def _check_bool_sub(x):
                            "supported. Use the `^` or `logical_xor()` operator instead.")
 
 
-@op(grad_fn="AddBackward0", inplace=True, saves=(), dunders=("__add__", "__radd__", "__iadd__"))
+@op(grad_fn="AddBackward0", inplace=True, saves=(), dunders=("__add__", "__radd__", "__iadd__"),
+    scalar_operands=True)
 def add(input, other, *, alpha=1):
     return input + _scaled(other, alpha)
 
 
 @op(grad_fn="SubBackward0", inplace=True, saves=(), dunders=("__sub__", "__isub__"),
-    aliases=("subtract",))
+    aliases=("subtract",), scalar_operands=True)
 def sub(input, other, *, alpha=1):
     _check_bool_sub(input)
     return input - _scaled(other, alpha)
 
 
-@op(grad_fn="RsubBackward1", saves=(), dunders=("__rsub__",))
+@op(grad_fn="RsubBackward1", saves=(), dunders=("__rsub__",), scalar_operands=("other",))
 def rsub(input, other, *, alpha=1):
     _check_bool_sub(input)
     return other - _scaled(input, alpha)
@@ -78,7 +79,7 @@ def rsub(input, other, *, alpha=1):
 
 @op(grad_fn="MulBackward0", inplace=True, dunders=("__mul__", "__rmul__", "__imul__"),
     aliases=("multiply",), saves={"input": ("other",), "other": ("input",)},
-    opmath_scalars=True)
+    opmath_scalars=True, scalar_operands=True)
 def mul(input, other):
     return input * other
 
@@ -101,13 +102,14 @@ def _div(input, other, rounding_mode):
 
 @op(promote=_div_kind, grad_fn="DivBackward0", inplace=True,
     dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"),
-    saves={"input": ("other",), "other": ("input", "other")}, opmath_scalars=True)
+    saves={"input": ("other",), "other": ("input", "other")}, opmath_scalars=True,
+    scalar_operands=True)
 def div(input, other, *, rounding_mode=None):
     return _div(input, other, rounding_mode)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", method=False, function=False,
-    dunders=("__rtruediv__",))
+    dunders=("__rtruediv__",), scalar_operands=True)
 def _rdiv(input, other):
     # `2 / x` is computed by PyTorch as `x.reciprocal() * 2`
     return other / input
@@ -123,19 +125,20 @@ def _div_scalar(input, other):
 
 
 @op(grad_fn="FloorDivideBackward0", inplace=True, differentiable=False,
-    dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"))
+    dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"), scalar_operands=True)
 def floor_divide(input, other):
     _reject("div_floor_cpu", input, "bc")
     return jnp.floor_divide(input, other)
 
 
-@op(grad_fn="RemainderBackward0", inplace=True, dunders=("__mod__", "__rmod__", "__imod__"))
+@op(grad_fn="RemainderBackward0", inplace=True, dunders=("__mod__", "__rmod__", "__imod__"),
+    scalar_operands=True)
 def remainder(input, other):
     _reject("remainder_cpu", input, "bc")
     return jnp.remainder(input, other)
 
 
-@op(grad_fn="FmodBackward0", inplace=True)
+@op(grad_fn="FmodBackward0", inplace=True, scalar_operands=("other",))
 def fmod(input, other):
     _reject("fmod_cpu", input, "bc")
     return jnp.fmod(input, other)
@@ -201,7 +204,8 @@ def _pow_check(compute, input, exponent):
     return None
 
 
-@op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check)
+@op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check,
+    scalar_operands=True)
 def pow(input, exponent):
     if _is_bool(input):
         if jnp.ndim(exponent):
@@ -210,7 +214,8 @@ def pow(input, exponent):
     return _power(input, exponent)
 
 
-@op(grad_fn="PowBackward2", method=False, function=False, dunders=("__rpow__",))
+@op(grad_fn="PowBackward2", method=False, function=False, dunders=("__rpow__",),
+    scalar_operands=True)
 def _rpow(input, other):
     return _power(other, input)
 
@@ -255,7 +260,7 @@ def hypot(input, other):
     return jnp.hypot(input, other)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="CopysignBackward0", inplace=True)
+@op(promote=P.INT_TO_FLOAT, grad_fn="CopysignBackward0", inplace=True, scalar_operands=("other",))
 def copysign(input, other):
     return jnp.copysign(input, other)
 
@@ -329,12 +334,13 @@ def _scalar_variant(stem):
     return name
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn=_scalar_variant("XlogyBackward"), inplace=True)
+@op(promote=P.INT_TO_FLOAT, grad_fn=_scalar_variant("XlogyBackward"), inplace=True,
+    scalar_operands=True)
 def xlogy(input, other):
     return jsp.xlogy(input, other)
 
 
-@op(opmath=True, grad_fn="LerpBackward0", inplace=True)
+@op(opmath=True, grad_fn="LerpBackward0", inplace=True, scalar_operands=("weight",))
 def lerp(input, end, weight):
     # PyTorch switches formula at |weight| >= 0.5 for accuracy near the end point
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * (end - input),
@@ -383,7 +389,8 @@ def _compare(name, fn):
 
 for _name, (_fn, _dunder) in _COMPARE.items():
     op(_name, promote=P.ALWAYS_BOOL, differentiable=False, inplace=True, dunders=(_dunder,),
-       aliases=_COMPARE_ALIASES.get(_name, ()))(_compare(_name, _fn))
+       aliases=_COMPARE_ALIASES.get(_name, ()), scalar_operands=("other",))(
+        _compare(_name, _fn))
 
 for _name, _fn in {"logical_and": jnp.logical_and, "logical_or": jnp.logical_or,
                    "logical_xor": jnp.logical_xor}.items():
@@ -414,7 +421,8 @@ def _bitwise(name, fn):
 
 
 for _name, (_fn, _dunders) in _BITWISE.items():
-    op(_name, differentiable=False, inplace=True, dunders=_dunders)(_bitwise(_name, _fn))
+    op(_name, differentiable=False, inplace=True, dunders=_dunders, scalar_operands=True)(
+        _bitwise(_name, _fn))
 
 
 @op(differentiable=False, inplace=True, dunders=("__invert__",))
@@ -429,7 +437,8 @@ def _clamp_name(kinds, statics):
     return "ClampBackward0" if any(isinstance(k, tuple) for k in kinds[1:]) else "ClampBackward1"
 
 
-@op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",))
+@op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
+    scalar_operands=("min", "max"))
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -445,17 +454,18 @@ def clamp(input, min=None, max=None):
     return out
 
 
-@op(grad_fn="ClampMinBackward0", inplace=True)
+@op(grad_fn="ClampMinBackward0", inplace=True, scalar_operands=("min",))
 def clamp_min(input, min):
     return jnp.where((input < min) | (min != min), min, input)
 
 
-@op(grad_fn="ClampMaxBackward0", inplace=True)
+@op(grad_fn="ClampMaxBackward0", inplace=True, scalar_operands=("max",))
 def clamp_max(input, max):
     return jnp.where((input > max) | (max != max), max, input)
 
 
-@op(grad_fn="WhereBackward0", method="input", promoted=("input", "other"), saves=("condition",))
+@op(grad_fn="WhereBackward0", method="input", promoted=("input", "other"), saves=("condition",),
+    scalar_operands=("input", "other"))
 def where(condition, input, other):
     return jnp.where(condition, input, other)
 
@@ -472,7 +482,8 @@ def cpp_name(x):
     return CPP_NAMES[from_np(x.dtype).name]
 
 
-@op(promote=P.NONE, grad_fn="MaskedFillBackward0", inplace=True, saves=("mask",))
+@op(promote=P.NONE, grad_fn="MaskedFillBackward0", inplace=True, saves=("mask",),
+    scalar_operands=("value",))
 def masked_fill(input, mask, value):
     if not _is_bool(mask):
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "

@@ -171,7 +171,7 @@ for _name, _fn in _PREDICATES.items():
 
 
 @op(grad_fn="PowBackward0", inplace=True, tensors=("input", "_exponent"),
-    promoted=("input", "_exponent"))
+    promoted=("input", "_exponent"), scalar_operands=("_exponent",))
 def square(input, _exponent=2):
     """torch.square: `pow(input, 2)`, with pow's promotion (bool -> int64)."""
     return input * input
@@ -308,7 +308,8 @@ def hardshrink(input, lambd=0.5):
     return jnp.where(jnp.abs(input) > lambd, input, 0)
 
 
-@op(grad_fn="ThresholdBackward0", nn=True, inplace=True, inplace_grad_fn="ThresholdBackward1")
+@op(grad_fn="ThresholdBackward0", nn=True, inplace=True, inplace_grad_fn="ThresholdBackward1",
+    scalar_operands=("threshold", "value"))
 def threshold(input, threshold, value):
     _reject("threshold_cpu", input, "b")
     return jnp.where(input > threshold, input, value)

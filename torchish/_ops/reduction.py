@@ -146,10 +146,11 @@ def _all_reduction(name, fn):
     return body
 
 
+# (scalar_operands=False: checked although private, as `torchish.max`'s own operands)
 _max_all = op("_max_all", promote=P.NONE, grad_fn="MaxBackward1", function=False,
-              method=False)(_all_reduction("max", jnp.max))
+              method=False, scalar_operands=False)(_all_reduction("max", jnp.max))
 _min_all = op("_min_all", promote=P.NONE, grad_fn="MinBackward1", function=False,
-              method=False)(_all_reduction("min", jnp.min))
+              method=False, scalar_operands=False)(_all_reduction("min", jnp.min))
 
 
 def _select_along(input, idx, axis, keepdim):
@@ -168,13 +169,13 @@ def _arg_extreme(arg, name, input, dim, keepdim):
 
 
 @op(promote=P.NONE, grad_fn="MaxBackward0", function=False, method=False,
-    returns=RETURN_TYPES["max"])
+    returns=RETURN_TYPES["max"], scalar_operands=False)
 def _max_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmax, "max", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="MinBackward0", function=False, method=False,
-    returns=RETURN_TYPES["min"])
+    returns=RETURN_TYPES["min"], scalar_operands=False)
 def _min_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmin, "min", input, dim, keepdim)
 
@@ -485,6 +486,8 @@ def _overloaded(name, full, by_dim, binary=None):
             return full(input)
         return by_dim(input, dim, keepdim)
     fn.__name__ = fn.__qualname__ = name
+    # named so (in tracebacks, and for argument errors of its ops: `max(): argument ...`)
+    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
     return fn
 
 

@@ -24,6 +24,7 @@ import enum
 import functools
 import inspect
 import itertools
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -36,6 +37,7 @@ from .._storage import (InferenceStorage, Storage, apply_template, base_view, ex
                        write_view)
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
+from .errors import ArgumentTypeError, argument_error
 
 __all__ = ["op", "Promote", "REGISTRY", "dispatch", "call_jax"]
 
@@ -58,6 +60,12 @@ STATIC_NAMES = frozenset({
     "dim", "dim0", "dim1", "dim2", "k", "n", "split_size_or_sections", "start", "length",
     "dimension", "size", "step", "shifts", "dims", "equation", "chunks", "reduce", "steps",
     "key", "shape", "stride", "dtype", "destination"})
+
+# Dynamic parameters with these names take a list of Tensors (PyTorch's TensorList).
+LIST_NAMES = frozenset({"tensors", "operands", "indices", "sequences", "weights"})
+
+# Static parameters holding a dimension (or dimensions): PyTorch's parser refuses other types.
+DIM_NAMES = frozenset({"dim", "dim0", "dim1", "dim2"})
 
 
 class OpDef:
@@ -85,7 +93,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
        inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
-       scalar_operands=True):
+       scalar_operands=None):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -109,8 +117,15 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     opmath_scalars: for a half-precision (bfloat16, float16) result, a Python scalar or
                0-d `other` keeps float32, as PyTorch's CPU kernels take it (`x * 0.1`
                rounds once, not 0.1 first).
-    scalar_operands: False where PyTorch's signature takes only Tensors (`atan2`,
-               `maximum`): a Python number operand is then its TypeError.
+    scalar_operands: which dynamic parameters take a Python number where PyTorch's signature
+               says Tensor: True (all: `add`, whose name PyTorch's parser lets numbers stand
+               for tensors, or `isin`, with Scalar overloads for each), a tuple of names
+               (those with a Scalar overload: `pow`'s, `eq`'s `other`), or False (none).
+               Anything else in a Tensor parameter (a list, None where there is no default,
+               a string) is PyTorch's TypeError "argument 'x' (position n) must be Tensor".
+               Default None: False for public ops (a `torchish.X`, `Tensor.X` or
+               `nn.functional.X` binding), unchecked for private ones, whose callers are
+               torchish's own code. Parameters named in `LIST_NAMES` take lists.
     opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
                rounds the result once, as PyTorch's CPU kernels do; JAX would round every
                intermediate (and constant) to the half type.
@@ -132,6 +147,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.opmath_scalars = opmath_scalars
         definition.opmath = opmath
         definition.scalar_operands = scalar_operands
+        definition.bound = bool(function or method or nn or dunders)
+        definition.argcheck = _argcheck(opname, params, dyn, statics, scalar_operands,
+                                        definition.bound)
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -146,17 +164,21 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                                "dunders": dunders, "nn": nn, "aliases": aliases}
         if inplace:
             definition.inplace_fn = _generate(definition, sig, "dispatch_inplace",
-                                              opname + "_")
+                                              opname + "_", self_param=next(iter(sig.parameters)))
         _bind(definition, sig)
         return fn
     return deco
 
 
-def _generate(definition, sig, entry, fname=None, out=False):
+def _generate(definition, sig, entry, fname=None, out=False, self_param=None, dunder=False):
     """A Python function with the body's exact signature that calls the dispatcher.
 
     Generated source (like namedtuple) keeps argument parsing at Python's native speed.
-    `out=True` adds PyTorch's keyword-only `out=None` (see `dispatch_out`).
+    `out=True` adds PyTorch's keyword-only `out=None` (see `dispatch_out`). An argument type
+    error of this op passing through gets the binding's name and, for a method (`self_param`:
+    the parameter bound as self), positions counted without self; a dunder returns
+    NotImplemented instead, so Python raises its own operator TypeError (`t + [1]`) or
+    compares by identity (`t == None`). (A try block costs nothing until it catches.)
     """
     params, defaults = [], {}
     star = False
@@ -180,8 +202,11 @@ def _generate(definition, sig, entry, fname=None, out=False):
         params += ["out=None"] if star else ["*", "out=None"]
         body = (f"    if out is not None:\n"
                 f"        return _out(_op, ({dyn}), ({stat}), out, {fname!r})\n" + body)
+    if definition.argcheck is not None:
+        body = _catch_argument_errors(body, fname, self_param, dunder)
     src = f"def {fname}({', '.join(params)}):\n" + body
-    namespace = dict(defaults, _entry=globals()[entry], _op=definition, _out=dispatch_out)
+    namespace = dict(defaults, _entry=globals()[entry], _op=definition, _out=dispatch_out,
+                     _ArgErr=ArgumentTypeError, _caller=_caller)
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__
@@ -190,30 +215,58 @@ def _generate(definition, sig, entry, fname=None, out=False):
     return fn
 
 
+def _caller(depth):
+    """The frame that called the generated binding `depth` + 1 frames up."""
+    return sys._getframe(depth + 2)
+
+
+def _catch_argument_errors(body, fname, self_param, dunder):
+    body = "".join("    " + line + "\n" for line in body.splitlines())
+    handler = ("        return NotImplemented\n" if dunder else
+               f"        raise e.finish({fname!r}, {self_param!r}, locals(), _caller(0)) "
+               "from None\n")
+    return ("    try:\n" + body + "    except _ArgErr as e:\n"
+            "        if e.op is not _op:\n            raise\n" + handler)
+
+
 def _bind(definition, sig):
     b = definition.bindings
     method = b["method"]
+    checked = definition.argcheck is not None
+    names = (definition.name,) + tuple(b["aliases"])
+    first = next(iter(sig.parameters))
     if method:
-        first = next(iter(sig.parameters))
-        meth = definition.function
-        if isinstance(method, str) and method != first:
-            meth = _reorder_method(definition.function, method, sig)
-        setattr(Tensor, definition.name, meth)
-        for alias in b["aliases"]:
-            setattr(Tensor, alias, meth)
+        self_param = method if isinstance(method, str) else first
+        for name in names:
+            meth = _generate(definition, sig, "dispatch", name, self_param=self_param) \
+                if checked else definition.function
+            if self_param != first:
+                meth = _reorder_method(meth, self_param, sig)
+            setattr(Tensor, name, meth)
     if b["inplace"]:
-        setattr(Tensor, definition.name + "_", definition.inplace_fn)
-        for alias in b["aliases"]:
-            setattr(Tensor, alias + "_", definition.inplace_fn)
+        for name in names:
+            setattr(Tensor, name + "_", _generate(
+                definition, sig, "dispatch_inplace", name + "_", self_param=first)
+                if checked and name != definition.name else definition.inplace_fn)
     for dunder in b["dunders"]:
         if dunder in _INPLACE_DUNDERS:
-            setattr(Tensor, dunder, definition.inplace_fn)
+            fn = definition.inplace_fn
+            if checked:
+                fn = _generate(definition, sig, "dispatch_inplace", dunder, dunder=True)
+            setattr(Tensor, dunder, fn)
         elif dunder.startswith("__r") and dunder not in ("__rshift__",) and not (
                 definition.name == "rsub" or definition.name.startswith("_r")):
-            fn = definition.function
-            setattr(Tensor, dunder, lambda self, other, _f=fn: _f(other, self))
+            setattr(Tensor, dunder, _swapped(definition, dunder) if checked else (
+                lambda self, other, _f=definition.function: _f(other, self)))
         else:
-            setattr(Tensor, dunder, definition.function)
+            setattr(Tensor, dunder, _generate(definition, sig, "dispatch", dunder, dunder=True)
+                    if checked else definition.function)
+
+
+def _swapped(definition, dunder):
+    """`Tensor.__radd__`: the op with the operands swapped; NotImplemented on a bad operand."""
+    raw = _generate(definition, definition.sig, "dispatch", dunder, dunder=True)
+    return lambda self, other: raw(other, self)
 
 
 _INPLACE_DUNDERS = frozenset(f"__i{n}__" for n in (
@@ -241,13 +294,59 @@ def public_functions():
     for d in REGISTRY.values():
         if d.bindings["function"]:
             for name in (d.name,) + tuple(d.bindings["aliases"]):
-                out[name] = _generate(d, d.sig, "dispatch", name, out=True) \
-                    if name in OUT_NAMES else d.function
+                # an alias gets its own binding where its errors name it
+                out[name] = _generate(d, d.sig, "dispatch", name, out=name in OUT_NAMES) \
+                    if name in OUT_NAMES or (name != d.name and d.argcheck is not None) \
+                    else d.function
     return out
 
 
 def functional_ops():
     return {d.name: d.function for d in REGISTRY.values() if d.bindings["nn"]}
+
+
+# ---- argument types (PyTorch's python argument parser) ------------------------------------
+
+def _argcheck(opname, params, dyn, statics, scalar_operands, public):
+    """What `_check_arguments` needs, from the declaration; None: the op is not checked."""
+    if scalar_operands is None:
+        if not public or opname.startswith("_"):
+            return None
+        scalar_operands = False
+    numbers = frozenset(dyn if scalar_operands is True else scalar_operands or ())
+    unknown = numbers - set(dyn)
+    if unknown:
+        raise ValueError(f"{opname}: scalar_operands names no dynamic parameter: {unknown}")
+    required = {p.name for p in params if p.default is inspect.Parameter.empty}
+    dims = tuple((i, p in required) for i, p in enumerate(statics) if p in DIM_NAMES)
+    return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims
+
+
+def _check_arguments(definition, statics, kinds):
+    """Raise PyTorch's TypeError for an operand its signature refuses (see `op`'s
+    `scalar_operands`); asked when a plan is made, so valid calls never pay for it."""
+    numbers, lists, required, dims = definition.argcheck
+    for pname, kind in zip(definition.tensors, kinds):
+        if kind is None:
+            if pname in required:
+                raise argument_error(definition, pname, "Tensor", type(None))
+        elif isinstance(kind, type):
+            if pname not in numbers:
+                raise argument_error(definition, pname, "Tensor", kind)
+        elif kind[0] == "?":
+            raise argument_error(definition, pname, "Tensor", kind[1])
+        elif kind[0] == "L" and pname not in lists:
+            raise argument_error(definition, pname, "Tensor", list)
+    for i, required_dim in dims:
+        value = statics[i]
+        if not (value is None or _is_index(value) or (
+                isinstance(value, (list, tuple)) and all(map(_is_index, value)))):
+            raise argument_error(definition, definition.statics[i], "int", type(value),
+                                    "must" if required_dim else "combination")
+
+
+def _is_index(value):
+    return hasattr(type(value), "__index__")
 
 
 # ---- plans: one compiled forward per (op, statics, operand kinds) ------------------------
@@ -262,9 +361,7 @@ def _kind_of(v):
         return type(v)
     if isinstance(v, (list, tuple)):
         return ("L", tuple(_kind_of(x) for x in v))
-    if hasattr(v, "dtype") and hasattr(v, "shape") and not hasattr(v, "_data"):
-        raise TypeError(f"expected Tensor as element, but got {type(v).__name__}")
-    raise TypeError(f"unsupported operand of type {type(v).__name__}")
+    return ("?", type(v))   # no operand: the plan raises the parser's TypeError
 
 
 class Plan:
@@ -272,11 +369,12 @@ class Plan:
                  "records", "out_dtype", "_kw", "_var", "_templates")
 
     def __init__(self, definition, statics, kinds, out_dtype):
-        if not definition.scalar_operands:
-            for pname, kind in zip(definition.tensors, kinds):
-                if isinstance(kind, type):   # (never cached: raised on every such call)
-                    raise TypeError(f"{definition.name}(): argument '{pname}' must be Tensor, "
-                                    f"not {kind.__name__}")
+        if definition.argcheck is not None:   # (never cached: raised on every such call)
+            _check_arguments(definition, statics, kinds)
+        else:
+            for kind in kinds:
+                if isinstance(kind, tuple) and kind[0] == "?":
+                    raise TypeError(f"unsupported operand of type {kind[1].__name__}")
         self.op = definition
         self.statics = dict(zip(definition.statics, statics))
         self.kinds = kinds
@@ -498,7 +596,7 @@ def _collect(targs, fuse_views=True):
         else:
             k = _kind_of(v)
             kinds.append(k)
-            if k is not None:
+            if isinstance(k, type):
                 if not isinstance(v, _SCALARS):
                     v = v.item()
                 leaves.append(v)

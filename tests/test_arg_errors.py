@@ -1,0 +1,123 @@
+"""Wrong argument types: PyTorch's python argument parser raises TypeError (a Python number
+only where the op takes one, a list or None never in a Tensor parameter); torchish must raise
+the same type, with the same "argument 'x' (position n) must be Tensor, not T" text."""
+import numpy as np
+import pytest
+
+import torchish
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return type(exc), str(exc).split("\n")[0]
+    return None, None
+
+
+def _same(expr):
+    """Evaluate `expr` with L bound to torchish and to torch; compare what each raises."""
+    got = []
+    for L in (torchish, torch):
+        t = L.tensor([[0.5, 0.25], [0.75, 0.4]])
+        i = L.tensor([[1, 0], [1, 1]])
+        got.append(_outcome(lambda: eval(expr, {"L": L, "t": t, "i": i, "np": np})))
+    (ours, our_msg), (ref, ref_msg) = got
+    assert ours is ref, (expr, got)
+    if ref is TypeError and "must be" in ref_msg:
+        assert our_msg == ref_msg
+    if ref is TypeError and "invalid combination" in ref_msg:
+        # PyTorch says so when several overloads fit the argument count (`rsub(Tensor, Tensor)`
+        # and `rsub(Tensor, Scalar)`); torchish, without overloads, names the argument
+        # instead, except for a wrong `dim`
+        name = ref_msg.split("(")[0]
+        assert our_msg.startswith(ref_msg.split(" - ")[0] if "dim" in expr and "=" in expr
+                                  else name), got
+
+
+CASES = [
+    # numbers, lists, None where the signature says Tensor
+    "L.sum(3)", "L.relu(1)", "L.max(1)", "L.min(2.5)", "L.median(1)", "L.exp([1.0])",
+    "L.exp(None)", "L.exp((t,))", "L.exp(np.ones(2))", "L.exp('a')", "L.sin(True)",
+    "L.mm(t, [1])", "L.mm(t, 1)", "L.matmul(t, [1])", "t.add([1])", "t.add_([1])",
+    "L.add(t, None)", "L.add(t, other=[1])", "L.add(t, [1], alpha=2)", "L.exp(input=[1.0])",
+    "L.nn.functional.relu([1.0])", "L.nn.functional.gelu(1.0)", "L.atan2(t, 2)",
+    "L.gcd(i, other=2)", "L.maximum(t, 1)", "L.rsub(1, t)", "L.fmod(1, t)",
+    "L.eq(1, t)", "L.logical_and(t, 1)", "L.isclose(t, 1)", "t.addcmul(t, 2)",
+    "L.where(1, t, t)", "L.where(t > 0, t, [0])", "t.masked_fill(t > 0, [1])",
+    "L.clamp(t, [0])", "L.pow(t, [2])", "t.lerp(t, [0.5])", "L.mv(t, [1.0, 2.0])",
+    "L.outer([1.0], t[0])", "L.cumsum(1, 0)", "L.softmax([1.0], 0)", "t.sub(None)",
+    "L.subtract(t, [1])", "t.mul_('a')", "L.dot(t[0], 1)", "L.trace(1)",
+    # ... and where PyTorch takes a Python number
+    "L.add(1, 2)", "L.add(1, t)", "L.sub(t, 1)", "L.mul(2, t)", "L.div(1, t)",
+    "L.true_divide(t, 2)", "L.floor_divide(7, t)", "L.remainder(5, t)", "L.fmod(t, 2)",
+    "L.pow(2, t)", "L.pow(t, 2)", "L.xlogy(2, t)", "L.copysign(t, -1)", "L.eq(t, 1)",
+    "t.ne(0.5)", "L.lt(t, 1)", "L.bitwise_and(1, i)", "L.bitwise_or(i, 2)",
+    "L.bitwise_left_shift(i, 1)", "L.clamp(t, 0, 1)", "L.clamp(t, min=0.3)",
+    "L.clamp_min(t, 0.3)", "L.clamp_max(t, 0.3)", "L.where(t > 0.3, 1.0, 0.0)",
+    "L.where(t > 0.3, t, 0.0)", "t.masked_fill(t > 0.3, 1.0)", "t.lerp(t, 0.5)",
+    "L.isin(t, 0.5)", "L.isin(0.5, t)", "L.quantile(t, 0.5)", "L.bucketize(1, i[0])",
+    "L.threshold(t, 0.3, 0.0)", "t.index_fill(0, i[0], 1.0)", "t.scatter(0, i, 1.0)",
+    "t.square()", "t.add_(1)", "i.bitwise_xor_(3)",
+    # a dimension of the wrong type
+    "t.sum(dim='a')", "t.sum(dim=1.5)", "t.transpose('a', 1)", "t.sum(dim=(0, 1))",
+]
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_argument_types(expr):
+    _same(expr)
+
+
+@pytest.mark.parametrize("expr", [
+    "t + [1]", "[1] + t", "t + 'a'", "t - [1]", "[1] - t", "t / [1]", "[1] / t", "t // [1]",
+    "t % [1]", "t ** [1]", "i & [1]", "t < [1]", "t == None", "t != None", "t == 'a'",
+    "t @ [1]", "2 ** t", "1 - t", "2 / t", "3 // t", "3 % t", "1 & i"])
+def test_operators(expr):
+    """A dunder returns NotImplemented for a wrong operand: Python raises its own TypeError
+    (or compares by identity, `t == None` is False)."""
+    _same(expr)
+
+
+def test_operator_in_place():
+    for L in (torchish, torch):
+        t = L.ones(2)
+        with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+=: 'Tensor' "
+                                            r"and 'list'"):
+            t += [1]
+
+
+def test_generated_unary_ops_reject_numbers_and_lists():
+    """Every public single-operand op of the registry refuses a number, a list and None."""
+    from torchish._ops.registry import REGISTRY
+    checked = 0
+    for d in REGISTRY.values():
+        if d.argcheck is None or len(d.tensors) != 1 or not d.bindings["function"]:
+            continue
+        if d.argcheck[0] or d.argcheck[1]:  # takes numbers or lists
+            continue
+        if any(p.default is p.empty and p.name != d.tensors[0]
+               and p.kind is p.POSITIONAL_OR_KEYWORD for p in d.sig.parameters.values()):  # more arguments needed (`mvlgamma`'s p)
+            continue
+        ref = getattr(torch, d.name, None)
+        ours = getattr(torchish, d.name, None)
+        if ref is None or getattr(ours, "__module__", None) != "torchish":
+            continue  # (a Python-level function over the op may read its input first)
+        for bad in (1, 1.5, [1.0], None):
+            r = _outcome(lambda: ref(bad))
+            if r[0] is not TypeError or "must be Tensor" not in r[1]:
+                continue
+            assert _outcome(lambda: ours(bad)) == r, (d.name, bad)
+            checked += 1
+    assert checked > 150
+
+
+def test_valid_calls_unaffected_under_jit():
+    """Inside a compiled function operands are still Tensors (with traced data)."""
+    def f(x, y):
+        return torchish.add(x, 1) * y + torchish.where(x > 0, x, 0.0)
+    compiled = torchish.compile(f)
+    x, y = torchish.ones(3), torchish.full((3,), 2.0)
+    assert compiled(x, y).tolist() == f(x, y).tolist()
