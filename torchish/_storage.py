@@ -6,6 +6,13 @@ of view steps from the base array (applied with fast native JAX ops, compiled on
 PyTorch's stride metadata (size, stride, storage offset), which answers `stride()`,
 `is_contiguous()`, `view` compatibility and, for writes into a view, which base elements it
 covers (a flat index map scattered into the base).
+
+A dtype view (`view(dtype)`, `view_as_real`, `view_as_complex`) reads the same bytes as another
+dtype. Its tensor holds a `RetypedStorage`: the root storage's array reinterpreted (bit for bit)
+as the new dtype, converted lazily and written back through the root, so every alias sees
+every write. When the view has a `_base` of the old dtype, its steps start with a "dtype" step
+(the reinterpretation, skipped when the array read already has the new dtype and shape), so the
+same steps read the view both from its own storage and from its base's.
 """
 import functools
 import math
@@ -31,6 +38,96 @@ class InferenceStorage(Storage):
     """A storage allocated under `inference_mode`: PyTorch calls every tensor over it (views
     included) an inference tensor, while a view made in that mode of an older tensor is not one."""
     __slots__ = ()
+
+
+class RetypedStorage(Storage):
+    """The bytes of `root` (a plain Storage) as `dtype`, shaped `shape`: converted from the
+    root's array when it changed, and written back into it."""
+    __slots__ = ("root", "dtype", "shape", "_seen", "_value")
+
+    def __init__(self, root, dtype, shape):
+        self.root = root
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+        self._seen = self._value = None
+
+    @property
+    def device(self):
+        return self.root.device
+
+    @property
+    def data(self):
+        src = self.root.data
+        if src is not self._seen:
+            self._value = reinterpret(src, self.dtype, self.shape)
+            self._seen = src
+        return self._value
+
+    @data.setter
+    def data(self, value):
+        root = self.root
+        old = root.data
+        root.data = reinterpret(value, old.dtype, old.shape, old)
+        self._seen, self._value = root.data, value
+
+
+def root_storage(storage):
+    return storage.root if type(storage) is RetypedStorage else storage
+
+
+_CARRIER = {np.dtype(np.complex64): np.dtype(np.float32),
+            np.dtype(np.complex128): np.dtype(np.float64), np.dtype(np.bool_): np.dtype(np.uint8)}
+
+
+def _reinterpret(x, dtype, shape, like):
+    # XLA bitcasts neither complex nor bool: complex travels as (real, imag) pairs of its real
+    # dtype, bool as uint8; a shorter source is completed from `like` (the old array)
+    if jnp.iscomplexobj(x):
+        x = jnp.stack([jnp.real(x), jnp.imag(x)], -1)
+    elif x.dtype == np.bool_:
+        x = x.astype(np.uint8)
+    flat = x.reshape(-1)
+    carrier = _CARRIER.get(dtype, dtype)
+    src, dst = flat.dtype.itemsize, carrier.itemsize
+    if flat.dtype == carrier:
+        y = flat
+    elif src >= dst:
+        y = jax.lax.bitcast_convert_type(flat, carrier).reshape(-1)
+    else:
+        r = dst // src
+        m = flat.shape[0] // r
+        y = jax.lax.bitcast_convert_type(flat[:m * r].reshape(m, r), carrier)
+    if dtype.kind == "c":
+        m = y.shape[0] // 2
+        y = jax.lax.complex(y[0:2 * m:2], y[1:2 * m:2])
+    elif dtype == np.bool_:
+        y = y != 0
+    need = math.prod(shape)
+    if y.shape[0] > need:
+        y = y[:need]
+    elif y.shape[0] < need:
+        tail = like.reshape(-1)[y.shape[0]:] if like is not None else \
+            jnp.zeros(need - y.shape[0], dtype)
+        y = jnp.concatenate([y, tail])
+    return y.reshape(shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_reinterpret(dtype, shape, with_like):
+    if with_like:
+        return jax.jit(lambda x, like: _reinterpret(x, dtype, shape, like))
+    return jax.jit(lambda x: _reinterpret(x, dtype, shape, None))
+
+
+def reinterpret(x, dtype, shape, like=None):
+    """`x`'s bytes (row-major) as an array of `dtype` shaped `shape`."""
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    if isinstance(x, jax.core.Tracer) or isinstance(like, jax.core.Tracer):
+        return _reinterpret(x, dtype, shape, like)
+    if like is None:
+        return _compiled_reinterpret(dtype, shape, False)(x)
+    return _compiled_reinterpret(dtype, shape, True)(x, like)
 
 
 def _sole_holder_refs():
@@ -156,9 +253,15 @@ def _meta_as_strided(size, stride, offset, new_size, new_stride, new_offset):
     return tuple(new_size), tuple(new_stride), new_offset
 
 
+def _meta_retype(size, stride, offset, new_size, new_stride, new_offset):
+    # a dtype view's metadata, stood in while its op records (its steps are built apart)
+    return tuple(new_size), tuple(new_stride), new_offset
+
+
 _META = {"select": _meta_select, "slice": _meta_slice, "permute": _meta_permute,
          "unsqueeze": _meta_unsqueeze, "squeeze": _meta_squeeze, "expand": _meta_expand,
-         "diagonal": _meta_diagonal, "reshape": _meta_reshape, "as_strided": _meta_as_strided}
+         "diagonal": _meta_diagonal, "reshape": _meta_reshape, "as_strided": _meta_as_strided,
+         "retype": _meta_retype}
 
 
 def _apply_step(x, step, base_size):
@@ -181,6 +284,10 @@ def _apply_step(x, step, base_size):
         return jnp.diagonal(x, a[0], a[1], a[2])
     if kind == "reshape":
         return jnp.reshape(x, a[0])
+    if kind == "dtype":  # a dtype view's bytes, unless `x` is already its storage's array
+        if x.dtype == a[0] and x.shape == a[1]:
+            return x
+        return _reinterpret(x, a[0], a[1], None)
     if kind == "as_strided":
         view = View((), a[0], a[1], a[2])
         return x.reshape(-1)[view.index_map()] if math.prod(a[0]) else \
@@ -250,6 +357,12 @@ def write_view(base, view, value):
     """The new base array after writing `value` (view-shaped) into the view's elements."""
     if not view.steps:
         return value
+    first = view.steps[0]
+    if first[0] == "dtype" and (base.dtype != first[1] or base.shape != first[2]):
+        # a dtype view written from its base's array: write its bytes, convert back
+        inner = write_view(_reinterpret(base, first[1], first[2], None),
+                           View(view.steps[1:], view.size, view.stride, view.offset), value)
+        return _reinterpret(inner, base.dtype, base.shape, base)
     idx = view.index_map().reshape(-1)
     return base.reshape(-1).at[idx].set(value.reshape(-1)).reshape(base.shape)
 

@@ -6,7 +6,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._storage import base_view, view_strides, _apply_steps
+from .._storage import (RetypedStorage, View, base_view, contiguous_strides, root_storage,
+                        view_strides, _apply_steps)
+from .._dtype import dtype as _dtype_cls
 from .._tensor import contiguous_format, like_layout, preserve_format
 from .registry import Promote, op, REGISTRY
 
@@ -70,10 +72,103 @@ def _view_only(t, *shape):
 
 @op(promote=P.NONE, grad_fn="ViewBackward0", saves=(), view=_view_only, function=False)
 def view(input, *shape):
-    from .._dtype import dtype as _dt
-    if len(shape) == 1 and isinstance(shape[0], _dt):
-        raise NotImplementedError("torchish: Tensor.view(dtype) is not supported yet")
     return jnp.reshape(input, infer_shape(_sizes(shape), input.size))
+
+
+_view_shape = view
+
+
+def _view_method(self, *shape, dtype=None):
+    """`Tensor.view(*shape)`, or `Tensor.view(dtype)`: the same bytes read as `dtype`."""
+    if dtype is None:
+        if len(shape) != 1 or shape[0].__class__ is not _dtype_cls:
+            return _view_shape(self, *shape)
+        dtype = shape[0]
+    elif shape:
+        raise TypeError("view() received an invalid combination of arguments")
+    return view_dtype(self, dtype)
+
+
+# ---- dtype views: the same bytes as another dtype (see `_storage.RetypedStorage`) ---------
+
+def view_dtype(self, dtype):
+    """PyTorch's `view(dtype)`: an alias over the same storage and version counter, but, as
+    PyTorch's, not differentiable and nobody's view (`_base` None, no grad_fn)."""
+    old = self.dtype
+    v = _meta(self)
+    size, stride, offset = v.size, v.stride, v.offset
+    if dtype is not old and dtype.itemsize != old.itemsize:
+        a, b = old.itemsize, dtype.itemsize
+        what = f"to view {old._legacy} as {dtype._legacy} (different element sizes)"
+        if not size:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if stride[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride[-1]}")
+        if a > b:
+            r = a // b
+            size = size[:-1] + (size[-1] * r,)
+            stride = tuple(st * r for st in stride[:-1]) + (1,)
+            offset *= r
+        else:
+            r = b // a
+            if size[-1] % r:
+                raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got "
+                                   f"{size[-1]}")
+            if offset % r:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, "
+                                   f"but got {offset}")
+            for d, st in enumerate(stride[:-1]):
+                if st % r:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {r} {what}, "
+                                       f"but got {st}")
+            size = size[:-1] + (size[-1] // r,)
+            stride = tuple(st // r for st in stride[:-1]) + (1,)
+            offset //= r
+    from .._tensor import _alias
+    out = _alias(self)
+    out._base = None
+    out._view_vc = None
+    if dtype is not old:
+        retype(out, self._storage, None, dtype.np, size, stride, offset)
+    return out
+
+
+def retype(t, storage, base, np_dtype, size, stride, offset):
+    """Make `t` read the bytes of `storage` as `np_dtype`, laid out `size/stride/offset` (in
+    elements of `np_dtype`). `base`: the tensor `t` is a view of (its steps must also read `t`
+    from `base`'s storage), or None."""
+    anchor = base._storage if base is not None else storage
+    root = root_storage(anchor)
+    whole = root.data.size * root.data.dtype.itemsize // np_dtype.itemsize
+    full = offset == 0 and math.prod(size) == whole and all(
+        st == c or n == 1 for n, st, c in zip(size, stride, contiguous_strides(size)))
+    if anchor.data.dtype == np_dtype:
+        new, steps = anchor, []
+    else:
+        new = RetypedStorage(root, np_dtype, size if full else (whole,))
+        steps = [("dtype", new.dtype, new.shape)] if base is not None else []
+    shape = new.shape if type(new) is RetypedStorage else new.data.shape
+    if not (full and tuple(size) == shape):
+        if offset == 0 and tuple(size) == shape and tuple(stride) == contiguous_strides(size):
+            pass
+        elif all(st == c or n == 1 for n, st, c in
+                 zip(size, stride, contiguous_strides(size))):
+            # contiguous from `offset`: a slice of the flat array, reshaped
+            numel = math.prod(size)
+            if offset == 0 and numel == math.prod(shape):
+                steps.append(("reshape", tuple(size)))
+            elif len(shape) != 1:
+                steps.append(("reshape", (math.prod(shape),)))
+            if not (offset == 0 and numel == math.prod(shape)):
+                steps.append(("slice", 0, offset, offset + numel, 1))
+                steps.append(("reshape", tuple(size)))
+        else:
+            steps.append(("as_strided", tuple(size), tuple(stride), offset))
+    t._storage = new
+    t._view = View(tuple(steps), tuple(size), tuple(stride), offset) \
+        if steps or base is not None else None
+    t._cache, t._cache_base = None, None
+    return t
 
 
 @op(promote=P.NONE, grad_fn="UnsafeViewBackward0", saves=(), function=False, method=False)
@@ -759,6 +854,7 @@ def meshgrid(*tensors, indexing="ij"):
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
     from .._tensor import Tensor
+    Tensor.view = _view_method
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
              "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
              "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile", "hsplit",

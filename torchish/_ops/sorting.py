@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .registry import Promote, op
+from .libstdcxx_sort import mode_indices
 from .reduction import axis1, check_nonempty
 from .return_types import RETURN_TYPES
 
@@ -134,47 +135,41 @@ def _median_dim_body(name, input, dim, keepdim, ignore_nan):
     return _pick(input, sort_indices(input, axis, False), pos, axis, keepdim)
 
 
-@op(promote=P.NONE, grad_fn="MedianBackward0", function=False, method=False)
+@op(promote=P.NONE, grad_fn="MedianBackward0", function=False, method=False,
+    scalar_operands=False)
 def _median_all(input):
     return _median_all_body(input, False)
 
 
 @op(promote=P.NONE, grad_fn="MedianBackward1", function=False, method=False,
-    returns=RETURN_TYPES["median"])
+    returns=RETURN_TYPES["median"], scalar_operands=False)
 def _median_dim(input, dim, keepdim=False):
     return _median_dim_body("median", input, dim, keepdim, False)
 
 
-@op(promote=P.NONE, grad_fn="NanmedianBackward0", function=False, method=False)
+@op(promote=P.NONE, grad_fn="NanmedianBackward0", function=False, method=False,
+    scalar_operands=False)
 def _nanmedian_all(input):
     return _median_all_body(input, True)
 
 
 @op(promote=P.NONE, grad_fn="NanmedianBackward1", function=False, method=False,
-    returns=RETURN_TYPES["nanmedian"])
+    returns=RETURN_TYPES["nanmedian"], scalar_operands=False)
 def _nanmedian_dim(input, dim, keepdim=False):
     return _median_dim_body("nanmedian", input, dim, keepdim, True)
 
 
 @op(promote=P.NONE, grad_fn="ModeBackward0", returns=RETURN_TYPES["mode"])
 def mode(input, dim=-1, keepdim=False):
-    """Most frequent value (the smallest among ties) and its last index, as PyTorch."""
+    """Most frequent value (the smallest among ties) and the index PyTorch's CPU kernel
+    reports for it (see `libstdcxx_sort`)."""
     axis = axis1(dim, input.ndim)
     if axis is None:
         return input, jnp.zeros((), jnp.int64)
     check_nonempty("mode", input, axis)
     x = jnp.moveaxis(input, axis, -1)
-    order = sort_indices(x, x.ndim - 1, False)
-    s = jnp.take_along_axis(x, order, -1)
-    n = s.shape[-1]
-    pos = jax.lax.broadcasted_iota(jnp.int64, s.shape, s.ndim - 1)
-    new = jnp.concatenate([jnp.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], -1)
-    last = jnp.concatenate([new[..., 1:], jnp.ones(s.shape[:-1] + (1,), bool)], -1)
-    start = jax.lax.cummax(jnp.where(new, pos, 0), axis=s.ndim - 1)
-    end = jax.lax.cummin(jnp.where(last, pos, n), axis=s.ndim - 1, reverse=True)
-    best = jnp.argmax(end - start, axis=-1)  # the first longest run: the smallest value
-    run_end = jnp.take_along_axis(end, best[..., None], -1)
-    idx = jnp.take_along_axis(order, run_end, -1)
+    idx = jax.pure_callback(mode_indices, jax.ShapeDtypeStruct(x.shape[:-1], jnp.int64),
+                            jax.lax.stop_gradient(x), vmap_method="expand_dims")[..., None]
     vals = jnp.take_along_axis(x, idx, -1)
     vals, idx = jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)
     if not keepdim:
@@ -207,7 +202,7 @@ def _check_search(seq, values):
 
 
 @op(promote=P.NONE, differentiable=False, method=False,
-    tensors=("sorted_sequence", "input", "sorter"))
+    tensors=("sorted_sequence", "input", "sorter"), scalar_operands=("input",))
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
     _check_search(sorted_sequence, input)
@@ -222,7 +217,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search(sorted_sequence, input, right or side == "right", out_int32)
 
 
-@op(promote=P.NONE, differentiable=False)
+@op(promote=P.NONE, differentiable=False, scalar_operands=("input",))
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
@@ -248,7 +243,7 @@ def histc(input, bins=100, min=0, max=0):
         jnp.ones_like(flat), mode="drop")
 
 
-@op(promote=P.NONE, differentiable=False, method=False)
+@op(promote=P.NONE, differentiable=False, method=False, scalar_operands=True)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return jnp.isin(elements, test_elements, invert=invert)
 
@@ -295,13 +290,15 @@ def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
     return out
 
 
-@op(promote=P.NONE, grad_fn="SqueezeBackward4", check=_quantile_check)
+@op(promote=P.NONE, grad_fn="SqueezeBackward4", check=_quantile_check,
+    scalar_operands=("q",))
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile_body(input, q, dim, keepdim, interpolation, False)
 
 
 @op(promote=P.NONE, grad_fn="SqueezeBackward4",
-    check=lambda c, input, q, **kw: _quantile_check(c, input, q, ignore_nan=True, **kw))
+    check=lambda c, input, q, **kw: _quantile_check(c, input, q, ignore_nan=True, **kw),
+    scalar_operands=("q",))
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile_body(input, q, dim, keepdim, interpolation, True)
 

@@ -8,8 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype as dt
 from .registry import Promote, op
-from .shape import _wrap_dim, meshgrid, stack
+from .shape import _meta, _wrap_dim, meshgrid, retype, stack
 
 P = Promote
 
@@ -151,23 +152,75 @@ def unravel_index(indices, shape):
     return _unravel_index(indices, shape)
 
 
-@op(promote=P.NONE, grad_fn="ViewAsRealBackward0", saves=(), method=False)
-def view_as_real(input):
-    # a copy here: a storage holds one dtype, so the reinterpreting view cannot alias it
-    if not jnp.iscomplexobj(input):
+def _view_as_real_meta(input):
+    if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return jnp.stack([input.real, input.imag], -1)
+    v = _meta(input)
+    return (v.size + (2,), tuple(2 * st for st in v.stride) + (1,), 2 * v.offset)
 
 
-@op(promote=P.NONE, grad_fn="ViewAsComplexBackward0", saves=(), method=False)
-def view_as_complex(input):
-    if input.dtype not in (jnp.float16, jnp.float32, jnp.float64):
-        from .pointwise import legacy_name
+def _view_as_complex_meta(input):
+    if input.dtype not in (dt.float16, dt.float32, dt.float64):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
-                           f"tensors, but got a tensor of scalar type: {legacy_name(input)}")
-    if input.ndim == 0 or input.shape[-1] != 2:
+                           f"tensors, but got a tensor of scalar type: {input.dtype._legacy}")
+    v = _meta(input)
+    if not v.size:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if v.size[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
+    if v.stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(st % 2 for st in v.stride[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if v.offset % 2:
+        raise RuntimeError("Tensor must have a storage offset divisible by 2")
+    if input.dtype is dt.float16:
+        raise NotImplementedError("torchish: complex32 (view_as_complex of a half tensor) is "
+                                  "not supported")
+    return v.size[:-1], tuple(st // 2 for st in v.stride[:-1]), v.offset // 2
+
+
+# The view ops record as any view (grad_fn, `_base`, creation meta) with a stand-in "retype"
+# step giving the view's size and strides; `_retyped` then points the result at its bytes.
+@op(promote=P.NONE, grad_fn="ViewAsRealBackward0", saves=(), function=False, method=False,
+    view=lambda input: [("retype",) + _view_as_real_meta(input)])
+def _view_as_real(input):
+    return jnp.stack([jnp.real(input), jnp.imag(input)], -1)
+
+
+@op(promote=P.NONE, grad_fn="ViewAsComplexBackward0", saves=(), function=False, method=False,
+    view=lambda input: [("retype",) + _view_as_complex_meta(input)])
+def _view_as_complex(input):
     return jax.lax.complex(input[..., 0], input[..., 1])
+
+
+_REAL = {np.dtype(np.complex64): np.dtype(np.float32),
+         np.dtype(np.complex128): np.dtype(np.float64)}
+_COMPLEX = {v: k for k, v in _REAL.items()}
+
+
+def _retyped(out, input, np_dtype):
+    v = out._view
+    base = out._base
+    retype(out, input._storage, base, np_dtype, v.size, v.stride, v.offset)
+    node = out._grad_fn
+    if node is not None:  # recorded while `out` still had its input's dtype
+        node._out_avals = ((out.shape, out.dtype),)
+    return out
+
+
+def view_as_real(input):
+    """The real and imaginary parts of a complex tensor as a last dimension of size 2: a view
+    sharing its storage (writes through either are seen by the other)."""
+    out = _view_as_real(input)
+    return _retyped(out, input, _REAL[input._storage.data.dtype])
+
+
+def view_as_complex(input):
+    """A float tensor with a last dimension of size 2 read as complex: a view sharing its
+    storage."""
+    out = _view_as_complex(input)
+    return _retyped(out, input, _COMPLEX[input._storage.data.dtype])
 
 
 def _bind():
@@ -176,4 +229,4 @@ def _bind():
 
 
 _bind()
-PLAIN = ["diagflat", "combinations", "unravel_index"]
+PLAIN = ["diagflat", "combinations", "unravel_index", "view_as_real", "view_as_complex"]
