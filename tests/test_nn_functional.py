@@ -503,3 +503,60 @@ def test_gumbel_softmax_after_seed():
     got, ref = _same_seed(lambda L, F: F.gumbel_softmax(L.linspace(-2, 2, 12).reshape(3, 4),
                                                         tau=0.5, hard=True))
     np.testing.assert_allclose(_np(got), _np(ref), rtol=1e-6, atol=1e-6)
+
+
+def _ctc_call(L, kind):
+    rng = np.random.default_rng(3)
+    lp = L.tensor(rng.standard_normal((5, 2, 4)).astype(np.float32)).log_softmax(-1)
+    tg = L.tensor([[1, 2, 1], [3, 3, 0]])
+    T = L.tensor
+    F = L.nn.functional
+    calls = {
+        "il_too_long": lambda: F.ctc_loss(lp, tg, T([6, 5]), T([3, 2])),
+        "il_negative": lambda: F.ctc_loss(lp, tg, T([-1, 5]), T([3, 2])),
+        "tl_negative": lambda: F.ctc_loss(lp, tg, T([5, 5]), T([-1, 2])),
+        "tl_wider_than_targets": lambda: F.ctc_loss(lp, tg, T([5, 5]), T([4, 2])),
+        "il_size": lambda: F.ctc_loss(lp, tg, T([5, 5, 5]), T([3, 2])),
+        "tl_size_tuple": lambda: F.ctc_loss(lp, tg, (5, 5), (3,)),
+        "blank_high": lambda: F.ctc_loss(lp, tg, T([5, 5]), T([3, 2]), blank=4),
+        "blank_negative": lambda: F.ctc_loss(lp, tg, T([5, 5]), T([3, 2]), blank=-1),
+        "concat_short": lambda: F.ctc_loss(lp, T([1, 2, 3]), T([5, 5]), T([3, 2])),
+        "concat_tl_negative": lambda: F.ctc_loss(lp, T([1, 2, 3, 1]), T([5, 5]), T([-1, 2])),
+        "float_il": lambda: F.ctc_loss(lp, tg, T([5.0, 5.0]), T([3, 2])),
+        "float_tl": lambda: F.ctc_loss(lp, tg, T([5, 5]), T([3.0, 2.0])),
+        "lp_4d": lambda: F.ctc_loss(lp[None], tg, T([5, 5]), T([3, 2])),
+        "targets_rows": lambda: F.ctc_loss(lp, T([[1, 2, 1], [3, 3, 0], [1, 1, 1]]), T([5, 5]),
+                                           T([3, 2])),
+        "targets_3d": lambda: F.ctc_loss(lp, tg[:, :, None], T([5, 5]), T([3, 2])),
+        "unbatched_too_long": lambda: F.ctc_loss(lp[:, 0], tg[0], T(6), T(3)),
+        # accepted calls: 0-d lengths for an unbatched call, 2-D length tensors
+        "unbatched": lambda: F.ctc_loss(lp[:, 0], tg[0], T(5), T(3)),
+        "unbatched_none": lambda: F.ctc_loss(lp[:, 0], tg[0, :2], T(4), T(2), reduction="none"),
+        "unbatched_concat_size": lambda: F.ctc_loss(lp[:, 0], tg[0], T(4), T(2)),
+        "unbatched_padded": lambda: F.ctc_loss(lp[:, 0], tg[:1], T(4), T(2)),
+        "lengths_2d": lambda: F.ctc_loss(lp, tg, T([[5, 4]]), T([3, 2]), reduction="sum"),
+    }
+    return calls[kind]
+
+
+@pytest.mark.parametrize("kind", [
+    "il_too_long", "il_negative", "tl_negative", "tl_wider_than_targets", "il_size",
+    "tl_size_tuple", "blank_high", "blank_negative", "concat_short", "concat_tl_negative",
+    "float_il", "float_tl", "lp_4d", "targets_rows", "targets_3d", "unbatched_too_long",
+    "unbatched", "unbatched_none", "unbatched_concat_size", "unbatched_padded", "lengths_2d"])
+def test_ctc_loss_argument_checks_match_torch(kind):
+    """ctc_loss validates lengths, blank and shapes as ATen does, instead of returning a number
+    (or a JAX vmap error); 0-d lengths work for an unbatched call."""
+    results = []
+    for L in (torch, torchish):
+        try:
+            out = _ctc_call(L, kind)()
+            results.append(("ok", tuple(out.shape), float(out)))
+        except Exception as e:  # noqa: BLE001
+            results.append((type(e).__name__, str(e)))
+    (a, b) = results
+    if a[0] == "ok":
+        assert b[0] == "ok" and b[1] == a[1], b
+        assert math.isclose(b[2], a[2], rel_tol=1e-5), (a, b)
+    else:
+        assert b == a

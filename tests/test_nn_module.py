@@ -979,3 +979,58 @@ def test_fuse_bn_eval_matches_torch(kind):
     assert t[:5] == j[:5]
     np.testing.assert_allclose(j[5], t[5], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(j[5], j[6], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,omap,triv", [
+    ((4, 4), None, True), ((5, 3), None, True), ((3, 5), None, True), ((2, 4, 3), None, True),
+    ((4, 4), "cayley", True), ((5, 3), "matrix_exp", True), ((3, 5), "cayley", True),
+    ((5, 3), "householder", False), ((3, 5), "householder", False), ((4, 4), "householder", True),
+])
+def test_parametrizations_orthogonal_matches_torch(shape, omap, triv):
+    """nn.utils.parametrizations.orthogonal: the same weight, buffers, state_dict keys, repr and
+    trajectory under a few Adam steps, with the same RNG draws as PyTorch (for tall/wide bases)."""
+    def run(L):
+        L.manual_seed(0)
+        lin = L.nn.Linear(shape[-1], shape[-2])
+        if len(shape) == 3:
+            lin.weight = L.nn.Parameter(L.randn(*shape))
+        L.nn.utils.parametrizations.orthogonal(lin, orthogonal_map=omap, use_trivialization=triv)
+        out = {"repr": repr(lin), "keys": sorted(lin.state_dict()), "w0": _np(lin.weight)}
+        opt = L.optim.Adam(lin.parameters(), lr=0.05)
+        x = L.randn(6, shape[-1])
+        for _ in range(3):
+            loss = (lin(x) - 1).pow(2).mean() if len(shape) == 2 else lin.weight.sin().sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        w = lin.weight
+        out["w"] = _np(w)
+        out["grad"] = _np(lin.parametrizations.weight.original.grad)
+        out["gram"] = _np(w.mT @ w if shape[-2] >= shape[-1] else w @ w.mT)
+        return out
+    a, b = run(torch), run(torchish)
+    assert b["repr"] == a["repr"] and b["keys"] == a["keys"]
+    for k in ("w0", "w", "grad"):
+        np.testing.assert_allclose(b[k], a[k], rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(b["gram"], np.broadcast_to(np.eye(min(shape[-2:])), b["gram"].shape),
+                               atol=1e-4)
+
+
+def test_parametrizations_orthogonal_errors_match_torch():
+    cases = [
+        lambda L: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(3, 3), orthogonal_map="qr"),
+        lambda L: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(3, 3), name="bias"),
+        lambda L: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(3, 3), name="nope"),
+        lambda L: setattr(L.nn.utils.parametrizations.orthogonal(
+            L.nn.Linear(3, 3), orthogonal_map="cayley", use_trivialization=False), "weight",
+            L.eye(3)),
+        lambda L: setattr(L.nn.utils.parametrizations.orthogonal(L.nn.Linear(3, 3)), "weight",
+                          L.eye(2)),
+    ]
+    for case in cases:
+        got = []
+        for L in LIBS:
+            with pytest.raises(Exception) as info:
+                case(L)
+            got.append((type(info.value).__name__, str(info.value).replace("torchish", "torch")))
+        assert got[1] == got[0]

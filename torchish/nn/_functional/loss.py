@@ -498,6 +498,57 @@ def _long_targets(target, dim, message, low=0):
         raise RuntimeError(message)
 
 
+def _check_ctc_args(log_probs, targets, il, tl, blank):
+    """ATen's argument checks for ctc_loss (values only where concrete); an unbatched call is
+    checked as a batch of one (its 1-D targets as concatenated ones)."""
+    where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    batched = log_probs.ndim == 3
+    lp_dim = log_probs.ndim + (0 if batched else 1)
+    tg_dim = targets.ndim
+    if lp_dim != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {lp_dim}-dimensional tensor "
+                           f"for argument #1 'log_probs'{where}")
+    if not 1 <= tg_dim <= 2:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {tg_dim}-dimensional tensor "
+                           f"for argument #2 'targets'{where}")
+    n = log_probs.shape[1] if batched else 1
+    t_max, labels = log_probs.shape[0], log_probs.shape[-1]
+    if not 0 <= blank < labels:
+        raise RuntimeError("blank must be in label range")
+    if il.numel() != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if tl.numel() != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    il_v, tl_v = _concrete(il), _concrete(tl)
+    if tl_v is not None:
+        for v in tl_v.tolist():
+            if v < 0:
+                raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                                   f"value {v}{where}")
+        if tg_dim == 1:
+            total = int(tl_v.sum())
+            if targets.shape[0] != total:
+                raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
+                                   f"size {targets.shape[0]} for argument #2 'targets'{where}")
+        else:
+            rows, width = targets.shape
+            if rows != n:
+                raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got "
+                                   f"size {rows} for argument #2 'targets'{where}")
+            longest = max(tl_v.tolist(), default=0)
+            if width < longest:
+                raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension "
+                                   f"1, but got size {width} for argument #2 'targets'{where}")
+    if il_v is not None:
+        for v in il_v.tolist():
+            if v < 0:
+                raise RuntimeError(f"Expected input_lengths to have value at least 0, but got "
+                                   f"value {v}{where}")
+            if v > t_max:
+                raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but "
+                                   f"got value {v}{where}")
+
+
 @_autocast.casts("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
@@ -505,6 +556,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     as_tensor = lambda v: v if isinstance(v, torchish.Tensor) else torchish.tensor(
         list(v) if not isinstance(v, int) else [v], dtype=torchish.int64)
     il, tl = as_tensor(input_lengths), as_tensor(target_lengths)
+    for name, t in (("input_lengths", il), ("target_lengths", tl)):
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torchish.bool:
+            raise RuntimeError(f"{name} must be integral")
+    il, tl = il.reshape(-1), tl.reshape(-1)  # 0-d (unbatched) or any shape: flattened
+    _check_ctc_args(log_probs, targets, il, tl, blank)
     concat = targets.ndim == 1 and log_probs.ndim == 3
     nll = _nn._ctc_loss(log_probs, targets, il, tl, int(blank), bool(zero_infinity), concat)
     if zero_infinity:  # the op leaves inf values (with zero gradient); ATen's where
