@@ -61,6 +61,11 @@ CASES = [
     "L.isin(t, 0.5)", "L.isin(0.5, t)", "L.quantile(t, 0.5)", "L.bucketize(1, i[0])",
     "L.threshold(t, 0.3, 0.0)", "t.index_fill(0, i[0], 1.0)", "t.scatter(0, i, 1.0)",
     "t.square()", "t.add_(1)", "i.bitwise_xor_(3)",
+    # lists: a TensorList's bad element, a list for one Tensor, in-place-only ops
+    "L.cat([t, [1.0]])", "L.stack([[1.0], t])", "L.cat((t, 'a'))",
+    "L.take_along_dim(t, [0])", "t.gather(1, [[0]])", "t.copy_([1.0, 2.0])", "t.copy_(5)",
+    "L.nn.functional.cross_entropy([[1.0]], i[0])",
+    "L.nn.functional.cross_entropy(t, [0, 1])",
     # a dimension of the wrong type
     "t.sum(dim='a')", "t.sum(dim=1.5)", "t.transpose('a', 1)", "t.sum(dim=(0, 1))",
 ]

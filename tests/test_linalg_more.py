@@ -410,3 +410,98 @@ def test_lu_solve_legacy(mats):
     with pytest.warns(UserWarning, match="torch.lu_solve is deprecated"):
         a = torchish.lu_solve(_ours(B), _ours(LU), _ours(piv))
     _same(a, torch.linalg.lu_solve(LU, piv, B), grad_fn=False, tol=1e-10)
+
+
+# ---- einsum: PyTorch's equation/operand validation and messages ------------------------------
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (2, 3)]), ("ijk", [(2, 3)]), ("i", [(2, 3)]), ("ij,jk", [(2, 3)]),
+    ("ij", [(2, 3), (3,)]), ("ij->k", [(2, 3)]), ("ij->ii", [(2, 3)]), ("ij->jk", [(2, 3)]),
+    ("i1", [(2, 3)]), ("i_j", [(2, 3)]), ("ij->i1", [(2, 3)]), ("ij-", [(2, 3)]),
+    ("ij->ji,", [(2, 3)]), ("ij->->j", [(2, 3)]), ("...->...->...", [(2, 3)]),
+    ("...ij", [(2, 3)]), ("...ij", [(2, 3, 4)]), ("i...", [(2, 3, 4)]), ("i...j...", [(2, 3, 4)]),
+    ("i.j", [(2, 3)]), ("i..j", [(2, 3)]), ("ij..", [(2, 3)]), ("i....j", [(2, 3)]),
+    ("ij->...", [(2, 3)]), ("ij->...i", [(2, 3)]), ("...->......", [(2, 3)]),
+    ("ij->j.", [(2, 3)]), ("ij->..", [(2, 3)]), ("...ijk", [(2, 3)]), ("i...jk", [(2, 3)]),
+    ("ij,jk->ik", [(2, 1), (3, 4)]), ("ij,jk->ik", [(2, 3), (1, 4)]),
+    ("ij,ij->ij", [(2, 3), (2, 1)]), ("ii", [(2, 3)]), ("ii->i", [(1, 3)]), ("ii->", [(2, 2)]),
+    ("ii,i->i", [(1, 1), (3,)]), ("ii...", [(2, 3, 4)]),
+    ("...i,...i->...", [(2, 3), (4, 3)]), ("...i,...i->...", [(2, 3), (1, 3)]),
+    ("...ij,...j->...i", [(4, 2, 3), (5, 1, 3)]), ("...ij,...j", [(2, 3), (7, 3)]),
+    ("ii...,i...->i...", [(3, 3, 4, 5), (3, 6, 5)]), ("ij...,j...->i...", [(2, 3, 4, 5), (3, 5)]),
+    ("->", [()]), ("", [()]), ("...", [()]), ("i j", [(2, 3)]), ("ij ->j i", [(2, 3)]),
+    ("ij,->ji", [(2, 3)]), (",ij->ji", [(2, 3)]), ("ba", [(2, 3)]), ("Ba", [(2, 3)]),
+    ("bA", [(2, 3)]), ("ij,kl->ijkl", [(0, 3), (2, 0)]), ("i,i->", [(0,), (1,)]),
+    ("ij,jk->ik", [(), (3, 4)]), ("ijk->z", [(2, 3)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (3, 5)]), ("ij", [(2, 3), (3, 4), (2, 3)]),
+    ("ij,jk,kl->iz", [(2, 3), (3, 4), (4, 5)]), ("ij,jk,kl->il", [(2, 3), (1, 4), (4, 5)]),
+]
+
+
+def _einsum_both(build):
+    try:
+        expected = build(torch)
+    except Exception as exc:  # noqa: BLE001 - the oracle's error is what we compare against
+        with pytest.raises(type(exc)) as actual:
+            build(torchish)
+        assert str(actual.value) == str(exc)
+        return
+    got = build(torchish)
+    assert tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("k", range(len(EINSUM_CASES)))
+def test_einsum_validation(k):
+    equation, shapes = EINSUM_CASES[k]
+    rng = np.random.default_rng(k)
+    data = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    _einsum_both(lambda t: t.einsum(equation, *[t.tensor(d) for d in data]))
+
+
+EINSUM_CALLS = [
+    lambda t: t.einsum(), lambda t: t.einsum("ij"),
+    lambda t: t.einsum("ij", [t.ones(2, 3)]),
+    lambda t: t.einsum("ij,jk", (t.ones(2, 3), t.ones(3, 4))),
+    lambda t: t.einsum("ij,jk,kl->il", [t.ones(2, 3), t.ones(3, 4)]),
+    lambda t: t.einsum("ij,jk->ik", t.ones(2, 3), 5), lambda t: t.einsum(5, "ij"),
+    lambda t: t.einsum("ij", [t.ones(2, 3)], [t.ones(2, 3)]),
+    lambda t: t.einsum(t.arange(6.).reshape(2, 3), [0, 1], t.ones(3, 4), [1, 2], [0, 2]),
+    lambda t: t.einsum(t.arange(6.).reshape(2, 3), [0, 1], t.ones(3, 4), [1, 2]),
+    lambda t: t.einsum(t.ones(2, 3), [0, 1, 2]), lambda t: t.einsum(t.ones(2, 3), [0, 52]),
+    lambda t: t.einsum(t.ones(2, 3), [0, -1]), lambda t: t.einsum(t.ones(2, 3), [0, 1], [0, 0]),
+    lambda t: t.einsum(t.ones(2, 3), [0, 1], [2]), lambda t: t.einsum(t.ones(2, 3), [26, 27], [27]),
+    lambda t: t.einsum(t.ones(2, 3), [0, 1], t.ones(3, 4), [0, 2]),
+    lambda t: t.einsum(t.arange(6.).reshape(2, 3), [Ellipsis, 1], [Ellipsis]),
+    lambda t: t.einsum(t.ones(2, 3), [0, Ellipsis], t.ones(3, 4), [Ellipsis, 1], [Ellipsis]),
+    lambda t: t.einsum(t.ones(2, 3), [0, "a"]), lambda t: t.einsum(t.ones(2, 3), [0, 1], []),
+    lambda t: t.einsum(t.ones(2, 3), []),
+]
+
+
+@pytest.mark.parametrize("k", range(len(EINSUM_CALLS)))
+def test_einsum_call_forms(k):
+    _einsum_both(EINSUM_CALLS[k])
+
+
+def test_einsum_broadcast_grad():
+    a, b = np.arange(2.).reshape(2, 1), np.arange(12.).reshape(3, 4)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    oa, ob = torchish.tensor(a, requires_grad=True), torchish.tensor(b, requires_grad=True)
+    torch.einsum("ij,jk->ik", ta, tb).sum().backward()
+    torchish.einsum("ij,jk->ik", oa, ob).sum().backward()
+    np.testing.assert_allclose(oa.grad.numpy(), ta.grad.numpy())
+    np.testing.assert_allclose(ob.grad.numpy(), tb.grad.numpy())
+
+
+def test_einsum_checks_under_jit():
+    import jax
+    x = jax.numpy.ones((2, 3))
+
+    def f(v):
+        return torchish.einsum("ij,jk->ik", torchish.from_jax(v), torchish.from_jax(v)).jax()
+    with pytest.raises(RuntimeError, match="subscript j has size 2 for operand 1"):
+        jax.jit(f)(x)
+    g = jax.jit(lambda v: torchish.einsum("ij,kj->ik", torchish.from_jax(v),
+                                          torchish.from_jax(v)).jax())
+    np.testing.assert_allclose(np.asarray(g(x)), np.full((2, 2), 3.0))

@@ -493,3 +493,62 @@ def test_cross_default_dims():
         _check(lambda T, a, b: T.cross(a, b), a, b)      # the first of size 3
         _raises(lambda T, a, b: T.cross(a, b), np.zeros((5, 2)), np.zeros((5, 2)))
     _raises(lambda T, a, b: T.linalg.cross(a, b), np.zeros((5, 3)), np.zeros((5, 1)))
+
+
+# ---- kaiser_window ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("beta", [0.0, 0.5, 5.0, 12.0, 30.0, -3.0])
+def test_kaiser_window(dtype, periodic, beta):
+    tol = {"float32": 2e-5, "float64": 1e-12}.get(dtype, 1e-2)
+    for n in (0, 1, 2, 3, 4, 5, 8, 17, 64):
+        expected = torch.kaiser_window(n, periodic, beta, dtype=getattr(torch, dtype))
+        got = torchish.kaiser_window(n, periodic, beta, dtype=getattr(torchish, dtype))
+        assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == (n,)
+        np.testing.assert_allclose(got.double().numpy(), expected.double().numpy(), rtol=tol,
+                                   atol=1e-30)
+
+
+def test_kaiser_window_defaults():
+    for m in (torch, torchish):
+        m.manual_seed(0)
+    np.testing.assert_allclose(torchish.kaiser_window(7).numpy(),
+                               torch.kaiser_window(7).numpy(), rtol=2e-5)
+    np.testing.assert_allclose(torchish.kaiser_window(6, False, torchish.tensor(2.)).numpy(),
+                               torch.kaiser_window(6, False, torch.tensor(2.)).numpy(), rtol=2e-5)
+    w = torchish.kaiser_window(5, requires_grad=True)
+    assert w.requires_grad and w.is_leaf and w.dtype == torchish.float32
+
+
+KAISER_ERRORS = [
+    lambda t: t.kaiser_window(-1), lambda t: t.kaiser_window(-1, False),
+    lambda t: t.kaiser_window(5, dtype=t.int64), lambda t: t.kaiser_window(-1, dtype=t.int32),
+    lambda t: t.kaiser_window(0, dtype=t.uint8), lambda t: t.kaiser_window(5, dtype=t.bool),
+    lambda t: t.kaiser_window(5.0), lambda t: t.kaiser_window(True),
+    lambda t: t.kaiser_window(5, dtype=t.complex64), lambda t: t.hann_window(-2),
+    lambda t: t.hann_window(4, dtype=t.int16),
+]
+
+
+@pytest.mark.parametrize("k", range(len(KAISER_ERRORS)))
+def test_kaiser_window_errors(k):
+    with pytest.raises(Exception) as expected:
+        KAISER_ERRORS[k](torch)
+    with pytest.raises(type(expected.value)) as actual:
+        KAISER_ERRORS[k](torchish)
+    assert str(actual.value) == str(expected.value)
+
+
+# ---- regressions found by a deeper OpInfo pass (TORCHISH_OPINFO_SAMPLES=8) ----------------
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_sequences(name):
+    # one tensor -> a tensor; several tensors or a list/tuple of them -> a tuple
+    shapes = [(2, 3, 4, 5), (3, 4, 5), (4, 5), (5,), ()]
+    arrays = [_data(*s) for s in shapes]
+    _check(lambda m, *ts: getattr(m, name)(list(ts)), *arrays)
+    _check(lambda m, *ts: getattr(m, name)(*ts), *arrays)
+    _check(lambda m, t: getattr(m, name)(t), arrays[-1])
+    _check(lambda m, t: getattr(m, name)((t,)), arrays[3])
+    assert getattr(torchish, name)() == getattr(torch, name)() == ()

@@ -709,13 +709,28 @@ globals().update(_LEGACY)
 
 # ---- window functions (ATen's SpectralOps formulas, in the window's dtype) ------------------
 
+# ATen prints a rejected dtype through its TensorOptions, with C++ type names.
+_CPP_DTYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "uint16": "short unsigned int",
+              "uint32": "unsigned int", "uint64": "long unsigned int"}
+
+
 def _window(name, window_length, periodic, dtype, layout, device, requires_grad, fill):
+    if isinstance(window_length, bool) or not isinstance(window_length, int):
+        raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type(window_length).__name__}")
     dtype = dt.get_default_dtype() if dtype is None else dtype
     if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+        cpp = _CPP_DTYPE.get(str(dtype).split(".")[-1], str(dtype))
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={cpp}"
+                           ", device=cpu, layout=Strided (default), requires_grad=false "
+                           "(default), pinned_memory=false, memory_format=(nullopt))")
     if window_length < 0:
-        raise RuntimeError(f"{name} requires non-negative window length, got "
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
                            f"window_length={window_length}")
+    if dtype.is_complex and window_length > 1:  # ATen builds the window on arange
+        kind = "ComplexFloat" if dtype == dt.complex64 else "ComplexDouble"
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{kind}\'')
     if window_length <= 1:
         out = ones(window_length, dtype=dtype, device=device)
     else:
@@ -761,8 +776,25 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
                    requires_grad, fill)
 
 
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, requires_grad=False):
+    beta = float(beta)
+
+    def fill(w, n):
+        # I0(beta * sqrt(|1 - ((k - a) / a)^2|)) / I0(beta), a = (n - 1) / 2; half types are
+        # computed in float32 as ATen's opmath does, then rounded.
+        out_dtype = w.dtype
+        if out_dtype in (dt.float16, dt.bfloat16):
+            w = w.float()
+        alpha = (n - 1) / 2.0
+        w = w.sub_(alpha).div_(alpha).pow_(2).neg_().add_(1).abs_().sqrt_().mul_(beta).i0_()
+        return w.div_(full((), beta, dtype=w.dtype, device=w.device).i0()).to(out_dtype)
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device,
+                   requires_grad, fill)
+
+
 PLAIN = list(_LEGACY) + [
     "tensor", "as_tensor", "asarray", "from_numpy", "from_jax", "zeros", "ones", "empty",
     "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
     "logspace", "eye", "tril_indices", "triu_indices", "scalar_tensor", "hann_window",
-    "hamming_window", "blackman_window", "bartlett_window"]
+    "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]

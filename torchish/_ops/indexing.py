@@ -264,20 +264,20 @@ def _mask_put(input, mask, value):
 
 
 @op(promote=P.NONE, grad_fn="torch::autograd::CopyBackwards", inplace=True, function=False,
-    method=False, saves=())
-def copy(input, src, non_blocking=False):
-    _expand_check(src.shape, input.shape)
-    return jnp.broadcast_to(src.astype(input.dtype), input.shape)
+    method=False, saves=(), scalar_operands=("other",))
+def copy(input, other, non_blocking=False):   # (PyTorch's binding names `src` `other`)
+    _expand_check(other.shape, input.shape)
+    return jnp.broadcast_to(other.astype(input.dtype), input.shape)
 
 
 _copy_on_one_device = Tensor.copy_
 
 
-def _copy_(self, src, non_blocking=False):
-    """`Tensor.copy_`: as PyTorch, `src` may live on another device (it is moved first)."""
-    if isinstance(src, Tensor) and src.device != self.device and not _traced(self):
-        src = src.to(self.device)
-    return _copy_on_one_device(self, src, non_blocking)
+def _copy_(self, other, non_blocking=False):
+    """`Tensor.copy_`: as PyTorch, `other` may live on another device (it is moved first)."""
+    if isinstance(other, Tensor) and other.device != self.device and not _traced(self):
+        other = other.to(self.device)
+    return _copy_on_one_device(self, other, non_blocking)
 
 
 Tensor.copy_ = _copy_

@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _autocast
+from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
 from .registry import Promote, op
 
@@ -251,37 +252,43 @@ def _einsum(equation, operands):
     return jnp.einsum(equation, *operands, precision=jax.lax.Precision.HIGHEST)
 
 
-def _sublist(sub):
-    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    out = []
-    for s in sub:
-        if s is Ellipsis:
-            out.append("...")
-        elif not 0 <= s < 52:
-            raise RuntimeError(f"einsum(): subscript in subscript list is not within the valid "
-                               f"range [0, 52), but got {s}")
-        else:
-            out.append(letters[s])
-    return "".join(out)
+@functools.lru_cache(maxsize=None)
+def _tensor_type():
+    from .._tensor import Tensor  # a late import: _tensor imports this package
+    return Tensor
 
 
 @_autocast.casts("einsum")
-def einsum(equation, *operands):
+def einsum(*args):
     """torch.einsum(equation, *operands), with operands also as one list, or the sublist form
     einsum(op1, [0, 1], op2, [1, 2], [0, 2])."""
-    from .._tensor import Tensor
-    if isinstance(equation, Tensor):  # sublist format
-        args = (equation,) + operands
-        out = args[-1] if len(args) % 2 else None  # an output sublist at the end
-        args = args[:-1] if out is not None else args
-        ops, subs = list(args[0::2]), args[1::2]
-        equation = ",".join(_sublist(sub) for sub in subs)
-        if out is not None:
-            equation += "->" + _sublist(out)
-        operands = ops
-    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    return _einsum(equation.replace(" ", ""), list(operands))
+    Tensor = _tensor_type()
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):  # sublist format
+        equation = ",".join(sublist_equation(sub) for sub in args[1::2])
+        if len(args) % 2:  # an output sublist at the end
+            equation += "->" + sublist_equation(args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
+        if not isinstance(equation, str):
+            raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not "
+                            f"{type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        return einsum(equation, *operands[0])
+    try:
+        shapes = tuple([tuple(x.shape) for x in operands])
+    except AttributeError:
+        shapes = None
+    if shapes is None or not all(isinstance(x, Tensor) for x in operands):
+        i, x = next((i, x) for i, x in enumerate(operands) if not isinstance(x, Tensor))
+        raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                        f"{type(x).__name__}")
+    return _einsum(einsum_plan(equation, shapes), list(operands))
 
 
 @op(promote=P.DEFAULT, grad_fn="TensordotBackward0", method=False)
@@ -473,7 +480,7 @@ _pinv.defvjp(_pinv_fwd, _pinv_bwd)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgPinvBackward0", aliases=("pinverse",),
-    tensors=("input", "atol", "rtol"), promoted=("input",))
+    tensors=("input", "atol", "rtol"), promoted=("input",), scalar_operands=("atol", "rtol"))
 def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if input.shape[-1] == 0 or input.shape[-2] == 0:
         return jnp.zeros(input.shape[:-2] + (input.shape[-1], input.shape[-2]), input.dtype)

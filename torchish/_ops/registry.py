@@ -62,7 +62,7 @@ STATIC_NAMES = frozenset({
     "key", "shape", "stride", "dtype", "destination"})
 
 # Dynamic parameters with these names take a list of Tensors (PyTorch's TensorList).
-LIST_NAMES = frozenset({"tensors", "operands", "indices", "sequences", "weights"})
+LIST_NAMES = frozenset({"tensors"})   # (cat, stack; take_along_dim's `indices` is one Tensor)
 
 # Static parameters holding a dimension (or dimensions): PyTorch's parser refuses other types.
 DIM_NAMES = frozenset({"dim", "dim0", "dim1", "dim2"})
@@ -147,7 +147,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.opmath_scalars = opmath_scalars
         definition.opmath = opmath
         definition.scalar_operands = scalar_operands
-        definition.bound = bool(function or method or nn or dunders)
+        definition.bound = bool(function or method or nn or dunders or inplace)
         definition.argcheck = _argcheck(opname, params, dyn, statics, scalar_operands,
                                         definition.bound)
         definition.multi_view = multi_view
@@ -334,6 +334,10 @@ def _check_arguments(definition, statics, kinds):
             if pname not in numbers:
                 raise argument_error(definition, pname, "Tensor", kind)
         elif kind[0] == "?":
+            if len(kind) == 4 and pname in lists:   # (PyTorch counts arguments from 0 here)
+                raise TypeError(f"expected Tensor as element {kind[2]} in argument "
+                                f"{list(definition.sig.parameters).index(pname)}, but got "
+                                f"{kind[3].__name__}")
             raise argument_error(definition, pname, "Tensor", kind[1])
         elif kind[0] == "L" and pname not in lists:
             raise argument_error(definition, pname, "Tensor", list)
@@ -374,7 +378,9 @@ class Plan:
         else:
             for kind in kinds:
                 if isinstance(kind, tuple) and kind[0] == "?":
-                    raise TypeError(f"unsupported operand of type {kind[1].__name__}")
+                    raise TypeError(f"expected Tensor as element {kind[2]} in argument, but "
+                                    f"got {kind[3].__name__}" if len(kind) == 4 else
+                                    f"unsupported operand of type {kind[1].__name__}")
         self.op = definition
         self.statics = dict(zip(definition.statics, statics))
         self.kinds = kinds
@@ -575,6 +581,7 @@ def _collect(targs, fuse_views=True):
                 needs_grad = True
         elif isinstance(v, (list, tuple)):
             sub = []
+            bad = None
             for x in v:
                 if isinstance(x, Tensor):
                     data = x._data
@@ -589,10 +596,10 @@ def _collect(targs, fuse_views=True):
                     sub.append(type(x))
                     leaves.append(x)
                     tensors.append(None)
-                else:
-                    raise TypeError(f"expected Tensor as element {len(sub)} in argument, but "
-                                    f"got {type(x).__name__}")
-            kinds.append(("L", tuple(sub)))
+                else:   # the plan raises the parser's TypeError, naming the argument
+                    bad = ("?", type(v), len(sub), type(x))
+                    break
+            kinds.append(bad or ("L", tuple(sub)))
         else:
             k = _kind_of(v)
             kinds.append(k)

@@ -643,15 +643,23 @@ def column_stack(tensors):
     return hstack([x.reshape(-1, 1) if x.ndim <= 1 else x for x in tensors])
 
 
-def atleast_1d(x):
+def _atleast(one, args):
+    """torch.atleast_Nd(tensor) -> tensor; (*tensors) or (sequence of tensors) -> tuple."""
+    if len(args) == 1 and not isinstance(args[0], (list, tuple)):
+        return one(args[0])
+    seq = args[0] if len(args) == 1 else args
+    return tuple(one(x) for x in seq)
+
+
+def _atleast_1d(x):
     return x.reshape(1) if x.ndim == 0 else x
 
 
-def atleast_2d(x):
+def _atleast_2d(x):
     return x.reshape(1, -1) if x.ndim < 2 else x
 
 
-def atleast_3d(x):
+def _atleast_3d(x):
     if x.ndim == 0:
         return x.reshape(1, 1, 1)
     if x.ndim == 1:
@@ -659,6 +667,18 @@ def atleast_3d(x):
     if x.ndim == 2:
         return x.unsqueeze(-1)
     return x
+
+
+def atleast_1d(*tensors):
+    return _atleast(_atleast_1d, tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast(_atleast_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    return _atleast(_atleast_3d, tensors)
 
 
 @op(promote=P.NONE, grad_fn="FlipBackward0", saves=())

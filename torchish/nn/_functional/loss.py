@@ -206,6 +206,10 @@ def _class_view(weight, ndim, class_dim):
 @_autocast.casts("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
+    for position, (name, value) in enumerate((("input", input), ("target", target)), 1):
+        if not isinstance(value, torchish.Tensor):   # (PyTorch's binding is ATen's op)
+            raise TypeError(f"cross_entropy_loss(): argument '{name}' (position {position}) "
+                            f"must be Tensor, not {type(value).__name__}")
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
