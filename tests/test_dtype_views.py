@@ -253,3 +253,17 @@ def test_traced():
     out, flat = jax.jit(f)(a)
     np.testing.assert_array_equal(np.asarray(out), np.array([1 + 2j, 2 + 4j], np.complex64))
     np.testing.assert_array_equal(np.asarray(flat), np.array([1, 2, 2, 4], np.float32))
+
+
+def test_grad_fn_after_the_base_changes_in_place():
+    # PyTorch replays a lone dtype view (ViewAsRealBackward0); anything further is as_strided
+    names = []
+    for L in (torchish, torch):
+        c = L.ones(3, dtype=L.complex64, requires_grad=True) * 1
+        f = L.ones(3, 2, requires_grad=True) * 1
+        views = [L.view_as_real(c), L.view_as_real(c)[0], L.view_as_real(c).t(),
+                 L.view_as_complex(f), L.view_as_complex(f)[1:]]
+        c.mul_(2)
+        f.mul_(2)
+        names.append([v.grad_fn.name() for v in views])
+    assert names[0] == names[1]

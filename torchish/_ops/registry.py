@@ -1041,7 +1041,10 @@ def refresh_view_grad_fn(view_tensor):
                                            "modified inplace")
     steps = view_tensor._view.steps
     to_storage, _ = _storage_of(base)
-    node = call_jax_record("AsStridedBackward0", lambda b: read_view(to_storage(b), steps),
+    name = "AsStridedBackward0"
+    if len(steps) == 1 and steps[0][0] == "dtype":   # PyTorch replays a lone dtype view
+        name = "ViewAsRealBackward0" if base.dtype.is_complex else "ViewAsComplexBackward0"
+    node = call_jax_record(name, lambda b: read_view(to_storage(b), steps),
                            [base._data],
                            [base], [edge_of(base)], [(view_tensor.shape, view_tensor.dtype)],
                            key=("view", steps, _root_key(base)))
