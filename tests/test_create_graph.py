@@ -308,3 +308,68 @@ def test_backward_create_graph_stores_copies_in_grad():
         (y * y).sum().backward(create_graph=True)
         return shared, x.grad, w.grad, gy, facts(y.grad)
     run_both(program)
+
+
+def _vectors(T):
+    r = np.random.RandomState(3)
+
+    def t(*shape):
+        return T.tensor(r.randn(*shape), dtype=T.float64, requires_grad=True)
+    return dict(a=t(24), b=t(24), A=t(4, 6), B=t(4, 6), idx=T.tensor([[0], [1], [2], [3]]),
+                rows=T.tensor([0, 2]))
+
+
+# Scalar programs of a, b (24 elements) and A, B (4 x 6) whose gradients' top-level node is
+# named after the op PyTorch's derivative formula ends in, not after the last primitive of
+# JAX's pullback (table `_FUSED_AT` in torchish/autograd/double_backward.py)
+NAMED_CASES = [
+    "a.prod()", "A.prod(1).sum()", "a.norm()", "A.norm(dim=1).sum()", "a.norm(p=3)",
+    "F.pairwise_distance(A, B).sum()", "a.mean() * b.mean()", "A.mean(1).mul(B[:, 0]).sum()",
+    "F.binary_cross_entropy_with_logits(a, b.sigmoid())",
+    "F.binary_cross_entropy_with_logits(a, b.sigmoid(), reduction='sum')",
+    "T.lerp(a, b, 0.3).pow(2).sum()", "T.lerp(a, b, b.sigmoid()).pow(2).sum()",
+    "a.max() * b.sum()", "a.min() * b.sum()", "a.median() * b.sum()",
+    "A.max(1).values.mul(B[:, 0]).sum()", "A.median(1).values.mul(B[:, 0]).sum()",
+    "A.kthvalue(2, 1).values.mul(B[:, 0]).sum()", "a.sort().values.mul(b).sum()",
+    "a.topk(3).values.pow(2).sum()", "T.minimum(a, b).pow(2).sum()",
+    "T.maximum(a, b).pow(2).sum()", "(a.masked_fill(b > 0, 0.) * b).sum()",
+    "T.stack([a, b]).pow(2).sum()", "T.dot(a, b).pow(2)", "(A @ b[:6]).pow(2).sum()",
+    "(A.gather(1, idx) * B[:, :1]).sum()", "(A.index_select(0, rows) * B[:2]).sum()",
+    "(A[rows] * B[:2]).sum()", "a.roll(2).mul(b).sum()", "a.repeat(2).pow(2).sum()",
+    "(A.permute(1, 0) * B.t()).sum() * A.sum()", "A.transpose(0, 1).pow(2).sum()",
+    "(a.unsqueeze(0) * B.reshape(24)).sum()", "a.exp2().sum()", "a.abs().sqrt().sum()",
+    "T.hypot(a, b).sum()", "T.logaddexp(a, b).sum()", "T.xlogy(a, b.abs()).sum()",
+    "a.sinc().sum()", "a.cumprod(0).sum()", "a.logcumsumexp(0).sum()",
+    "F.logsigmoid(a).sum()", "F.glu(A, 1).pow(2).sum()", "F.prelu(a, b[:1]).pow(2).sum()",
+    "F.softshrink(a).pow(2).sum()", "F.hardshrink(a).pow(2).sum()",
+    "F.rrelu(a, training=False).pow(2).sum()", "a.cummax(0).values.mul(b).sum()",
+    "a.cummin(0).values.mul(b).sum()", "A.nanmedian(1).values.mul(B[:, 0]).sum()",
+    "a.nanmedian() * b.sum()", "T.fmax(a, b).pow(2).sum()", "T.fmin(a, b).pow(2).sum()",
+    "A.mode(1).values.mul(B[:, 0]).sum()",
+]
+
+
+@pytest.mark.parametrize("expr", NAMED_CASES)
+def test_names_of_gradients_follow_pytorchs_formulas(expr):
+    def program(T):
+        env = _vectors(T)
+        env.update(T=T, F=T.nn.functional)
+        ins = [env[n] for n in "abAB"]
+        gs = T.autograd.grad(eval(expr, env), ins, create_graph=True, allow_unused=True)
+        live = [g for g in gs if g is not None and g.requires_grad]
+        second = []
+        if live:
+            total = sum((g * g).sum() for g in live)
+            second = T.autograd.grad(total, ins, allow_unused=True)
+        return [facts(g) for g in gs], list(gs), list(second)
+    run_both(program, rtol=1e-7, atol=1e-9)
+
+
+def test_cdist_gradients_are_named_after_its_fused_backward():
+    # PyTorch cannot differentiate _cdist_backward again: compare the first gradients only
+    def program(T):
+        env = _vectors(T)
+        gs = T.autograd.grad(T.cdist(env["A"], env["B"]).sum(), [env["A"], env["B"]],
+                             create_graph=True)
+        return [facts(g) for g in gs], list(gs)
+    run_both(program, rtol=1e-7, atol=1e-9)

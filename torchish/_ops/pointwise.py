@@ -131,14 +131,20 @@ def floor_divide(input, other):
     return jnp.floor_divide(input, other)
 
 
-@op(grad_fn="RemainderBackward0", inplace=True, dunders=("__mod__", "__rmod__", "__imod__"),
-    scalar_operands=True)
+def _overload(stem, operand):
+    """grad_fn names of an op with Scalar and Tensor overloads: `<stem>0` for a Python number
+    as `operand` (the dynamic argument's index), `<stem>1` for a Tensor."""
+    return lambda kinds, statics: stem + ("0" if isinstance(kinds[operand], type) else "1")
+
+
+@op(grad_fn=_overload("RemainderBackward", 1), inplace=True,
+    dunders=("__mod__", "__rmod__", "__imod__"), scalar_operands=True)
 def remainder(input, other):
     _reject("remainder_cpu", input, "bc")
     return jnp.remainder(input, other)
 
 
-@op(grad_fn="FmodBackward0", inplace=True, scalar_operands=("other",))
+@op(grad_fn=_overload("FmodBackward", 1), inplace=True, scalar_operands=("other",))
 def fmod(input, other):
     _reject("fmod_cpu", input, "bc")
     return jnp.fmod(input, other)
@@ -340,7 +346,7 @@ def xlogy(input, other):
     return jsp.xlogy(input, other)
 
 
-@op(opmath=True, grad_fn="LerpBackward0", inplace=True, scalar_operands=("weight",))
+@op(opmath=True, grad_fn=_overload("LerpBackward", 2), inplace=True, scalar_operands=("weight",))
 def lerp(input, end, weight):
     # PyTorch switches formula at |weight| >= 0.5 for accuracy near the end point
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * (end - input),
@@ -454,12 +460,12 @@ def clamp(input, min=None, max=None):
     return out
 
 
-@op(grad_fn="ClampMinBackward0", inplace=True, scalar_operands=("min",))
+@op(grad_fn=_overload("ClampMinBackward", 1), inplace=True, scalar_operands=("min",))
 def clamp_min(input, min):
     return jnp.where((input < min) | (min != min), min, input)
 
 
-@op(grad_fn="ClampMaxBackward0", inplace=True, scalar_operands=("max",))
+@op(grad_fn=_overload("ClampMaxBackward", 1), inplace=True, scalar_operands=("max",))
 def clamp_max(input, max):
     return jnp.where((input > max) | (max != max), max, input)
 

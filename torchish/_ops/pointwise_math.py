@@ -177,12 +177,13 @@ def square(input, _exponent=2):
     return input * input
 
 
-@op(promote=P.DEFAULT, grad_fn="RoundBackward0", inplace=True, saves=())
-def round(input, *, decimals=0):
+@op(promote=P.DEFAULT, inplace=True, saves=(), grad_fn=lambda kinds, statics:
+    "RoundBackward0" if statics["decimals"] is None else "RoundBackward1")
+def round(input, *, decimals=None):   # (None: PyTorch's overload without `decimals`)
     _reject("round_vml_cpu", input, "b")
     if _is_int(input):
         return input
-    if decimals == 0:
+    if not decimals:
         return jnp.round(input)
     return jnp.round(input, decimals)
 

@@ -9,7 +9,8 @@ which operands require grad), and for every gradient it returns we find
 - the operands it depends on (a forward walk over the jaxpr),
 - whether it *is* one of them (add's gradient passes the incoming one through unchanged),
 - the primitive that produces it, which names its node (`mul` -> MulBackward0) unless the
-  forward op has a fused backward of its own in PyTorch (tanh -> TanhBackwardBackward0).
+  forward op has a fused backward of its own in PyTorch (tanh -> TanhBackwardBackward0), or
+  PyTorch's formula for that gradient ends in another op (prod -> MulBackward0, `_FUSED_AT`).
 
 A gradient depending on no operand that requires grad is returned as a plain tensor, one that
 is an operand is returned as that Tensor, and any other gets a node whose edges are its
@@ -66,11 +67,95 @@ _FUSED = {
     "TanhBackwardBackward0": "TanhBackwardBackward0",
     "SigmoidBackwardBackward0": "SigmoidBackwardBackward0",
     "SliceBackward0": "SliceBackwardBackward0",
+    "LogSigmoidBackward0": "LogSigmoidBackwardBackward0",
+    "GluBackward0": "GluBackwardBackward0",
+    "PreluKernelBackward0": "PreluKernelBackwardBackward0",
+    "RreluWithNoiseBackward0": "RreluWithNoiseBackwardBackward0",
+    "SoftshrinkBackward0": "SoftshrinkBackwardBackward0",
+    "HardshrinkBackward0": "HardshrinkBackwardBackward0",
+    "CdistBackward0": "CdistBackwardBackward0",
 }
 
-# (forward node, gradient position) -> name, where PyTorch's formula ends in another op
+# (forward node, gradient position or None for every position) -> name, where PyTorch's
+# formula for that gradient ends in an op other than the primitive JAX ends with. A value
+# (name, other, condition) picks `name` when the condition holds for the pullback:
+#   "number": a forward operand is a Python number (PyTorch's Scalar overload of the op),
+#   "div": the pullback divides by a constant (a mean reduction's division by the count).
 _FUSED_AT = {
     ("PowBackward1", 0): "WhereBackward0",  # pow_backward_self masks a zero exponent
+    # mean: the expanded (or sum_backward'ed) gradient divided by the element count
+    ("MeanBackward0", 0): "DivBackward1",
+    ("MeanBackward1", 0): "DivBackward1",
+    # prod: the gradient times result / input
+    ("ProdBackward0", 0): "MulBackward0",
+    ("ProdBackward1", 0): "MulBackward0",
+    # cumprod (no zeros): a reversed cumsum of grad * result, divided by the input
+    ("CumprodBackward0", 0): "DivBackward0",
+    # vector norms: the input times the (scaled) gradient over the norm
+    ("LinalgVectorNormBackward0", 0): "MulBackward0",
+    ("NormBackward0", 0): "MulBackward0",
+    ("NormBackward1", 0): "MulBackward0",
+    # max()/min()/median() of everything: zeros masked_fill'ed with grad / count where the
+    # input equals the result (evenly_distribute_backward)
+    ("MaxBackward1", 0): "MaskedFillBackward1",
+    ("MinBackward1", 0): "MaskedFillBackward1",
+    ("MedianBackward0", 0): "MaskedFillBackward1",
+    ("NanmedianBackward0", 0): "MaskedFillBackward1",
+    # ops selecting values along a dim: zeros scattered with the gradient at the indices
+    # (value_selecting_reduction_backward)
+    ("MaxBackward0", 0): "ScatterBackward0",
+    ("MinBackward0", 0): "ScatterBackward0",
+    ("MedianBackward1", 0): "ScatterBackward0",
+    ("KthvalueBackward0", 0): "ScatterBackward0",
+    ("ModeBackward0", 0): "ScatterBackward0",
+    ("SortBackward0", 0): "ScatterBackward0",
+    ("TopkBackward0", 0): "ScatterBackward0",
+    ("NanmedianBackward1", 0): "ScatterBackward0",
+    # cummax/cummin: zeros scatter_add'ed with the gradient at the running arg-extremes
+    ("CummaxBackward0", 0): "ScatterAddBackward0",
+    ("CumminBackward0", 0): "ScatterAddBackward0",
+    # maximum/minimum: where(self == other, grad / 2, grad) masked_fill'ed to zero where the
+    # other operand won
+    ("MaximumBackward0", None): "MaskedFillBackward0",
+    ("MinimumBackward0", None): "MaskedFillBackward0",
+    ("FmaxBackward0", None): "MaskedFillBackward0",   # the same, NaN-aware
+    ("FminBackward0", None): "MaskedFillBackward0",
+    # masked_fill: the gradient masked_fill'ed with zero
+    ("MaskedFillBackward0", 0): "MaskedFillBackward0",
+    # lerp: grad * (1 - weight) and grad * weight, Scalar weight (MulBackward1) or tensor
+    # weight (MulBackward0); the weight's gradient is grad * (end - self)
+    ("LerpBackward0", 0): ("MulBackward1", "MulBackward0", "number"),
+    ("LerpBackward0", 1): ("MulBackward1", "MulBackward0", "number"),
+    ("LerpBackward0", 2): "MulBackward0",
+    ("LerpBackward1", None): "MulBackward0",
+    # binary_cross_entropy_with_logits: (sigmoid(self) - target) * grad, divided by the
+    # element count under reduction='mean'
+    ("BinaryCrossEntropyWithLogitsBackward0", 0): ("DivBackward1", "MulBackward0", "div"),
+    # stack: each input's gradient is a select of the incoming one (unbind)
+    ("StackBackward0", None): "SelectBackward0",
+    # indexing ops' backward writes the gradient into zeros with the inverse op
+    ("GatherBackward0", 0): "ScatterAddBackward0",
+    ("IndexSelectBackward0", 0): "IndexAddBackward0",
+    ("IndexBackward0", 0): "IndexPutImplBackward0",
+    # shape ops undone by their inverse
+    ("RollBackward0", 0): "RollBackward0",
+    ("RepeatBackward0", 0): "SumBackward1",
+    ("PermuteBackward0", 0): "PermuteBackward0",
+    ("TransposeBackward0", 0): "TransposeBackward0",
+    ("UnsqueezeBackward0", 0): "SqueezeBackward1",
+    # sqrt: grad / (2 * result)
+    ("SqrtBackward0", 0): "DivBackward0",
+    # exp2: grad * result times the constant log(2)
+    ("Exp2Backward0", 0): "MulBackward1",
+    # logcumsumexp (real input): a difference of two exponentiated cumulative terms
+    ("LogcumsumexpBackward0", 0): "SubBackward0",
+    # hypot: grad * operand / result; logaddexp: grad / (1 + exp(other - self))
+    ("HypotBackward0", None): "DivBackward0",
+    ("LogaddexpBackward0", None): "DivBackward0",
+    # xlogy: xlogy(grad, other) masked to zero where self == 0 and other <= 0
+    ("XlogyBackward0", 0): "MaskedFillBackward0",
+    # sinc: where(self == 0, 0, grad * (cos - sinc) / self)
+    ("SincBackward0", 0): "WhereBackward0",
 }
 
 # Primitive producing a gradient -> the node PyTorch records for the same formula.
@@ -205,7 +290,7 @@ def _make_plan(vjp, n, args, tree, avals, mask, fwd_name):
         if not needed:
             outs[j] = ("const",)
             continue
-        name = name or _FUSED_AT.get((fwd_name, j)) or _name_of(producer)
+        name = name or _fused_at(fwd_name, j, args[:n], closed.jaxpr) or _name_of(producer)
         # A pullback is linear in its cotangents: a gradient of cotangents alone can be
         # differentiated again without the values (as PyTorch's AddBackward0 saves nothing);
         # one that reads forward operands keeps them, and re-running it after it was freed
@@ -214,6 +299,33 @@ def _make_plan(vjp, n, args, tree, avals, mask, fwd_name):
             () if any(a is None for a in args) else None)  # (a None has no aval to keep)
         outs[j] = ("node", name, needed, jax.jit(_one_vjp(vjp, n, j, needed)), saves)
     return _Plan(outs)
+
+
+def _fused_at(fwd_name, j, operands, jaxpr):
+    """The `_FUSED_AT` name of gradient `j` of a `fwd_name` node, or None."""
+    name = _FUSED_AT.get((fwd_name, j)) or _FUSED_AT.get((fwd_name, None))
+    if isinstance(name, tuple):
+        name, other, condition = name
+        if condition == "number":
+            # a Python number operand (an int/float leaf; its aval is weak-typed, so the plan
+            # cache tells it from a 0-dim Tensor)
+            holds = any(isinstance(a, (int, float, complex)) and not isinstance(a, bool)
+                        for a in operands)
+        else:
+            holds = _divides_by_constant(jaxpr)
+        name = name if holds else other
+    return name
+
+
+def _divides_by_constant(jaxpr):
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "div" and isinstance(eqn.invars[1], Literal):
+            return True
+        for p in eqn.params.values():
+            sub = getattr(p, "jaxpr", p)   # a ClosedJaxpr's Jaxpr, or a Jaxpr
+            if hasattr(sub, "eqns") and _divides_by_constant(sub):
+                return True
+    return False
 
 
 def _one_vjp(vjp, n, j, positions):
@@ -284,6 +396,8 @@ def _name_of(producer):
     prim = eqn.primitive.name
     inner = [p[1].primitive.name if p[0] == "eqn" else None for p in operands]
     if prim == "dot_general":
+        if not eqn.params["dimension_numbers"][0][0]:
+            return "MulBackward0"   # no contraction: an outer or scalar product (ger, dot)
         ranks = tuple(len(v.aval.shape) for v in eqn.invars)
         if max(ranks) >= 3:
             return "BmmBackward0"
