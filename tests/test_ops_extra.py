@@ -552,3 +552,143 @@ def test_atleast_nd_sequences(name):
     _check(lambda m, t: getattr(m, name)(t), arrays[-1])
     _check(lambda m, t: getattr(m, name)((t,)), arrays[3])
     assert getattr(torchish, name)() == getattr(torch, name)() == ()
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_coordinate_spacing(edge_order):
+    # uneven coordinates: the edge_order=2 ends use the non-uniform three-point formula
+    coords = [np.cumsum(RNG.random(n) + 0.1) for n in (3, 4)]
+    _check(lambda m, x, c0, c1: m.gradient(x, spacing=[c0, c1], dim=(0, 1),
+                                          edge_order=edge_order),
+           _data(3, 4, 5), *coords, rtol=1e-6, atol=1e-6)
+    _check(lambda m, x, c: m.gradient(x, spacing=(c,), edge_order=edge_order),
+           _data(6), np.array([0.0, 0.5, 0.7, 1.6, 2.0, 3.5]), rtol=1e-6, atol=1e-6)
+
+
+def test_index_put_accumulate_bool():
+    # accumulating into a bool tensor is a logical or (duplicate indices included)
+    x = np.zeros((5, 5), bool)
+    v = np.array([[1, 0, 1, 0, 0], [0, 0, 0, 0, 1]], bool)
+    ref = torch.tensor(x).index_put((torch.tensor([1, 1]),), torch.tensor(v), accumulate=True)
+    got = torchish.tensor(x).index_put((torchish.tensor([1, 1]),), torchish.tensor(v),
+                                       accumulate=True)
+    _same(ref, got)
+    ref = torch.zeros(4, dtype=torch.bool).index_put_(
+        (torch.tensor([2, 2, 0]),), torch.tensor([True, False, False]), accumulate=True)
+    got = torchish.zeros(4, dtype=torchish.bool).index_put_(
+        (torchish.tensor([2, 2, 0]),), torchish.tensor([True, False, False]), accumulate=True)
+    _same(ref, got)
+
+
+@pytest.mark.parametrize("name", ["gather", "scatter", "scatter_add", "scatter_reduce"])
+def test_gather_scatter_empty_index_any_dtype(name):
+    # an empty index is not dtype-checked; a non-empty uint8 one is refused
+    def call(m, x, idx):
+        if name == "gather":
+            return m.gather(x, 0, idx)
+        extra = ("sum",) if name == "scatter_reduce" else ()
+        return getattr(m, name)(x, 0, idx, m.ones(idx.shape, dtype=x.dtype), *extra)
+    for lib in (torch, torchish):
+        out = call(lib, lib.ones(5, 2, dtype=lib.float64), lib.zeros(0, 2, dtype=lib.uint8))
+        assert tuple(out.shape) == ((0, 2) if name == "gather" else (5, 2))
+        # nor is its rank checked against the input's
+        out = call(lib, lib.ones(5, dtype=lib.float64), lib.zeros(2, 0, 4, dtype=lib.int64))
+        assert tuple(out.shape) == ((2, 0, 4) if name == "gather" else (5,))
+    with pytest.raises(RuntimeError):
+        call(torch, torch.ones(5), torch.tensor([1], dtype=torch.uint8))
+    with pytest.raises(RuntimeError):
+        call(torchish, torchish.ones(5), torchish.tensor([1], dtype=torchish.uint8))
+
+
+@pytest.mark.parametrize("p", [0.5, -1, -0.5, 1, 1.5, 3])
+@pytest.mark.parametrize("x", [[0.0, 1.0, -2.0, 0.0, 3.0], [0.0, 0.0, 0.0]])
+def test_vector_norm_grad_at_zero_entries(p, x):
+    # zero entries (and the zero vector) get gradient 0, also for p < 1 where |x|^(p-1) = inf
+    _check(lambda m, t: m.linalg.vector_norm(t, p), np.array(x))
+    _check(lambda m, t: m.linalg.norm(t, p), np.array(x))
+
+
+@pytest.mark.parametrize("p", [0.5, 1, 1.5, 3])
+def test_dist_cdist_grad_at_zero_differences(p):
+    a = np.array([[0.0, 1.0, 2.0], [1.0, 1.0, 2.0]])
+    b = np.array([[0.0, 1.0, 2.0], [3.0, 1.0, 0.0]])
+    _check(lambda m, x, y: m.dist(x, y, p), a, b)
+    _check(lambda m, x, y: m.cdist(x, y, p), a, b)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unitriangular", [True, False])
+def test_solve_triangular_right(upper, unitriangular):
+    # left=False solves X A = B
+    A = _data(2, 3, 3) + 3 * np.eye(3)
+    _check(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=upper, left=False,
+                                                     unitriangular=unitriangular),
+           A, _data(2, 4, 3), rtol=1e-6, atol=1e-6)
+    _check(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=upper, left=False,
+                                                     unitriangular=unitriangular),
+           _data(1, 1), _data(3, 1), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shapes", [((5, 5, 0), (0, 5)), ((2, 5, 0), (0,)), ((5, 0, 3), (3,)),
+                                    ((0, 4, 3), (3, 2))])
+def test_matmul_folded_empty(shapes):
+    # the folded (batch*n x k) @ (k x m) path with a zero-sized dimension
+    _check(lambda m, a, b: m.matmul(a, b), _data(*shapes[0]), _data(*shapes[1]))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_softmax_0d(name, dim):
+    _check(lambda m, x: getattr(m, name)(x, dim), np.array(2.5))
+    _check(lambda m, x: getattr(m.nn.functional, name)(x, dim, dtype=m.float64),
+           np.array(2.5, np.float32), grad=False)
+    _check(lambda m, x: m.nn.functional.softmin(x, dim), np.array(-1.5))
+    for lib in (torch, torchish):
+        with pytest.raises(IndexError):
+            getattr(lib, name)(lib.tensor(1.0), 1)
+
+
+def test_masked_scatter_broadcasts_self():
+    # out of place, self broadcasts against the mask (grad_fn names differ: not compared)
+    mask = np.array([[1, 0, 1, 0, 0]] * 3, bool)
+    src = _data(5, 5)
+    outs = []
+    for lib in (torch, torchish):
+        x = lib.tensor(np.arange(5.0), requires_grad=True)
+        s = lib.tensor(src, requires_grad=True)
+        out = x.masked_scatter(lib.tensor(mask), s)
+        out.sum().backward()
+        outs.append([_to_np(out), _to_np(x.grad), _to_np(s.grad)])
+    for r, g in zip(*outs):
+        np.testing.assert_allclose(g, r)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_quantile_0d_keepdim(name, keepdim):
+    # a 0-d input has no dim to keep: the result stays 0-d (or q's shape)
+    _check(lambda m, x: getattr(m, name)(x, 0.5, dim=0, keepdim=keepdim), np.array(1.5),
+           grad=False)
+    _check(lambda m, x, q: getattr(m, name)(x, q, dim=-1, keepdim=keepdim), np.array(1.5),
+           np.array([0.2, 0.7]), grad=False)
+
+
+def test_cosine_similarity_0d():
+    _check(lambda m, a, b: m.nn.functional.cosine_similarity(a, b, dim=0), np.array(2.0),
+           np.array(-3.0))
+    _check(lambda m, a, b: m.nn.functional.cosine_similarity(a, b, dim=-1), np.array(2.0),
+           _data(3))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean"])
+def test_reduction_empty_dim_list_grad_fn(name):
+    # dim=() / [] is the dim-list overload (…Backward1), reducing everything
+    for dim in ((), []):
+        _check(lambda m, x: getattr(x, name)(dim), _data(3, 4))
+    _check(lambda m, x: getattr(x, name)(), _data(3, 4))
+
+
+def test_vector_matrix_matmul_grad_fn():
+    # 1-d @ 2-d squeezes the mm result in place, as PyTorch (SqueezeBackward4)
+    _check(lambda m, v, a: v @ a, _data(10), _data(10, 5))
+    _check(lambda m, v, a: a.__rmatmul__(v), _data(10), _data(10, 5))

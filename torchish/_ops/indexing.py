@@ -252,6 +252,8 @@ def _int_scalars(key):
 def _index_put(input, indices, values, key, accumulate=False):
     idx = _rebuild_key(key, indices)
     values = values.astype(input.dtype)
+    if accumulate and input.dtype == jnp.bool_:  # bool accumulation is a logical or
+        return input.at[idx].max(values)
     return input.at[idx].add(values) if accumulate else input.at[idx].set(values)
 
 
@@ -379,6 +381,8 @@ def _index_dtype(name, index, text="int32/int64"):
 
 
 def _gather_check(name, input, d, index, src=None):
+    if not index.size:  # PyTorch checks nothing when there is no index to read
+        return
     _index_dtype(name, index)
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as "
@@ -394,6 +398,8 @@ def _gather_check(name, input, d, index, src=None):
 def gather(input, dim, index, *, sparse_grad=False):
     d = _dim(dim, input.ndim)
     _gather_check("gather", input, d, index)
+    if not index.size:
+        return jnp.zeros(index.shape, input.dtype)
     if input.ndim == 0:
         return input.reshape(index.shape)
     return input[_grid(index, d)]
@@ -423,6 +429,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     _gather_check("scatter", input, d, index)
     if src is not None and jnp.ndim(src) and src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:  # nothing to write (PyTorch skips the shape checks too)
+        return input
     s = value if src is None else src
     s = _src_part(jnp.asarray(s).astype(input.dtype), index)
     if input.ndim == 0:
@@ -442,6 +450,8 @@ def scatter_add(input, dim, index, src):
     _gather_check("scatter_add", input, d, index)
     if src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:
+        return input
     if input.ndim == 0:
         return _add_at(input.reshape(1).at[index.reshape(-1)], src.reshape(-1)).reshape(())
     return _add_at(input.at[_grid(index, d)], _src_part(src, index))
@@ -523,6 +533,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     _gather_check("scatter_reduce", input, d, index)
     if src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:
+        return input
     return _scatter_reduce(input, d, index, src, reduce, include_self)
 
 
@@ -643,7 +655,12 @@ def masked_scatter_(self, mask, source):
 
 
 def masked_scatter(self, mask, source):
-    return masked_scatter_(self.clone(), mask, source)
+    from .shape import broadcast_to
+    from .shape import broadcast_shapes
+    shape = broadcast_shapes(self.shape, mask.shape)  # out of place, self broadcasts too
+    base = self.clone() if tuple(shape) == tuple(self.shape) else \
+        broadcast_to(self, shape).clone()
+    return masked_scatter_(base, mask, source)
 
 
 for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter"):

@@ -1,6 +1,8 @@
 """Matrix products and linear algebra (`torch.linalg` re-exports the `linalg_*` ops)."""
 import functools
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -92,7 +94,7 @@ def _vector_check(a, b):
     _no_bool("dot", a)
 
 
-@op(promote=P.NONE, grad_fn="DotBackward0", saves={"input": ("tensor",), "tensor": ("input",)})
+@op(promote=P.NONE, grad_fn="VdotBackward0", saves={"input": ("tensor",), "tensor": ("input",)})
 def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -117,8 +119,8 @@ def mv(input, vec):
 def _matmul_nd(input, other):
     if other.ndim == 1 or (input.ndim >= 3 and other.ndim == 2):
         # folded into one mm, as PyTorch: (batch*n x k) @ (k x m)
-        a = input.reshape(-1, input.shape[-1])
-        b = other.reshape(-1, 1) if other.ndim == 1 else other
+        a = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])  # -1 fails on k = 0
+        b = other.reshape(other.shape[0], 1) if other.ndim == 1 else other
         if a.shape[1] != b.shape[0]:
             if other.ndim == 1:
                 raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}"
@@ -133,7 +135,6 @@ def _matmul_nd(input, other):
         batch = max(a.ndim, other.ndim) - 2
         bs = tuple(jnp.broadcast_shapes(a.shape[:-2], other.shape[:-2]))
         if a.shape[-1] != other.shape[-2]:
-            import math
             n = math.prod(bs) if batch else 1
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to "
                                f"be: [{n}, {a.shape[-1]}] but got: [{n}, {other.shape[-2]}].")
@@ -161,7 +162,7 @@ def matmul(input, other):
     if a == 2 and b == 2:
         return mm(input, other)
     if a == 1 and b == 2:
-        return mm(input.unsqueeze(0), other).squeeze(0)
+        return mm(input.unsqueeze(0), other).squeeze_(0)  # as PyTorch: SqueezeBackward4
     return _matmul_nd(input, other)
 
 
@@ -520,8 +521,12 @@ def linalg_lstsq_solution(A, B):
     return jnp.linalg.lstsq(A, B)[0]
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="TriangularSolveBackward0", method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSolveTriangularBackward0", method=False)
 def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        Bt = jnp.swapaxes(B, -1, -2)
+        return jnp.swapaxes(jax.scipy.linalg.solve_triangular(
+            A, Bt, trans=1, lower=not upper, unit_diagonal=unitriangular), -1, -2)
     return jax.scipy.linalg.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
 
 
@@ -543,9 +548,14 @@ def _p_norm(a, p, axis):
         return jnp.sum((a != 0).astype(a.dtype), axis)
     if p == float("inf"):
         return jnp.max(a, axis) if a.shape[axis] else jnp.zeros(a.shape[:-1], a.dtype)
-    if p == 1:
-        return jnp.sum(a, axis)
-    s = jnp.sum(a * a if p == 2 else a ** p, axis)
+    if p == 1:  # gradient sgn(x): 0 at 0 (JAX's |x|' is 1 there)
+        return jnp.sum(jnp.where(a == 0, 0, a), axis)
+    if p == 2:
+        s = jnp.sum(a * a, axis)
+    else:  # zero entries get gradient 0, not |0|^(p-1) (inf for p < 1), as in PyTorch
+        zero = a == 0
+        s = jnp.sum(jnp.where(zero, 0.0 if p > 0 else jnp.inf, jnp.where(zero, 1, a) ** p),
+                    axis)
     safe = jnp.where(s == 0, 1, s)
     return jnp.where(s == 0, 0, jnp.sqrt(safe) if p == 2 else safe ** (1 / p))
 

@@ -290,7 +290,7 @@ def _pad_name(kinds, statics):
     if mode == "constant":
         return "ConstantPadNdBackward0"
     if mode == "circular":
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
     k = len(statics["pad"]) // 2
     return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{k}DBackward0"
 
@@ -326,6 +326,12 @@ def _pad(input, pad, mode, value):
     tensors=("x1", "x2"))
 def _cosine_similarity(x1, x2, dim, eps):
     x1, x2 = jnp.broadcast_arrays(x1, x2)
+    if x1.ndim == 0:  # 0-d inputs: dim 0 / -1 of a 1-element vector
+        return _cos_sim(x1.reshape(1), x2.reshape(1), 0, eps)
+    return _cos_sim(x1, x2, dim, eps)
+
+
+def _cos_sim(x1, x2, dim, eps):
     n1 = _vector_norm(x1, 2.0, (dim,), True)
     n2 = _vector_norm(x2, 2.0, (dim,), True)
     # PyTorch clamps the norms at eps under no_grad: forward clamped, backward as identity
@@ -402,7 +408,8 @@ def _pack_padded_sequence(input, batch_sizes):
     return flat[jnp.asarray(_packed_index(batch_sizes, b), jnp.int32)]
 
 
-@op("_pad_packed_sequence", promote=P.NONE, grad_fn="CopySlices", **_NN, tensors=("data",))
+@op("_pad_packed_sequence", promote=P.NONE, grad_fn="torch::autograd::CopySlices", **_NN,
+    tensors=("data",))
 def _pad_packed_sequence(data, batch_sizes, padding_value, total_length):
     b = batch_sizes[0] if batch_sizes else 0
     out = jnp.full((total_length * b,) + data.shape[1:], padding_value, data.dtype)
@@ -410,7 +417,8 @@ def _pad_packed_sequence(data, batch_sizes, padding_value, total_length):
     return out.reshape((total_length, b) + data.shape[1:])
 
 
-@op("_pad_sequence", promote=P.NONE, grad_fn="CopySlices", **_NN, tensors=("sequences",))
+@op("_pad_sequence", promote=P.NONE, grad_fn="torch::autograd::CopySlices", **_NN,
+    tensors=("sequences",))
 def _pad_sequence(sequences, batch_first, padding_value, padding_side):
     n = max(s.shape[0] for s in sequences)
     rows = []

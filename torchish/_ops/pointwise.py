@@ -71,7 +71,8 @@ def sub(input, other, *, alpha=1):
     return input - _scaled(other, alpha)
 
 
-@op(grad_fn="RsubBackward1", saves=(), dunders=("__rsub__",), scalar_operands=("other",))
+@op(grad_fn=lambda kinds, statics: "RsubBackward1" if isinstance(kinds[1], type) else
+    "RsubBackward0", saves=(), dunders=("__rsub__",), scalar_operands=("other",))
 def rsub(input, other, *, alpha=1):
     _check_bool_sub(input)
     return other - _scaled(input, alpha)
@@ -100,7 +101,8 @@ def _div(input, other, rounding_mode):
                        f"but found '{rounding_mode}'")
 
 
-@op(promote=_div_kind, grad_fn="DivBackward0", inplace=True,
+@op(promote=_div_kind, inplace=True, grad_fn=lambda kinds, statics:
+    "DivBackward0" if statics["rounding_mode"] is None else "DivBackward2",
     dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"),
     saves={"input": ("other",), "other": ("input", "other")}, opmath_scalars=True,
     scalar_operands=True)
@@ -220,7 +222,8 @@ def pow(input, exponent):
     return _power(input, exponent)
 
 
-@op(grad_fn="PowBackward2", method=False, function=False, dunders=("__rpow__",),
+@op(grad_fn=lambda kinds, statics: "PowBackward2" if isinstance(kinds[1], type) else
+    "PowBackward1", method=False, function=False, dunders=("__rpow__",),
     scalar_operands=True)
 def _rpow(input, other):
     return _power(other, input)
@@ -292,7 +295,7 @@ def heaviside(input, values):
     return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", method=True,
+@op(promote=P.INT_TO_FLOAT, grad_fn="LdexpBackward0", method=True,
     scalar_operands=False)
 def ldexp(input, other):
     return input * jnp.exp2(other)

@@ -136,7 +136,8 @@ _KERNELS = {"abs": ("abs_cpu", "b"), "floor": ("floor_vml_cpu", "b"),
             "ceil": ("ceil_vml_cpu", "b"), "trunc": ("trunc_vml_cpu", "b"),
             "frac": ("frac_cpu", "bi")}
 _GRAD_NAMES = {"sgn": "SgnBackward0", "positive": None, "fix": "TruncBackward0",
-               "log1p": "Log1PBackward0"}
+               "log1p": "Log1PBackward0", "deg2rad": "Deg2RadBackward0",
+               "rad2deg": "Rad2DegBackward0"}
 _ALIASES = {"neg": ("negative",), "abs": ("absolute",), "asin": ("arcsin",),
             "acos": ("arccos",), "atan": ("arctan",), "asinh": ("arcsinh",),
             "acosh": ("arccosh",), "atanh": ("arctanh",), "trunc": ("fix",)}

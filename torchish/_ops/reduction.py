@@ -58,7 +58,7 @@ def check_nonempty(name, x, axis):
 
 
 def _by_dim(name0, name1):
-    return lambda kinds, statics: name0 if statics.get("dim") in (None, ()) else name1
+    return lambda kinds, statics: name0 if statics.get("dim") is None else name1
 
 
 @op(promote=P.INT_TO_LONG, grad_fn=_by_dim("SumBackward0", "SumBackward1"), saves=())
@@ -279,9 +279,13 @@ def _vector_norm(x, ord, axis, keepdim):
         # PyTorch's norm has gradient 0 (not nan) at the zero vector
         safe = jnp.where(sq == 0, 1, sq)
         return jnp.where(sq == 0, 0, jnp.sqrt(safe))
-    if ord == 1:
-        return jnp.sum(a, axis=ax, keepdims=keepdim)
-    s = jnp.sum(a ** ord, axis=ax, keepdims=keepdim)
+    if ord == 1:  # gradient sgn(x): 0 at 0 (JAX's |x|' is 1 there)
+        return jnp.sum(jnp.where(a == 0, 0, a), axis=ax, keepdims=keepdim)
+    # PyTorch's norm backward gives zero entries gradient 0 (not |0|^(p-1), inf for p < 1)
+    zero = a == 0
+    safe_a = jnp.where(zero, 1, a)
+    s = jnp.sum(jnp.where(zero, 0.0 if ord > 0 else jnp.inf, safe_a ** ord), axis=ax,
+                keepdims=keepdim)
     safe = jnp.where(s == 0, 1, s)
     return jnp.where(s == 0, 0, safe ** (1.0 / ord))
 
@@ -393,23 +397,31 @@ def count_nonzero(input, dim=None):
 def _softmax_dim(ndim, dim):
     if dim is None:  # PyTorch's legacy implicit dim
         return 0 if ndim in (0, 1, 3) else 1
-    return _axes(dim, ndim)[0] if ndim else 0
+    return _axes(dim, max(ndim, 1))[0]  # a 0-d input takes dim 0 / -1, as a 1-element one
+
+
+def _along(fn, x, dim):
+    """fn(x, axis) along the softmax dim; a 0-d input computed as a 1-element vector."""
+    axis = _softmax_dim(x.ndim, dim)
+    if x.ndim == 0:
+        return fn(x.reshape(1), axis=0).reshape(())
+    return fn(x, axis=axis)
 
 
 @op(opmath=True, grad_fn="SoftmaxBackward0", nn=True, tensors=("input",))
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return jax.nn.softmax(input, axis=_softmax_dim(input.ndim, dim))
+    return _along(jax.nn.softmax, input, dim)
 
 
 @op(opmath=True, grad_fn="LogSoftmaxBackward0", nn=True, tensors=("input",))
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return jax.nn.log_softmax(input, axis=_softmax_dim(input.ndim, dim))
+    return _along(jax.nn.log_softmax, input, dim)
 
 
 @op(opmath=True, grad_fn="NegBackward0", nn=True, function=False, method=False,
     tensors=("input",))
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return jax.nn.softmax(-input, axis=_softmax_dim(input.ndim, dim))
+    return _along(jax.nn.softmax, -input, dim)
 
 
 @op(promote=P.DEFAULT, grad_fn="TraceBackward0")

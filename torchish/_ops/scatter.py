@@ -152,7 +152,8 @@ def _diagonal_flat(shape, wrap):
     return np.arange(0, min(end, int(np.prod(shape))), step)
 
 
-@op(promote=P.NONE, grad_fn="CopySlices", saves=(), function=False, method=False,
+@op(promote=P.NONE, grad_fn="torch::autograd::CopySlices", saves=(), function=False,
+    method=False,
     inplace=True, inplace_grad_fn="torch::autograd::CopySlices")
 def _fill_diagonal(input, fill_value, wrap=False):
     pos = _diagonal_flat(input.shape, wrap)

@@ -656,14 +656,16 @@ def _atleast_1d(x):
 
 
 def _atleast_2d(x):
-    return x.reshape(1, -1) if x.ndim < 2 else x
+    if x.ndim == 0:
+        return x.reshape(1, 1)
+    return x.unsqueeze(0) if x.ndim == 1 else x
 
 
 def _atleast_3d(x):
     if x.ndim == 0:
         return x.reshape(1, 1, 1)
     if x.ndim == 1:
-        return x.reshape(1, -1, 1)
+        return x.unsqueeze(0).unsqueeze(-1)
     if x.ndim == 2:
         return x.unsqueeze(-1)
     return x

@@ -285,7 +285,9 @@ def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
     axis = None if dim is None else dim % max(input.ndim, 1)
     x = input if input.ndim else input.reshape(1)
     out = fn(x, qv, axis=axis, method=interpolation, keepdims=keepdim)
-    if keepdim and dim is None:
+    if input.ndim == 0:  # a 0-d input has no dim to keep
+        out = out.reshape(qv.shape)
+    elif keepdim and dim is None:
         out = out.reshape(qv.shape + (1,) * input.ndim)
     return out
 

@@ -210,6 +210,17 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         if edge_order == 1:
             first = (_edge(a, d, 1) - _edge(a, d, 0)) / h0
             last = (_edge(a, d, -1) - _edge(a, d, -2)) / h1
+        elif isinstance(h, Tensor) and h.ndim:
+            # second-order one-sided differences on uneven coordinates: the three-point
+            # Lagrange derivative at each end (equal to the uniform formula when steps agree)
+            d1, d2 = _edge(dx, d, 0), _edge(dx, d, 1)
+            first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * _edge(a, d, 0)
+                     + (d1 + d2) / (d1 * d2) * _edge(a, d, 1)
+                     - d1 / (d2 * (d1 + d2)) * _edge(a, d, 2))
+            d1, d2 = _edge(dx, d, -2), _edge(dx, d, -1)
+            last = (d2 / (d1 * (d1 + d2)) * _edge(a, d, -3)
+                    - (d1 + d2) / (d1 * d2) * _edge(a, d, -2)
+                    + (2 * d2 + d1) / (d2 * (d1 + d2)) * _edge(a, d, -1))
         else:
             first = (-1.5 * _edge(a, d, 0) + 2 * _edge(a, d, 1) - 0.5 * _edge(a, d, 2)) / h0
             last = (0.5 * _edge(a, d, -3) - 2 * _edge(a, d, -2) + 1.5 * _edge(a, d, -1)) / h1

@@ -51,7 +51,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 
 @op(promote=P.INT_TO_LONG, method=False,
-    grad_fn=lambda kinds, statics: "CopySlices" if statics["increasing"] else "FlipBackward0")
+    grad_fn=lambda kinds, statics: "torch::autograd::CopySlices" if statics["increasing"]
+    else "FlipBackward0")
 def vander(x, N=None, increasing=False):
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
