@@ -81,14 +81,19 @@ def test_first_and_second_gradients(expr, wrt):
         env.update(T=T, F=T.nn.functional)
         ins = [env[n] for n in wrt]
         out = eval(expr, env)
-        gs = T.autograd.grad(out.sum(), ins, create_graph=True, allow_unused=True)
-        live = [g for g in gs if g is not None and g.requires_grad]
-        second = []
-        if live:
-            total = sum((g * g).sum() for g in live)
-            second = T.autograd.grad(total, ins, allow_unused=True)
-        return [facts(g) for g in gs], list(gs), list(second)
+        return _first_and_second(T, out.sum(), ins)
     run_both(program, rtol=1e-7, atol=1e-9)
+
+
+def _first_and_second(T, out, ins):
+    """First gradients (with create_graph), their facts, and the gradients of their squares."""
+    gs = T.autograd.grad(out, ins, create_graph=True, allow_unused=True)
+    live = [g for g in gs if g is not None and g.requires_grad]
+    second = []
+    if live:
+        total = sum((g * g).sum() for g in live)
+        second = T.autograd.grad(total, ins, allow_unused=True)
+    return [facts(g) for g in gs], list(gs), list(second)
 
 
 def test_third_derivatives():
@@ -355,13 +360,7 @@ def test_names_of_gradients_follow_pytorchs_formulas(expr):
         env = _vectors(T)
         env.update(T=T, F=T.nn.functional)
         ins = [env[n] for n in "abAB"]
-        gs = T.autograd.grad(eval(expr, env), ins, create_graph=True, allow_unused=True)
-        live = [g for g in gs if g is not None and g.requires_grad]
-        second = []
-        if live:
-            total = sum((g * g).sum() for g in live)
-            second = T.autograd.grad(total, ins, allow_unused=True)
-        return [facts(g) for g in gs], list(gs), list(second)
+        return _first_and_second(T, eval(expr, env), ins)
     run_both(program, rtol=1e-7, atol=1e-9)
 
 
