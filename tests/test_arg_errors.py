@@ -68,6 +68,12 @@ CASES = [
     "L.nn.functional.cross_entropy(t, [0, 1])",
     # a dimension of the wrong type
     "t.sum(dim='a')", "t.sum(dim=1.5)", "t.transpose('a', 1)", "t.sum(dim=(0, 1))",
+    "L.softmax(t, None)", "t.log_softmax(None)", "L.softmax(t, dim=None)",
+    "L.nn.functional.softmax(t, None)",
+    # overloads that take numbers only together (a 0-d tensor counts as a number)
+    "L.clamp(t, L.tensor([0.1, 0.2]), 1)", "L.clamp(t, 0, L.tensor([0.5, 0.6]))",
+    "L.clamp(t, L.tensor(0.1), 1.0)", "t.clamp_(L.tensor([0.1, 0.2]), 0.3)",
+    "L.linalg.pinv(t, atol=L.ones(1), rtol=0.1)",
 ]
 
 

@@ -742,6 +742,24 @@ def test_scalar_operand_variants_name_their_nodes_as_pytorch():
     assert names[0] == names[1]
 
 
+def test_overloads_name_their_nodes_as_pytorch():
+    # clamp's Scalar overload (a 0-d tensor beside a number counts as a number); softmax's
+    # dtype converts the input first (its own ToCopyBackward0), softmin negates before that
+    names = []
+    for T in (torchish, torch):
+        x = T.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+        zero, one = T.tensor(0.0), T.tensor(1.0)
+        outs = [T.clamp(x, zero, 1.0), T.clamp(x, 0.0, one), T.clamp(x, zero, one),
+                T.clamp(x, zero), T.clamp(x, None, 1), x.clip(zero, 1.0),
+                x.softmax(0, T.float64), T.log_softmax(x, 0, dtype=T.float64),
+                T.nn.functional.softmin(x, 0, dtype=T.float64),
+                T.nn.functional.log_softmax(x, 0, dtype=T.float64),
+                T.special.softmax(x, 0, dtype=T.float64)]
+        names.append([(o.grad_fn.name(), o.dtype == T.float64,
+                       [n.name() for n, _ in o.grad_fn.next_functions if n]) for o in outs])
+    assert names[0] == names[1]
+
+
 def test_samplers_record_zero_gradient_nodes_as_pytorch():
     seen = []
     for T in (torchish, torch):

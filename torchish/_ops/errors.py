@@ -108,6 +108,9 @@ class ArgumentTypeError(TypeError):
         operand itself tells a tuple from a list); `caller`: the frame that called the
         binding (which arguments it passed by keyword)."""
         got = self.got
+        if self.form == "mixed":  # got: the operands' type names; a method's omits self
+            return TypeError(f"{name}() received an invalid combination of arguments - got "
+                             f"({', '.join(got[1:] if self_param else got)})")
         if values and self.param in values and self.form == "must":
             got = type(values[self.param])
         got = type_name(got)

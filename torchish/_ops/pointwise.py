@@ -443,11 +443,13 @@ def bitwise_not(input):
 # ---- clamp, where, masked_fill, nan_to_num --------------------------------------------------
 
 def _clamp_name(kinds, statics):
-    return "ClampBackward0" if any(isinstance(k, tuple) for k in kinds[1:]) else "ClampBackward1"
+    # the Tensor overload unless a bound is a number (0-d tensors then count as numbers)
+    return "ClampBackward1" if any(isinstance(k, type) for k in kinds[1:]) or not any(
+        isinstance(k, tuple) for k in kinds[1:]) else "ClampBackward0"
 
 
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
-    scalar_operands=("min", "max"))
+    scalar_operands=("min", "max"), joint_scalars=True)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

@@ -395,8 +395,6 @@ def count_nonzero(input, dim=None):
 
 
 def _softmax_dim(ndim, dim):
-    if dim is None:  # PyTorch's legacy implicit dim
-        return 0 if ndim in (0, 1, 3) else 1
     return _axes(dim, max(ndim, 1))[0]  # a 0-d input takes dim 0 / -1, as a 1-element one
 
 
@@ -408,20 +406,14 @@ def _along(fn, x, dim):
     return fn(x, axis=axis)
 
 
-@op(opmath=True, grad_fn="SoftmaxBackward0", nn=True, tensors=("input",))
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+@op(opmath=True, grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True)
+def softmax(input, dim, dtype=None):
     return _along(jax.nn.softmax, input, dim)
 
 
-@op(opmath=True, grad_fn="LogSoftmaxBackward0", nn=True, tensors=("input",))
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+@op(opmath=True, grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True)
+def log_softmax(input, dim, dtype=None):
     return _along(jax.nn.log_softmax, input, dim)
-
-
-@op(opmath=True, grad_fn="NegBackward0", nn=True, function=False, method=False,
-    tensors=("input",))
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return _along(jax.nn.softmax, -input, dim)
 
 
 @op(promote=P.DEFAULT, grad_fn="TraceBackward0")

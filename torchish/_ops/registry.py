@@ -93,7 +93,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
        inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
-       scalar_operands=None):
+       scalar_operands=None, joint_scalars=False, casts_input=False):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -126,6 +126,11 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                Default None: False for public ops (a `torchish.X`, `Tensor.X` or
                `nn.functional.X` binding), unchecked for private ones, whose callers are
                torchish's own code. Parameters named in `LIST_NAMES` take lists.
+    joint_scalars: the `scalar_operands` share one Scalar overload (clamp's min and max): a
+               number beside a tensor of one or more dims is PyTorch's "invalid combination"
+               TypeError; a 0-d tensor beside a number is read as a number.
+    casts_input: a `dtype` argument converts `input` before the op runs (a ToCopyBackward0
+               node of its own), as PyTorch's softmax and log_softmax do.
     opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
                rounds the result once, as PyTorch's CPU kernels do; JAX would round every
                intermediate (and constant) to the half type.
@@ -150,6 +155,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.bound = bool(function or method or nn or dunders or inplace)
         definition.argcheck = _argcheck(opname, params, dyn, statics, scalar_operands,
                                         definition.bound)
+        definition.joint_scalars = joint_scalars
+        definition.casts_input = casts_input
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -198,6 +205,9 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     stat = "".join(f"{n}, " for n in definition.statics)
     fname = fname or definition.name
     body = f"    return _entry(_op, ({dyn}), ({stat}))\n"
+    if definition.casts_input:
+        body = ("    if dtype is not None and isinstance(input, _Tensor):\n"
+                "        input, dtype = input.to(dtype), None\n" + body)
     if out:
         params += ["out=None"] if star else ["*", "out=None"]
         body = (f"    if out is not None:\n"
@@ -206,7 +216,7 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         body = _catch_argument_errors(body, fname, self_param, dunder)
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=globals()[entry], _op=definition, _out=dispatch_out,
-                     _ArgErr=ArgumentTypeError, _caller=_caller)
+                     _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor)
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__
@@ -341,9 +351,14 @@ def _check_arguments(definition, statics, kinds):
             raise argument_error(definition, pname, "Tensor", kind[1])
         elif kind[0] == "L" and pname not in lists:
             raise argument_error(definition, pname, "Tensor", list)
+    if definition.joint_scalars and any(isinstance(k, type) for k in kinds) and any(
+            isinstance(k, tuple) and not k[1] for k in kinds[1:]):
+        got = ["NoneType" if k is None else k.__name__ if isinstance(k, type) else "Tensor"
+               for k in kinds]
+        raise argument_error(definition, None, None, got, "mixed")
     for i, required_dim in dims:
         value = statics[i]
-        if not (value is None or _is_index(value) or (
+        if not ((value is None and not required_dim) or _is_index(value) or (
                 isinstance(value, (list, tuple)) and all(map(_is_index, value)))):
             raise argument_error(definition, definition.statics[i], "int", type(value),
                                     "must" if required_dim else "combination")

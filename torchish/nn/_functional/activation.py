@@ -17,7 +17,7 @@ from ..._ops import nn_ops as _nn
 __all__ = ["threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "elu",
            "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu",
            "rrelu", "rrelu_", "glu", "hardsigmoid", "silu", "mish", "hardswish", "softmin",
-           "gumbel_softmax"]
+           "softmax", "log_softmax", "gumbel_softmax"]
 
 _SIGNATURES = {}
 
@@ -181,13 +181,30 @@ def glu(input, dim=-1):
     return _nn._glu(input, d)
 
 
+def _implicit_dim(name, ndim, stacklevel):
+    # PyTorch's legacy choice when F.softmax & co. are called without a dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=stacklevel + 1)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("softmax", input.dim(), _stacklevel)
+    return torchish.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("log_softmax", input.dim(), _stacklevel)
+    return torchish.log_softmax(input, dim, dtype=dtype)
+
+
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     # softmax of the negated input: PyTorch's node is SoftmaxBackward0
     if dim is None:
-        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
-                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
-    x = input if dtype is None else input.to(dtype)
-    return torchish.softmax(-x, dim)
+        dim = _implicit_dim("softmin", input.dim(), _stacklevel)
+    return torchish.softmax(-input, dim, dtype=dtype)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
