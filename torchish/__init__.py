@@ -34,9 +34,13 @@ from .random import (Generator, default_generator, manual_seed, seed, initial_se
                      get_rng_state, set_rng_state)
 from ._compile import compile  # noqa: E402,F401
 
-__version__ = "2.13.0+torchish"
+from . import torch_version, version  # noqa: E402,F401
+from .version import __version__  # noqa: E402,F401
+from ._layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc,  # noqa: E402,F401
+                      sparse_bsr, sparse_bsc, jagged)
 
 from ._functions import *  # noqa: E402,F401,F403
+from ._aten_aliases import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import compiler, _dynamo  # noqa: E402,F401
@@ -47,6 +51,7 @@ from . import amp  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import jit, multiprocessing  # noqa: E402,F401
 from .fft import _stft as stft  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device, with_index
+from ._layout import strided
 from ._storage import (InferenceStorage, Storage, View, base_view, contiguous_strides, extend,
                        read_view, write_view)
 from .autograd import grad_mode
@@ -276,11 +277,43 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
-    is_sparse = False
-    is_quantized = False
-    is_meta = False
-    is_nested = False
-    layout = "torch.strided"
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = False
+    is_mps = is_xpu = is_ipu = is_xla = is_mtia = is_maia = is_vulkan = False
+    layout = strided
+
+    def is_conj(self):   # conj() computes its value: no tensor carries a lazy conjugation
+        return False
+
+    def is_neg(self):
+        return False
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
+
+    def is_nonzero(self):
+        from ._functions import is_nonzero
+        return is_nonzero(self)
+
+    def adjoint(self):
+        return self.mH   # a view (conj of a real tensor is the tensor itself)
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    def share_memory_(self):
+        # JAX arrays pickle by value, so there is nothing to move; remembered for is_shared
+        self._shared = True
+        return self
+
+    def is_shared(self):
+        return getattr(self, "_shared", False)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -595,14 +628,31 @@ class Tensor:
 
     @property
     def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
     @property
     def H(self):
-        return self.T.conj()
+        if self.ndim == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+            return self.conj()
+        if self.ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.ndim}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH"
+                                  if self.ndim > 2 else ""))
+        return self.transpose(0, 1).conj()
 
     @property
     def mH(self):
+        if self.ndim == 0:
+            warnings.warn("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
+            return self.conj()
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
         return self.mT.conj()
 
     def type(self, dtype=None, non_blocking=False):

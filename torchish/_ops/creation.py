@@ -543,7 +543,8 @@ def polar(abs, angle):
     return jax.lax.complex(*jnp.broadcast_arrays(abs * jnp.cos(angle), abs * jnp.sin(angle)))
 
 
-@op(promote=P.NONE, grad_fn="RealBackward0", method=False)
+@op(promote=P.NONE, grad_fn="RealBackward0", method=False,
+    identity_if=lambda t: not t.dtype.is_complex)
 def real(input):
     return jnp.real(input)
 

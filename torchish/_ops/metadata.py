@@ -102,5 +102,6 @@ def is_pinned(self, device=None):
 for _n in ("t_", "transpose_", "squeeze_", "unsqueeze_", "sum_to_size", "is_same_size",
            "pin_memory", "is_pinned"):
     setattr(Tensor, _n, globals()[_n])
+Tensor.swapaxes_ = Tensor.swapdims_ = transpose_
 
 PLAIN = ["is_same_size"]

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
 
+from .. import _dtype as dt
 from .pointwise import _check_bool_sub, _is_bool, _is_int, _reject, _scalar_variant, legacy_name
 from .registry import Promote, op
 
@@ -128,6 +129,7 @@ _UNARY = {
     "frac": (lambda x: x - jnp.trunc(x), P.DEFAULT, ()),
     "positive": (_positive, P.NONE, ()),
     "conj": (jnp.conj, P.NONE, ()),
+    "conj_physical": (jnp.conj, P.NONE, ()),
     "angle": (jnp.angle, P.INT_TO_FLOAT_REAL, "inputs"),
     "relu": (_relu, P.DEFAULT, "result"),
 }
@@ -137,11 +139,17 @@ _KERNELS = {"abs": ("abs_cpu", "b"), "floor": ("floor_vml_cpu", "b"),
             "frac": ("frac_cpu", "bi")}
 _GRAD_NAMES = {"sgn": "SgnBackward0", "positive": None, "fix": "TruncBackward0",
                "log1p": "Log1PBackward0", "deg2rad": "Deg2RadBackward0",
-               "rad2deg": "Rad2DegBackward0"}
+               "rad2deg": "Rad2DegBackward0", "conj_physical": "ConjPhysicalBackward0"}
 _ALIASES = {"neg": ("negative",), "abs": ("absolute",), "asin": ("arcsin",),
             "acos": ("arccos",), "atan": ("arctan",), "asinh": ("arcsinh",),
             "acosh": ("arccosh",), "atanh": ("arctanh",), "trunc": ("fix",)}
 _NN_UNARY = {"relu", "sigmoid", "tanh"}
+
+
+# PyTorch returns the input itself (no node) when the op would not change it
+_RETURNS_INPUT_IF = {"conj": lambda t: not t.dtype.is_complex,
+                     "conj_physical": lambda t: not t.dtype.is_complex,
+                     "positive": lambda t: t.dtype is not dt.bool}
 
 
 def _declare_unary(name, fn, kind, saves):
@@ -155,7 +163,7 @@ def _declare_unary(name, fn, kind, saves):
     body.__doc__ = f"torch.{name}: elementwise {name}."
     op(name, promote=kind, grad_fn=_GRAD_NAMES.get(name, name.capitalize() + "Backward0"),
        saves=saves, inplace=name not in ("positive",), nn=name in _NN_UNARY, opmath=True,
-       aliases=_ALIASES.get(name, ()),
+       aliases=_ALIASES.get(name, ()), identity_if=_RETURNS_INPUT_IF.get(name),
        dunders={"neg": ("__neg__",), "abs": ("__abs__",), "positive": ("__pos__",)}.get(
            name, ()))(body)
 
@@ -304,7 +312,7 @@ def softshrink(input, lambd=0.5):
     return jnp.where(input > lambd, input - lambd, jnp.where(input < -lambd, input + lambd, 0))
 
 
-@op(grad_fn="HardshrinkBackward0", nn=True, function=False, method=False)
+@op(grad_fn="HardshrinkBackward0", nn=True)
 def hardshrink(input, lambd=0.5):
     _reject("hardshrink_cpu", input, "bi")
     return jnp.where(jnp.abs(input) > lambd, input, 0)
@@ -332,7 +340,7 @@ def logit(input, eps=None):
     return _logit(input if eps is None else jnp.clip(input, eps, 1 - eps))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method="input")
 def polygamma(n, input):
     if n == 0:
         return _digamma(input)

@@ -93,7 +93,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
        inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
-       scalar_operands=None, joint_scalars=False, casts_input=False):
+       scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -131,6 +131,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                TypeError; a 0-d tensor beside a number is read as a number.
     casts_input: a `dtype` argument converts `input` before the op runs (a ToCopyBackward0
                node of its own), as PyTorch's softmax and log_softmax do.
+    identity_if: a predicate on the input Tensor; where it holds, the function and method
+               return the input itself (PyTorch's conj, positive and real of a real tensor:
+               the same object, no node).
     opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
                rounds the result once, as PyTorch's CPU kernels do; JAX would round every
                intermediate (and constant) to the half type.
@@ -157,6 +160,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                                         definition.bound)
         definition.joint_scalars = joint_scalars
         definition.casts_input = casts_input
+        definition.identity_if = identity_if
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -205,6 +209,10 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     stat = "".join(f"{n}, " for n in definition.statics)
     fname = fname or definition.name
     body = f"    return _entry(_op, ({dyn}), ({stat}))\n"
+    if definition.identity_if is not None:
+        first = next(iter(sig.parameters))
+        body = (f"    if isinstance({first}, _Tensor) and _op.identity_if({first}):\n"
+                f"        return {first}\n" + body)
     if definition.casts_input:
         body = ("    if dtype is not None and isinstance(input, _Tensor):\n"
                 "        input, dtype = input.to(dtype), None\n" + body)

@@ -190,3 +190,13 @@ def _non_full_adapter(hook, module):
                    for g in grad_outputs)
         return hook(module, gi, go)
     return node_hook
+
+
+def pop_forward_pre_hook(module, kind, name, label):
+    """Unregister and return `module`'s forward pre-hook of type `kind` for parameter `name`
+    (weight_norm's, spectral_norm's)."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, kind) and hook.name == name:
+            del module._forward_pre_hooks[key]
+            return hook
+    raise ValueError(f"{label} of '{name}' not found in {module}")

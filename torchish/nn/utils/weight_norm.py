@@ -5,6 +5,7 @@ import warnings
 
 import torchish
 from ..parameter import Parameter, UninitializedParameter
+from ._hooks import pop_forward_pre_hook
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -66,9 +67,5 @@ def weight_norm(module, name="weight", dim=0):
 
 def remove_weight_norm(module, name="weight"):
     """Remove the weight normalization reparameterization from `module`."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    pop_forward_pre_hook(module, WeightNorm, name, "weight_norm").remove(module)
+    return module

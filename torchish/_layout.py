@@ -1,0 +1,28 @@
+"""`torch.layout` and its values. Every torchish tensor is strided (dense); the sparse layouts
+exist as names so that code comparing or passing them keeps working."""
+
+__all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+           "sparse_bsc", "jagged"]
+
+
+class layout:
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):  # pickles as the same object (torch.save of a layout)
+        return self._name
+
+
+layout.__module__ = "torch"
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")
