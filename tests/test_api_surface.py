@@ -149,3 +149,35 @@ def test_multiprocessing_spawn_reports_a_failure():
     with pytest.raises(torchish.multiprocessing.ProcessRaisedException, match="rank 0 failed"):
         torchish.multiprocessing.spawn(_raises, nprocs=1)
 
+
+
+def test_backend_submodules_import_and_hold_flags():
+    import importlib
+    got = []
+    for T in (torchish, torch):
+        name = T.__name__
+        mods = {m: importlib.import_module(f"{name}.backends.{m}")
+                for m in ("cudnn", "cuda", "mps", "cpu", "mkldnn", "openmp", "mkl", "mha")}
+        cudnn = mods["cudnn"]
+        row = [cudnn.enabled, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32,
+               cudnn.is_available(), cudnn.version(), mods["mps"].is_available(),
+               mods["cuda"].matmul.allow_tf32, mods["cuda"].flash_sdp_enabled(),
+               mods["mkldnn"].is_available(), mods["openmp"].is_available(),
+               mods["mha"].get_fastpath_enabled()]
+        cudnn.benchmark = True
+        row.append(T.backends.cudnn.benchmark)
+        cudnn.benchmark = False
+        with cudnn.flags(enabled=False):
+            row.append(T.backends.cudnn.enabled)
+        row.append(T.backends.cudnn.enabled)
+        attention = importlib.import_module(f"{name}.nn.attention")
+        with attention.sdpa_kernel([attention.SDPBackend.MATH]):
+            row += [mods["cuda"].math_sdp_enabled(), mods["cuda"].flash_sdp_enabled()]
+            q = T.ones(1, 2, 3)
+            row.append(tuple(T.nn.functional.scaled_dot_product_attention(q, q, q).shape))
+        row += [mods["cuda"].flash_sdp_enabled(), repr(attention.SDPBackend.MATH),
+                list(attention.SDPBackend.__members__)]
+        hooks = importlib.import_module(f"{name}.utils.hooks")
+        row.append(hooks.unserializable_hook(lambda grad: None).__torch_unserializable__)
+        got.append(row)
+    assert got[0] == got[1]

@@ -1,13 +1,7 @@
-"""`torchish.backends`: PyTorch's backend switches; flags are accepted, XLA decides kernels."""
-import types
-
+"""`torchish.backends`: PyTorch's backend switches. Flags are accepted and remembered (XLA
+chooses the kernels); each backend is a submodule, as in PyTorch, so that
+`import torch.backends.cudnn as cudnn` and `torch.backends.cudnn.benchmark = True` both work."""
 from .._unsupported import module_getattr
-
-cudnn = types.SimpleNamespace(benchmark=False, deterministic=False, enabled=True,
-                              allow_tf32=True, is_available=lambda: False)
-mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
-cuda = types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False),
-                             is_built=lambda: True)
-cpu = types.SimpleNamespace(get_cpu_capability=lambda: "DEFAULT")
+from . import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
 
 __getattr__ = module_getattr(__name__)
