@@ -181,3 +181,23 @@ def test_backend_submodules_import_and_hold_flags():
         row.append(hooks.unserializable_hook(lambda grad: None).__torch_unserializable__)
         got.append(row)
     assert got[0] == got[1]
+
+
+# module paths that programs import names from (`from torch.X import Y`), with a name each
+MODULE_PATHS = {
+    "utils.data.distributed": "DistributedSampler", "utils.data._utils.collate": "default_collate",
+    "utils.data.dataloader": "DataLoader", "utils.data.sampler": "BatchSampler",
+    "nn.parallel.distributed": "DistributedDataParallel", "nn.parallel": "DataParallel",
+    "nn.common_types": "_size_2_t", "autograd.variable": "Variable", "types": "Number",
+    "return_types": "max", "utils.hooks": "RemovableHandle", "nn.attention": "sdpa_kernel",
+    "backends.cudnn": "benchmark", "version": "cuda", "torch_version": "TorchVersion",
+    "jit": "script", "multiprocessing": "spawn", "nn.utils.stateless": "functional_call",
+}
+
+
+@pytest.mark.parametrize("path", sorted(MODULE_PATHS))
+def test_module_paths(path):
+    import importlib
+    for T in (torchish, torch):
+        module = importlib.import_module(f"{T.__name__}.{path}")
+        assert hasattr(module, MODULE_PATHS[path]), (T.__name__, path)

@@ -3,8 +3,8 @@ wrappers that run the module (the state dict gains the `module.` prefix, as in P
 Splitting a batch over devices is JAX's job (`jax.sharding`), not these wrappers'."""
 import contextlib
 
-from .. import distributed as _dist
-from .modules.module import Module
+from ... import distributed as _dist
+from ..modules.module import Module
 
 
 class DataParallel(Module):
