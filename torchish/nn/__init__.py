@@ -1,9 +1,10 @@
 """`torchish.nn`: modules, parameters, functional, init, utils."""
-from .parameter import Parameter, Buffer, UninitializedParameter  # noqa: F401
+from .parameter import (Parameter, Buffer, UninitializedParameter,  # noqa: F401
+                        UninitializedBuffer)
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from . import functional, init, utils, parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init",
-           "utils"] + list(_modules_all)
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           "functional", "init", "utils"] + list(_modules_all)

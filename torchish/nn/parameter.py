@@ -1,4 +1,4 @@
-"""`nn.Parameter` and `nn.Buffer`."""
+"""`nn.Parameter`, `nn.Buffer`, and the uninitialized ones of lazy modules."""
 from .._tensor import Tensor, _alias
 
 
@@ -41,9 +41,61 @@ def _rebuild_parameter(array, requires_grad):
     return Parameter(tensor(array), requires_grad)
 
 
-class UninitializedParameter(Parameter):
+class UninitializedTensorMixin:
+    """A parameter or buffer of a lazy module before its shape is known: `materialize(shape)`
+    gives it data (uninitialised in PyTorch; zeros here) and turns it into `cls_to_become`."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .. import get_default_dtype
+        from .._ops.creation import empty
+        device, dtype = device or self._lazy_factory[0], dtype or self._lazy_factory[1]
+        self.__class__ = self.cls_to_become
+        self.data = empty(shape, device=device, dtype=dtype or get_default_dtype())
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
+                           "This error usually happens in `load_state_dict` when trying to "
+                           "load an uninitialized parameter into an initialized one. Call "
+                           "`forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+    def detach(self):   # what a lazy module's state dict holds
+        return type(self)(False, *self._lazy_factory)
+
+    def __reduce_ex__(self, proto):
+        return (type(self), (self.requires_grad,))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    cls_to_become = Parameter
+
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        return Parameter.__new__(cls, None, requires_grad)
+        t = Parameter.__new__(cls, None, requires_grad)
+        t._lazy_factory = (device, dtype)
+        return t
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from .._ops.creation import empty
+        t = _alias(empty(0), cls=cls)
+        t._lazy_factory = (device, dtype)
+        t.persistent = persistent
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
 
 
 class Buffer(Tensor):

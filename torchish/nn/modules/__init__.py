@@ -4,7 +4,8 @@ import os
 
 _SUBMODULES = ["module", "container", "linear", "activation", "dropout", "sparse", "flatten",
                "loss", "conv", "pooling", "normalization", "upsampling", "pixelshuffle",
-               "fold", "padding", "distance", "rnn", "attention", "transformer", "batchnorm", "instancenorm", "utils"]
+               "fold", "padding", "distance", "rnn", "attention", "transformer", "batchnorm",
+               "instancenorm", "lazy", "utils"]
 
 __all__ = []
 _here = os.path.dirname(__file__)

@@ -1,12 +1,12 @@
-"""`Identity`, `Linear`, `Bilinear`, `LazyLinear` (initialised exactly as PyTorch)."""
+"""`Identity`, `Linear`, `Bilinear`, initialised exactly as PyTorch (LazyLinear: lazy.py)."""
 import math
 
 import torchish
 from .. import functional as F, init
-from ..parameter import Parameter, UninitializedParameter
+from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -84,50 +84,3 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
-
-
-def _materialize(param, shape, dtype, device):
-    param.data = torchish.empty(shape, dtype=dtype, device=device)
-    param.__class__ = Parameter
-
-
-class LazyLinear(Linear):
-    """`Linear` whose `in_features` is read from the first input; then it becomes a Linear."""
-    cls_to_become = Linear
-
-    def __init__(self, out_features, bias=True, device=None, dtype=None):
-        super().__init__(0, 0, False)
-        self._factory = {"device": device, "dtype": dtype}
-        self.weight = UninitializedParameter()
-        self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter()
-        self._lazy_hook = self.register_forward_pre_hook(LazyLinear._infer)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
-
-    def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
-
-    def initialize_parameters(self, input):
-        if self.has_uninitialized_params():
-            with torchish.no_grad():
-                self.in_features = input.shape[-1]
-                dtype = self._factory["dtype"] or torchish.get_default_dtype()
-                _materialize(self.weight, (self.out_features, self.in_features), dtype,
-                             self._factory["device"])
-                if self.bias is not None:
-                    _materialize(self.bias, (self.out_features,), dtype,
-                                 self._factory["device"])
-                self.reset_parameters()
-
-    @staticmethod
-    def _infer(module, args):
-        module.initialize_parameters(*args)
-        if not module.has_uninitialized_params():
-            module._lazy_hook.remove()
-            del module._lazy_hook
-            del module._factory
-            module.__class__ = module.cls_to_become
