@@ -201,3 +201,22 @@ def test_module_paths(path):
     for T in (torchish, torch):
         module = importlib.import_module(f"{T.__name__}.{path}")
         assert hasattr(module, MODULE_PATHS[path]), (T.__name__, path)
+
+
+def test_storages():
+    got = []
+    for T in (torchish, torch):
+        x = T.arange(6.0).reshape(2, 3)
+        y = x[1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            typed = x.storage()
+        got.append([x.untyped_storage().size(), x.untyped_storage().nbytes(),
+                    x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(),
+                    typed.size(), len(typed), str(typed.dtype), typed.tolist(), typed[4],
+                    type(typed).__name__, T.is_storage(typed), T.is_storage(x),
+                    typed.data_ptr() == x.data_ptr(), x.untyped_storage()[0],
+                    x.untyped_storage()[9], y.data_ptr() - x.data_ptr(),
+                    x.view(T.int32).data_ptr() == x.data_ptr(),
+                    T.view_as_real(T.ones(2, dtype=T.complex64)).untyped_storage().nbytes()])
+    assert got[0] == got[1]

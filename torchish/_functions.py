@@ -24,7 +24,8 @@ def is_tensor(obj):
 
 
 def is_storage(obj):
-    return False
+    from ._storage import Storage, TypedStorage
+    return isinstance(obj, (Storage, TypedStorage))
 
 
 def is_floating_point(input):

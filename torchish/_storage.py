@@ -33,6 +33,74 @@ class Storage:
     def nbytes(self):
         return self.data.size * self.data.dtype.itemsize
 
+    # ---- PyTorch's UntypedStorage API: bytes ----------------------------------------------
+    size = __len__ = nbytes
+
+    def data_ptr(self):
+        """A stable fake address: storages are identified by object identity (a dtype view's
+        storage by its root's)."""
+        return id(root_storage(self)) * 64
+
+    def element_size(self):
+        return 1
+
+    def _bytes(self):
+        return np.asarray(self.data).reshape(-1).view(np.uint8)
+
+    def __getitem__(self, index):
+        return self._bytes()[index].tolist()
+
+    def tolist(self):
+        return self._bytes().tolist()
+
+    def untyped(self):
+        return self
+
+
+class TypedStorage:
+    """What `Tensor.storage()` returns (deprecated in PyTorch): the whole storage read as the
+    tensor's dtype."""
+
+    def __init__(self, storage, dtype):
+        self._untyped_storage = storage
+        self.dtype = dtype
+
+    @property
+    def device(self):
+        return self._untyped_storage.device
+
+    def untyped(self):
+        return self._untyped_storage
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def nbytes(self):
+        return self._untyped_storage.nbytes()
+
+    def size(self):
+        return self.nbytes() // self.element_size()
+
+    __len__ = size
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    def _elements(self):
+        data = np.asarray(self._untyped_storage.data).reshape(-1)
+        return data if data.dtype == self.dtype.np else data.view(np.uint8).view(self.dtype.np)
+
+    def __getitem__(self, index):
+        return self._elements()[index].tolist()
+
+    def tolist(self):
+        return self._elements().tolist()
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        return (f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device="
+                f"{self.device}) of size {self.size()}]").lstrip("\n")
+
 
 class InferenceStorage(Storage):
     """A storage allocated under `inference_mode`: PyTorch calls every tensor over it (views

@@ -15,8 +15,8 @@ import numpy as np
 from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._layout import strided
-from ._storage import (InferenceStorage, Storage, View, base_view, contiguous_strides, extend,
-                       read_view, write_view)
+from ._storage import (InferenceStorage, Storage, TypedStorage, View, base_view,
+                       contiguous_strides, extend, read_view, write_view)
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -130,6 +130,19 @@ def _alias(src, view=None, cls=None):
 
 
 _WARNED_FLOAT = [False]
+
+
+_TYPED_STORAGE_WARNED = [False]
+
+
+def _warn_typed_storage():
+    if not _TYPED_STORAGE_WARNED[0]:   # once per process, as PyTorch
+        _TYPED_STORAGE_WARNED[0] = True
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter "
+                      "to you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      stacklevel=3)
 
 
 class Tensor:
@@ -264,10 +277,14 @@ class Tensor:
 
     def data_ptr(self):
         # A stable fake address: storages are identified by object identity.
-        return id(self._storage) * 64 + self.storage_offset() * self.dtype.itemsize
+        return self._storage.data_ptr() + self.storage_offset() * self.dtype.itemsize
 
     def untyped_storage(self):
         return self._storage
+
+    def storage(self):
+        _warn_typed_storage()
+        return TypedStorage(self._storage, self.dtype)
 
     @property
     def is_cuda(self):
