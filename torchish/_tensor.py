@@ -595,9 +595,11 @@ class Tensor:
         if name is not None and "::" in name:
             name = name.rsplit("::", 1)[-1]
         device = None if self.device.type == "cpu" else str(self.device)
+        tangent = self.__dict__.get("_fw_tangent")   # a dual tensor's (forward AD)
         return format_tensor(np.asarray(self._data), self.dtype.name, device=device,
                              requires_grad=self.requires_grad, grad_fn_name=name,
-                             default_float_dtype=dt.get_default_dtype().name)
+                             default_float_dtype=dt.get_default_dtype().name,
+                             tangent=None if tangent is None else repr(tangent))
 
     def __str__(self):
         return self.__repr__()

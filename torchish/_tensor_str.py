@@ -380,6 +380,7 @@ def format_tensor(
     grad_fn_name: str | None = None,
     prefix: str = "tensor(",
     default_float_dtype: str = "float32",
+    tangent: str | None = None,
 ) -> str:
     """The ``repr`` (== ``str``) PyTorch gives a dense strided tensor with these values.
 
@@ -394,6 +395,7 @@ def format_tensor(
         prefix: ``"tensor("``; subclasses print ``f"{type(t).__name__}("``.
         default_float_dtype: ``torch.get_default_dtype()``'s name; that dtype and its complex
             counterpart print no ``dtype=`` suffix (nor do int64 and bool, unless empty).
+        tangent: a dual tensor's tangent, printed (``repr``) as a ``tangent=`` suffix.
     """
     # This is PyTorch's _str_intern, reduced to dense tensors.
     dtype_name = getattr(dtype_name, "name", dtype_name)  # also accept a torchish.dtype
@@ -432,6 +434,8 @@ def format_tensor(
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
 

@@ -393,7 +393,7 @@ def _kind_of(v):
 
 class Plan:
     __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
-                 "records", "out_dtype", "_kw", "_var", "_templates")
+                 "records", "out_dtype", "_kw", "_var", "_templates", "jvps")
 
     def __init__(self, definition, statics, kinds, out_dtype):
         if definition.argcheck is not None:   # (never cached: raised on every such call)
@@ -426,6 +426,7 @@ class Plan:
         self.jit = jax.jit(self._forward, keep_unused=True)
         self.bwd = {}
         self.records = {}   # (mask, diff_out) -> what `_record` needs (see `_record_info`)
+        self.jvps = {}      # operands with tangents -> compiled tangent map (forward AD)
 
     def materialize(self, leaves):
         """The leaves with every fused view operand `(base, offsets)` read into its value."""
@@ -688,6 +689,8 @@ def dispatch(definition, targs, sargs):
             _finish_view(plan, leaves, tensors, kinds, made, record, result)
             if needs_grad or first._creation is not None:
                 _view_creation(first, made, definition.multi_view, record)
+            if FORWARD_AD[0]:
+                _forward_tangents(plan, leaves, tensors, made)
             return result
     error = _check(definition, plan, targs, leaves)
     out = _run(plan, leaves)
@@ -705,7 +708,45 @@ def dispatch(definition, targs, sargs):
         result = _wrap(out, device)
     if record:
         _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
+    if FORWARD_AD[0]:
+        _forward_tangents(plan, leaves, tensors, outs if outs is not None else [result])
     return result
+
+
+# ---- forward AD: tangents through the op's forward (see autograd/forward_ad.py) -----------
+
+FORWARD_AD = [False]   # inside a dual_level
+
+
+def _forward_tangents(plan, leaves, tensors, outputs):
+    """Give `outputs` the tangents the op maps its operands' tangents to."""
+    from ..autograd.forward_ad import set_tangent, tangent_of
+    tangents = [tangent_of(t) for t in tensors]
+    mask = tuple(t is not None for t in tangents)
+    if not any(mask):
+        return
+    jvp = plan.jvps.get(mask)
+    if jvp is None:
+        jvp = plan.jvps[mask] = _jvp_of(plan, mask)
+    primals = plan.materialize(leaves)
+    outs = jvp(primals, [t._data.astype(p.dtype)
+                         for t, p in zip(tangents, primals) if t is not None])
+    for out, tangent in zip(outputs, outs if isinstance(outs, (tuple, list)) else [outs]):
+        if out.dtype.is_floating_point or out.dtype.is_complex:
+            set_tangent(out, _wrap(tangent, out._storage.device))
+
+
+def _jvp_of(plan, mask):
+    where = [i for i, m in enumerate(mask) if m]
+
+    def tangents(primals, tangents):
+        def fwd(*moving):
+            args = list(primals)
+            for i, value in zip(where, moving):
+                args[i] = value
+            return plan.fwd(*args)
+        return jax.jvp(fwd, [primals[i] for i in where], list(tangents))[1]
+    return jax.jit(tangents)
 
 
 def dispatch_out(definition, targs, sargs, out, name):
@@ -989,6 +1030,8 @@ def dispatch_inplace(definition, targs, sargs):
     record = (needs_grad and grad_mode.GRAD_ENABLED[0] and definition.differentiable
               and (self.dtype.is_floating_point or self.dtype.is_complex))
     write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
+    if FORWARD_AD[0]:
+        _forward_tangents(plan, leaves, tensors, [self])
     return self
 
 

@@ -12,10 +12,7 @@ def __getattr__(name):
     if name == "Variable":
         from .._tensor import Tensor
         return Tensor
-    if name in ("functional", "profiler"):
+    if name in ("functional", "profiler", "forward_ad"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
-    if name == "forward_ad":   # dual tensors are not implemented; torchish.func.jvp is
-        from .._unsupported import missing
-        raise missing(__name__, name)
     raise AttributeError(name)
