@@ -121,6 +121,20 @@ def test_compiled_module_forward_is_differentiable():
     assert "OptimizedModule" in repr(cm)
 
 
+def test_module_compile_in_place_and_steps_without_tensors():
+    # Module.compile() keeps the compiled call on the module, which the traced state must
+    # not include (its cache changes); a compiled function may touch no tensor at all
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    expected = model(torch.ones(1, 2))
+    model.compile()
+    for _ in range(2):
+        np.testing.assert_allclose(model(torch.ones(1, 2)).detach().cpu().numpy(),
+                                   expected.detach().cpu().numpy(), rtol=1e-6)
+    assert torch.compile(lambda: None)() is None
+    assert torch.compile(lambda n: n + 1)(2) == 3
+
+
 def test_compiled_module_updates_batchnorm_buffers():
     torch.manual_seed(0)
     m1 = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))

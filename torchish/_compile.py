@@ -297,6 +297,9 @@ class _Plan:
                 stack.extend((glb[n], d + 1) for n in names if n in glb)
             elif type(obj) in _CONST_TYPES:
                 consts.append((type(obj), obj))
+            elif isinstance(obj, (CompiledFunction, _Compiled, _Plan, _Entry)):
+                continue   # compile's own bookkeeping (`Module.compile()` keeps it on the
+                # module): its cache changes on every new signature, and is no user state
             elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)):
                 self.sources.append(obj.__dict__.values)
                 stack.extend((v, d + 1) for v in vars(obj).values())
@@ -559,7 +562,8 @@ class _Compiled:
         # executable returns the written state first, in input order, and the results last.
         n_res, n_all = entry.n_out_res, len(closed.out_avals)
         order = list(range(n_res, n_all)) + list(range(n_res))
-        entry.unpermute = _getter(sorted(range(n_all), key=order.__getitem__))
+        entry.unpermute = _getter(sorted(range(n_all), key=order.__getitem__)) if n_all \
+            else (lambda outs: ())   # a step that returns and writes no tensor
         fun = entry.fun
         entry.executable = jax.jit(lambda *a: [fun(*a)[i] for i in order],
                                    donate_argnums=entry.donate,
