@@ -557,8 +557,9 @@ class Tensor:
         return self.item()
 
     def __float__(self):
-        # PyTorch 2.13 warns once per process, for float() only (not item()/int())
-        if self.requires_grad and not _WARNED_FLOAT[0]:
+        # PyTorch 2.13 warns once per process, for float() only (not item()/int()), and only
+        # with grad mode on (a call under no_grad does not use up the once)
+        if self.requires_grad and not _WARNED_FLOAT[0] and grad_mode.is_grad_enabled():
             _WARNED_FLOAT[0] = True
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",
