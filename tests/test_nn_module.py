@@ -784,6 +784,24 @@ def test_packing_errors_match_torch():
         assert got == ref
 
 
+def test_pad_sequence_broadcast_cast_and_errors_match_torch():
+    # each sequence is copied into a slice shaped (len, *first.shape[1:]) of the first's dtype
+    pad = lambda L, seqs, **kw: L.nn.utils.rnn.pad_sequence(seqs, **kw)  # noqa: E731
+    ok = [lambda L: pad(L, [L.ones(2, 3), L.full((3,), 2.0)]),
+          lambda L: pad(L, [L.ones(2, dtype=L.int32), L.full((3,), 2.5)], batch_first=True),
+          lambda L: pad(L, [L.ones(2, 1), L.full((3, 1), 2.0)], padding_side="left")]
+    for fn in ok:
+        ref, got = both(fn)
+        assert str(got.dtype) == str(ref.dtype)
+        np.testing.assert_array_equal(_np(got), _np(ref))
+    bad = [lambda L: pad(L, [L.ones(2, 3), L.ones(2, 4)]),
+           lambda L: pad(L, [L.ones(2, 1), L.ones(2, 4)]),
+           lambda L: pad(L, [L.ones(2, 3), L.ones(2, 3, 1)]),
+           lambda L: pad(L, [L.ones(2)], padding_side="middle")]
+    for fn in bad:
+        assert _err(lambda: fn(torchish)) == _err(lambda: fn(torch))
+
+
 def test_packed_sequence_is_namedtuple_and_converts():
     rnn = torchish.nn.utils.rnn
     p = rnn.pack_sequence([torchish.ones(3, 2), torchish.ones(1, 2)])

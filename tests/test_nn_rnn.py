@@ -385,6 +385,26 @@ def test_errors():
         torchish.nn.LSTMCell(3, 4)(torchish.zeros(1, 2, 3))
 
 
+@pytest.mark.parametrize("cls_name", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_cell_shape_errors_match_torch(cls_name):
+    # the messages of PyTorch's *_cell kernels, not a JAX dot_general error
+    cases = [(3, None, None), (4, (3, 5), None), (4, (2, 6), None)]
+    if cls_name == "LSTMCell":
+        cases += [(4, (2, 5), (2, 6)), (4, (2, 5), (3, 5))]
+    for in_size, h_shape, c_shape in cases:
+        messages = []
+        for lib in (torch, torchish):
+            cell = getattr(lib.nn, cls_name)(4, 5)
+            args = [lib.zeros(2, in_size)]
+            if h_shape is not None:
+                h = lib.zeros(*h_shape)
+                args.append((h, lib.zeros(*(c_shape or h_shape))) if cls_name == "LSTMCell" else h)
+            with pytest.raises(RuntimeError) as info:
+                cell(*args)
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]
+
+
 def test_grad_fn_names():
     x = torchish.randn(3, 2, 4) if hasattr(torchish, "randn") else torchish.ones(3, 2, 4)
     out, (h, c) = torchish.nn.LSTM(4, 5)(x)
@@ -393,6 +413,22 @@ def test_grad_fn_names():
     out, h = torchish.nn.GRU(4, 5, bidirectional=True)(x)
     assert out.grad_fn.name() == "CatBackward0"
     assert h.grad_fn.name() == "StackBackward0"
+
+
+@pytest.mark.parametrize("cls_name", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_packed_output_grad_fn_names(cls_name, bidirectional):
+    # PyTorch's packed kernels concatenate the steps' rows: the packed data is CatBackward0
+    names = []
+    for lib in (torch, torchish):
+        rnn = lib.nn.utils.rnn
+        m = getattr(lib.nn, cls_name)(2, 3, num_layers=2, bidirectional=bidirectional)
+        x = lib.ones(4, 3, 2)
+        for enforce_sorted, lengths in ((True, [4, 3, 1]), (False, [3, 4, 1])):
+            out, h = m(rnn.pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted))
+            h = h[0] if cls_name == "LSTM" else h
+            names.append((out.data.grad_fn.name(), h.grad_fn.name()))
+    assert names[:2] == names[2:]
 
 
 def test_state_dict_round_trip_and_load_into_torch():

@@ -408,16 +408,74 @@ def test_transformer_encoder_stack_and_eval():
     src = torch.randn(N, L, D_MODEL)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(L)
     # grad mode: PyTorch's math path; no_grad: its fused fast path (nested tensors for the
-    # padding mask); torchish computes the math path in both
+    # padding mask)
     check(ours(to_ours(src), mask=to_ours(mask)), theirs(src, mask=mask), what="causal mask")
     kpm = _padding_mask(L)
     with torch.no_grad():
         out_t = theirs(src, src_key_padding_mask=kpm)
-    out_o = ours(to_ours(src), src_key_padding_mask=to_ours(kpm))
-    # the nested-tensor fast path leaves padded positions 0; compare the real ones
-    keep = ~kpm.cpu().numpy()
-    np.testing.assert_allclose(out_o.detach().cpu().numpy()[keep], out_t.cpu().numpy()[keep],
-                               rtol=1e-5, atol=1e-5)
+    with torchish.no_grad():
+        out_o = ours(to_ours(src), src_key_padding_mask=to_ours(kpm))
+    check(out_o, out_t, what="nested-tensor path")
+
+
+@needs_layer_norm
+def test_transformer_encoder_nested_tensor_path():
+    """In eval mode without grad, a left-aligned padding mask sends PyTorch's encoder down its
+    nested-tensor path: padded positions come back 0 (before the final norm); a mask of the
+    wrong shape raises there; fully masked rows give NaN in the fused layer and MHA kernels."""
+    torch.manual_seed(7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        layer_t = torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0,
+                                                   batch_first=True)
+        theirs = torch.nn.TransformerEncoder(layer_t, 2).eval()
+        layer_o = torchish.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0,
+                                                      batch_first=True)
+        ours = torchish.nn.TransformerEncoder(layer_o, 2).eval()
+    copy_params(ours, theirs)
+    src = torch.randn(3, 4, D_MODEL)
+    masks = [torch.tensor([[0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=torch.bool),
+             torch.tensor([[0, 1, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]], dtype=torch.bool)]
+    masks.append(torch.zeros(3, 4).masked_fill(masks[0], float("-inf")))
+    for kpm in masks:
+        for grad in (False, True):
+            with torch.set_grad_enabled(grad), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected = theirs(src, src_key_padding_mask=kpm)
+            with torchish.set_grad_enabled(grad):
+                got = ours(to_ours(src), src_key_padding_mask=to_ours(kpm))
+            check(got, expected, what=f"grad={grad} mask={kpm}")
+            np.testing.assert_array_equal(np.isnan(got.detach().cpu().numpy()),
+                                          np.isnan(expected.detach().cpu().numpy()))
+    # the fused layer and MHA kernels (no grad, eval): NaN for a fully masked row
+    for grad in (False, True):
+        with torch.set_grad_enabled(grad):
+            expected = [theirs.layers[0](src, src_key_padding_mask=masks[0]),
+                        theirs.layers[0].self_attn(src, src, src, key_padding_mask=masks[0],
+                                                   need_weights=False)[0]]
+        with torchish.set_grad_enabled(grad):
+            s = to_ours(src)
+            got = [ours.layers[0](s, src_key_padding_mask=to_ours(masks[0])),
+                   ours.layers[0].self_attn(s, s, s, key_padding_mask=to_ours(masks[0]),
+                                            need_weights=False)[0]]
+        for g, e in zip(got, expected):
+            check(g, e, what=f"fused kernels, grad={grad}")
+            np.testing.assert_array_equal(np.isnan(g.detach().cpu().numpy()),
+                                          np.isnan(e.detach().cpu().numpy()))
+    torchish.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torchish.no_grad():
+            out = ours(to_ours(src), src_key_padding_mask=to_ours(masks[0]))
+        assert not bool(out[2].isnan().any()) and bool(out[0, 2:].abs().sum() > 0)
+    finally:
+        torchish.backends.mha.set_fastpath_enabled(True)
+    for bad in (masks[0][:, :3], masks[0][0]):
+        with pytest.raises(RuntimeError) as t_info, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs(src, src_key_padding_mask=bad)
+        with pytest.raises(RuntimeError) as o_info:
+            ours(to_ours(src), src_key_padding_mask=to_ours(bad))
+        assert str(o_info.value) == str(t_info.value)
 
 
 @needs_layer_norm

@@ -692,3 +692,43 @@ def test_vector_matrix_matmul_grad_fn():
     # 1-d @ 2-d squeezes the mm result in place, as PyTorch (SqueezeBackward4)
     _check(lambda m, v, a: v @ a, _data(10), _data(10, 5))
     _check(lambda m, v, a: a.__rmatmul__(v), _data(10), _data(10, 5))
+
+
+_OOB_CASES = [
+    ("gather", lambda T, x, i: x.gather(1, i.reshape(1, -1))),
+    ("scatter_", lambda T, x, i: x.clone().scatter_(1, i.reshape(1, -1), 1.0)),
+    ("scatter_add_", lambda T, x, i: x.clone().scatter_add_(1, i.reshape(1, -1),
+                                                           T.ones(1, 2, dtype=x.dtype))),
+    ("scatter_reduce", lambda T, x, i: x.scatter_reduce(1, i.reshape(1, -1),
+                                                       T.ones(1, 2, dtype=x.dtype), "amax")),
+    ("take", lambda T, x, i: x.take(i * 3)),
+    ("take_along_dim", lambda T, x, i: T.take_along_dim(x, i * 3)),
+    ("index_add_", lambda T, x, i: x.clone().index_add_(1, i, T.ones(3, 2, dtype=x.dtype))),
+    ("index_copy", lambda T, x, i: x.index_copy(0, i, T.ones(2, 4, dtype=x.dtype))),
+    ("index_fill_", lambda T, x, i: x.clone().index_fill_(1, i, 2.0)),
+    ("index_select0", lambda T, x, i: x.index_select(0, i)),
+    ("index_select1", lambda T, x, i: x.index_select(1, i)),
+    ("index_select3d", lambda T, x, i: x.reshape(3, 2, 2).index_select(2, i)),
+    ("index_select1d", lambda T, x, i: x.reshape(-1).index_select(0, i * 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn", _OOB_CASES, ids=[c[0] for c in _OOB_CASES])
+@pytest.mark.parametrize("bad", [4, -1, -5])
+def test_index_ops_bounds_errors(name, fn, bad):
+    """Out-of-range indices raise PyTorch's error (type and message) where PyTorch checks
+    them; JAX alone would clamp, wrap or read NaN. Negative ones are allowed only where
+    PyTorch allows them (take, index_fill)."""
+    x = _data(3, 4).astype(np.float32)
+    outs = []
+    for T in (torch, torchish):
+        try:
+            outs.append(("ok", _to_np(fn(T, T.tensor(x), T.tensor([0, bad])))))
+        except Exception as e:  # noqa: BLE001 - compared below
+            outs.append((type(e).__name__, str(e)))
+    (kind_t, val_t), (kind_o, val_o) = outs
+    assert kind_o == kind_t, (outs, name)
+    if kind_t == "ok":
+        np.testing.assert_allclose(val_o, val_t)
+    else:
+        assert val_o == val_t

@@ -394,7 +394,55 @@ def _gather_check(name, input, d, index, src=None):
                                f"{list(input.shape)} apart from dimension {d}")
 
 
-@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("index",))
+def _first_outside(index, low, high):
+    """The first value of `index` (a Tensor) outside [low, high), or None. PyTorch's kernels
+    check every index they read or write; JAX would clamp, wrap or fill NaN instead."""
+    if not index.numel():
+        return None
+    arr = np.asarray(index._data).reshape(-1)
+    bad = (arr < low) | (arr >= high)
+    return int(arr[bad][0]) if bad.any() else None
+
+
+def _gather_bounds_check(compute, input, index, *args, dim, **kw):
+    d = _dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    v = _first_outside(index, 0, n)
+    if v is not None:
+        return RuntimeError(f"index {v} is out of bounds for dimension {d} with size {n}")
+    return None
+
+
+def _index_bounds_check(message, error=IndexError, negative=False):
+    """A `check` for the index_* ops: `message` formats v (the index), d and n."""
+    def check(compute, input, index, *args, dim, **kw):
+        d = _dim(dim, input.ndim)
+        n = input.shape[d] if input.ndim else 1
+        v = _first_outside(index, -n if negative else 0, n)
+        return None if v is None else error(message.format(v=v, d=d, n=n))
+    return check
+
+
+def _index_select_check(compute, input, index, *, dim):
+    d = _dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    v = _first_outside(index, 0, n)
+    if v is None:
+        return None
+    if input.ndim > 1 and d == 1:  # PyTorch's CPU kernel for dim 1 has its own message
+        return RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={n}")
+    return IndexError("index out of range in self")
+
+
+def _take_check(compute, input, index):
+    n = input.numel()
+    v = _first_outside(index, -n, n)
+    if v is None:
+        return None
+    return IndexError(f"out of range: tried to access index {v} on a tensor of {n} elements.")
+
+
+@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("index",), check=_gather_bounds_check)
 def gather(input, dim, index, *, sparse_grad=False):
     d = _dim(dim, input.ndim)
     _gather_check("gather", input, d, index)
@@ -405,7 +453,15 @@ def gather(input, dim, index, *, sparse_grad=False):
     return input[_grid(index, d)]
 
 
-@op(promote=P.NONE, grad_fn="TakeAlongDimBackward0", saves=("indices",))
+def _take_along_dim_check(compute, input, indices, dim=None):
+    # with dim=None PyTorch gathers from the flattened input, checking the indices
+    if dim is None:
+        return _gather_bounds_check(compute, input.reshape(-1), indices, dim=0)
+    return None
+
+
+@op(promote=P.NONE, grad_fn="TakeAlongDimBackward0", saves=("indices",),
+    check=_take_along_dim_check)
 def take_along_dim(input, indices, dim=None):
     if dim is None:
         return jnp.take_along_axis(input.reshape(-1), indices.reshape(-1), 0)
@@ -423,7 +479,7 @@ def _scatter_name(kinds, statics):
 
 
 @op(promote=P.NONE, grad_fn=_scatter_name, inplace=True, saves=("index",),
-    tensors=("input", "index", "src"), scalar_operands=("src",))
+    tensors=("input", "index", "src"), scalar_operands=("src",), check=_gather_bounds_check)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _dim(dim, input.ndim)
     _gather_check("scatter", input, d, index)
@@ -444,7 +500,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     return where.set(s)
 
 
-@op(promote=P.NONE, grad_fn="ScatterAddBackward0", inplace=True, saves=("index",))
+@op(promote=P.NONE, grad_fn="ScatterAddBackward0", inplace=True, saves=("index",),
+    check=_gather_bounds_check)
 def scatter_add(input, dim, index, src):
     d = _dim(dim, input.ndim)
     _gather_check("scatter_add", input, d, index)
@@ -527,7 +584,8 @@ def _scatter_reduce(input, d, index, src, reduce, include_self):
                        f"{reduce}")
 
 
-@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True, saves="inputs")
+@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True, saves="inputs",
+    check=_gather_bounds_check)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     d = _dim(dim, input.ndim)
     _gather_check("scatter_reduce", input, d, index)
@@ -538,7 +596,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _scatter_reduce(input, d, index, src, reduce, include_self)
 
 
-@op(promote=P.NONE, grad_fn="IndexSelectBackward0", saves=("index",))
+@op(promote=P.NONE, grad_fn="IndexSelectBackward0", saves=("index",),
+    check=_index_select_check)
 def index_select(input, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -585,27 +644,32 @@ def _index_update(name, input, dim, index, source, update):
     return update(input.at[_index_along(input, d, index)], source)
 
 
-@op(promote=P.NONE, grad_fn="IndexAddBackward0", inplace=True, saves=("index",))
+@op(promote=P.NONE, grad_fn="IndexAddBackward0", inplace=True, saves=("index",),
+    check=_index_bounds_check("index {v} is out of bounds for dimension {d} with size {n}",
+                              RuntimeError))
 def index_add(input, dim, index, source, *, alpha=1):
     return _index_update("index_add_", input, dim, index, source,
                          lambda ref, src: _add_at(ref, src if alpha == 1 else src * alpha))
 
 
-@op(promote=P.NONE, grad_fn="IndexCopyBackward0", inplace=True, saves=("index",))
+@op(promote=P.NONE, grad_fn="IndexCopyBackward0", inplace=True, saves=("index",),
+    check=_index_bounds_check("index_copy_(): index {v} is out of bounds for dimension {d} "
+                              "with size {n}"))
 def index_copy(input, dim, index, source):
     return _index_update("index_copy_", input, dim, index, source,
                          lambda ref, src: ref.set(src))
 
 
 @op(promote=P.NONE, grad_fn="IndexFillBackward0", inplace=True, saves=("index",),
-    scalar_operands=("value",))
+    scalar_operands=("value",), check=_index_bounds_check(
+        "index {v} is out of bounds for dimension {d} with size {n}", negative=True))
 def index_fill(input, dim, index, value):
     # the value is a Scalar (or 0-dim tensor) converted to the tensor's dtype
     v = jnp.asarray(value).astype(input.dtype)
     return _index_update("index_fill_", input, dim, index, None, lambda ref, _: ref.set(v))
 
 
-@op(promote=P.NONE, grad_fn="TakeBackward0", saves=("index",))
+@op(promote=P.NONE, grad_fn="TakeBackward0", saves=("index",), check=_take_check)
 def take(input, index):
     return jnp.take(input.reshape(-1), index)
 

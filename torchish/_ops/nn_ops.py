@@ -420,9 +420,21 @@ def _pad_packed_sequence(data, batch_sizes, padding_value, total_length):
 @op("_pad_sequence", promote=P.NONE, grad_fn="torch::autograd::CopySlices", **_NN,
     tensors=("sequences",))
 def _pad_sequence(sequences, batch_first, padding_value, padding_side):
+    from .errors import broadcast_error
     n = max(s.shape[0] for s in sequences)
+    trailing, dtype = sequences[0].shape[1:], sequences[0].dtype
     rows = []
     for s in sequences:
+        # PyTorch copies each sequence into a slice shaped by the first one: broadcasting,
+        # casting to its dtype, with copy_'s errors
+        target = s.shape[:1] + trailing
+        msg = broadcast_error([target, s.shape])
+        if msg:
+            raise RuntimeError(msg)
+        if jnp.broadcast_shapes(target, s.shape) != target:
+            raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast "
+                               f"shape {list(jnp.broadcast_shapes(target, s.shape))}")
+        s = jnp.broadcast_to(s, target).astype(dtype)
         cfg = [(0, n - s.shape[0]) if padding_side == "right" else (n - s.shape[0], 0)]
         cfg += [(0, 0)] * (s.ndim - 1)
         rows.append(jnp.pad(s, cfg, constant_values=jnp.asarray(padding_value, s.dtype)))

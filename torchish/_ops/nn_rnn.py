@@ -111,11 +111,26 @@ _CELL_GRAD_FN = {"LSTM": "MulBackward0", "GRU": "AddBackward0", "RNN_TANH": "Tan
                  "RNN_RELU": "ReluBackward0"}
 
 
+def _check_cell_shapes(input, hiddens, input_size, hidden_size):
+    """The shape checks PyTorch's `*_cell` kernels make, with their messages."""
+    if input.shape[1] != input_size:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected "
+                           f"{input_size}")
+    for i, h in enumerate(hiddens):
+        if h.shape[0] != input.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{i} "
+                               f"batch size {h.shape[0]}")
+        if h.shape[1] != hidden_size:
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.shape[1]}, "
+                               f"expected {hidden_size}")
+
+
 @op(promote=Promote.DEFAULT, tensors=("input", "hx", "cx", "w_ih", "w_hh", "b_ih", "b_hh"),
     grad_fn=lambda kinds, statics: _CELL_GRAD_FN[statics["mode"]],
     function=False, method=False)
 def _rnn_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, *, mode="LSTM"):
     """One step of RNNCell / LSTMCell / GRUCell on (B, I) input; returns h' or (h', c')."""
+    _check_cell_shapes(input, (hx,) if cx is None else (hx, cx), w_ih.shape[1], w_hh.shape[1])
     gi = input @ w_ih.T
     if b_ih is not None:
         gi = gi + b_ih
@@ -124,3 +139,11 @@ def _rnn_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, *, mode="LSTM"):
     if mode == "LSTM":
         return h[0], c[0]
     return h[0]
+
+
+@op("_rnn_packed_output", promote=Promote.NONE, grad_fn="CatBackward0", function=False,
+    method=False, tensors=("padded",))
+def _rnn_packed_output(padded, batch_sizes):
+    """The packed data of a recurrent layer's padded (T, B, *) output. PyTorch's packed RNN
+    kernels concatenate each step's rows (`at::cat`), so the data's node is CatBackward0."""
+    return jnp.concatenate([padded[t, :n] for t, n in enumerate(batch_sizes)], axis=0)

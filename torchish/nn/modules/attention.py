@@ -1,7 +1,9 @@
 """`nn.MultiheadAttention` (PyTorch's torch/nn/modules/activation.py).
 
 Always the math path (`F.multi_head_attention_forward`); PyTorch's inference fast path
-(`_native_multi_head_attention`) computes the same function, so it is not reproduced.
+(`_native_multi_head_attention`) computes the same function except for a query row with every
+key masked: NaN there, where the math path's attention gives 0. That NaN is reproduced under
+PyTorch's conditions for taking the fast path.
 """
 import torchish
 from ..init import constant_, xavier_normal_, xavier_uniform_
@@ -10,6 +12,21 @@ from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
+
+
+def _fully_masked_rows(query, attn_mask, key_padding_mask, num_heads, batch_first):
+    """Bool (N, L) ((L, N) unless batch_first): the query rows whose keys are all masked
+    (-inf in the canonical float masks) in at least one head."""
+    n, l = (query.shape[0], query.shape[1]) if batch_first else (query.shape[1], query.shape[0])
+    masked = torchish.zeros(n, 1, l, 1, dtype=torchish.bool, device=query.device)
+    if key_padding_mask is not None:
+        masked = masked | key_padding_mask.isneginf().view(n, 1, 1, -1)
+    if attn_mask is not None:
+        am = attn_mask.isneginf()
+        masked = masked | (am.view(n, num_heads, l, -1) if am.dim() == 3
+                           else am.view(1, 1, l, -1))
+    rows = masked.all(-1).any(1)
+    return rows if batch_first else rows.transpose(0, 1)
 
 
 class MultiheadAttention(Module):
@@ -89,6 +106,8 @@ class MultiheadAttention(Module):
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         from .. import functional as F
         is_batched = query.dim() == 3
+        fast = (not need_weights and (attn_mask is not None or key_padding_mask is not None)
+                and self._takes_fast_path(query, key, value, attn_mask, key_padding_mask))
         key_padding_mask = F._canonical_mask(
             mask=key_padding_mask, mask_name="key_padding_mask",
             other_type=F._none_or_dtype(attn_mask), other_name="attn_mask",
@@ -118,8 +137,30 @@ class MultiheadAttention(Module):
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, **common)
         if self.batch_first and is_batched:
-            return attn_output.transpose(1, 0), attn_output_weights
+            attn_output = attn_output.transpose(1, 0)
+        if fast:
+            attn_output = attn_output.masked_fill(_fully_masked_rows(
+                attn_output, attn_mask, key_padding_mask, self.num_heads, True).unsqueeze(-1),
+                float("nan"))
         return attn_output, attn_output_weights
+
+    def _takes_fast_path(self, query, key, value, attn_mask, key_padding_mask):
+        """PyTorch's conditions for `_native_multi_head_attention` (masks as passed)."""
+        if ((attn_mask is not None and torchish.is_floating_point(attn_mask))
+                or (key_padding_mask is not None
+                    and torchish.is_floating_point(key_padding_mask))):
+            return False
+        if (not torchish.backends.mha.get_fastpath_enabled() or query.dim() != 3
+                or query is not key or key is not value or self.in_proj_weight is None
+                or self.in_proj_bias is None or query.dtype != self.in_proj_bias.dtype
+                or query.dtype != self.in_proj_weight.dtype or self.training
+                or self.num_heads % 2 != 0 or not self.batch_first or self.bias_k is not None
+                or self.bias_v is not None or self.add_zero_attn
+                or not self._qkv_same_embed_dim or torchish.is_autocast_enabled()):
+            return False
+        args = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                self.out_proj.bias)
+        return not (torchish.is_grad_enabled() and any(t.requires_grad for t in args))
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
         """Combine masks as the fast path does: (mask, type) with type 0, 1 or 2."""

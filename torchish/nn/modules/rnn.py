@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 import torchish
-from ..._ops.nn_rnn import _rnn_cell, _rnn_layer
+from ..._ops.nn_rnn import _rnn_cell, _rnn_layer, _rnn_packed_output
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -45,13 +45,13 @@ class _PackedLayout:
     def __init__(self, batch_sizes, device):
         bs = np.asarray(batch_sizes.tolist(), dtype=np.int64)
         self.T, self.B, self.N = len(bs), int(bs[0]), int(bs.sum())
+        self.sizes = tuple(int(n) for n in bs)
         offsets = np.concatenate([[0], np.cumsum(bs)[:-1]])
         cols = np.arange(self.B)
         valid = cols[None, :] < bs[:, None]                      # (T, B)
         # padded[t, b] = data[offsets[t] + b], or row N (a zero row) past a sequence's end
         gather = np.where(valid, offsets[:, None] + cols[None, :], self.N)
         self.to_padded = torchish.tensor(gather.reshape(-1), device=device)
-        self.to_packed = torchish.tensor(np.flatnonzero(valid.reshape(-1)), device=device)
         self.lengths = torchish.tensor(valid.sum(0).astype(np.int64), device=device)
 
     def pad(self, data):
@@ -60,8 +60,7 @@ class _PackedLayout:
         return rows.reshape((self.T, self.B) + tuple(data.shape[1:]))
 
     def pack(self, padded):
-        flat = padded.reshape((self.T * self.B,) + tuple(padded.shape[2:]))
-        return flat.index_select(0, self.to_packed)
+        return _rnn_packed_output(padded, self.sizes)
 
 
 class RNNBase(Module):

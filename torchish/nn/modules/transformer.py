@@ -1,8 +1,10 @@
 """Transformer encoder/decoder stacks (PyTorch's torch/nn/modules/transformer.py).
 
 Parameter names, construction order (layers are deep copies of one layer, as in PyTorch) and
-initialisation are PyTorch's. Only the math path is computed: PyTorch's nested-tensor and fused
-`_transformer_encoder_layer_fwd` fast paths compute the same function in inference.
+initialisation are PyTorch's. Only the math path is computed; where PyTorch's inference fast
+paths give a different result, it is reproduced under PyTorch's conditions for taking them:
+the encoder's nested-tensor path leaves 0 at padded positions, and the fused
+`_transformer_encoder_layer_fwd` makes a query row with every key masked NaN.
 """
 import copy
 import warnings
@@ -13,7 +15,7 @@ import torchish
 from .. import functional as F
 from ..init import xavier_uniform_
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention
+from .attention import MultiheadAttention, _fully_masked_rows
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -61,6 +63,31 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
         else:
             make_causal = False
     return make_causal
+
+
+_NESTED_WARNED = [False]
+
+
+def _nested_tensor_from_mask_left_aligned(src, valid):
+    """Whether each row of `valid` (N, S) is True up to its length and False after it."""
+    if valid.dim() != 2:
+        raise RuntimeError("Padding mask should be 2D")
+    if src.dim() != 3 or tuple(valid.shape) != tuple(src.shape[:2]):
+        raise RuntimeError("Mask size should match input size")
+    return not bool((valid[:, 1:] & ~valid[:, :-1]).any())
+
+
+def _fast_path_args_ok(tensor_args):
+    """PyTorch's last fast-path condition: no argument needs a gradient."""
+    return not (torchish.is_grad_enabled() and any(t.requires_grad for t in tensor_args))
+
+
+def _layer_tensor_args(layer, src):
+    attn = layer.self_attn
+    return (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+            attn.out_proj.bias, layer.norm1.weight, layer.norm1.bias, layer.norm2.weight,
+            layer.norm2.bias, layer.linear1.weight, layer.linear1.bias, layer.linear2.weight,
+            layer.linear2.bias)
 
 
 def _get_clones(module, N):
@@ -180,14 +207,41 @@ class TransformerEncoder(Module):
                                  target_type=src.dtype, check_other=False)
         output = src
         batch_first = self.layers[0].self_attn.batch_first
+        nested = self._takes_nested_path(src, mask, src_key_padding_mask)
         seq_len = _get_seq_len(src, batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal,
                          src_key_padding_mask=src_key_padding_mask)
+        if nested:
+            # PyTorch runs the layers on a nested tensor of the unpadded rows and pads the
+            # result back with 0 (`to_padded_tensor(0.0)`); the real positions are the same
+            if not _NESTED_WARNED[0]:
+                _NESTED_WARNED[0] = True
+                warnings.warn(
+                    "The PyTorch API of nested tensors is in prototype stage and will change "
+                    "in the near future. We recommend specifying layout=torch.jagged when "
+                    "constructing a nested tensor, as this layout receives active development, "
+                    "has better operator coverage, and works with torch.compile.", stacklevel=2)
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _takes_nested_path(self, src, mask, src_key_padding_mask):
+        """PyTorch's conditions for its nested-tensor (sparsity) fast path, in its order
+        (the mask check raises for a mask of the wrong shape, in eval mode only)."""
+        if (not torchish.backends.mha.get_fastpath_enabled()
+                or not getattr(self, "use_nested_tensor", False) or self.layers[0].training
+                or src.dim() != 3 or src_key_padding_mask is None):
+            return False
+        if getattr(self, "mask_check", True):
+            if torchish.compiler.is_compiling() or not _nested_tensor_from_mask_left_aligned(
+                    src, src_key_padding_mask.logical_not()):
+                return False
+        if mask is not None or torchish.is_autocast_enabled():
+            return False
+        return _fast_path_args_ok(_layer_tensor_args(self.layers[0], src))
 
 
 class TransformerDecoder(Module):
@@ -267,7 +321,27 @@ class TransformerEncoderLayer(Module):
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask,
                                               is_causal=is_causal))
             x = self.norm2(x + self._ff_block(x))
+        has_mask = src_mask is not None or src_key_padding_mask is not None
+        if has_mask and self._takes_fast_path(src):
+            # `_transformer_encoder_layer_fwd` softmaxes a fully masked row into NaN where
+            # the math path's attention gives 0
+            x = x.masked_fill(_fully_masked_rows(src, src_mask, src_key_padding_mask,
+                                                 self.self_attn.num_heads, True).unsqueeze(-1),
+                              float("nan"))
         return x
+
+    def _takes_fast_path(self, src):
+        """PyTorch's conditions for the fused `_transformer_encoder_layer_fwd`."""
+        attn = self.self_attn
+        if (not torchish.backends.mha.get_fastpath_enabled() or src.dim() != 3
+                or self.training or not attn.batch_first or attn.in_proj_bias is None
+                or not attn._qkv_same_embed_dim or not self.activation_relu_or_gelu
+                or self.norm1.eps != self.norm2.eps or attn.num_heads % 2 == 1
+                or torchish.is_autocast_enabled()
+                or any(len(getattr(m, "_forward_hooks", {}))
+                       + len(getattr(m, "_forward_pre_hooks", {})) for m in self.modules())):
+            return False
+        return _fast_path_args_ok(_layer_tensor_args(self, src))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,

@@ -172,7 +172,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if len(sequences) == 0:
         raise RuntimeError("received an empty list of sequences")
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got "
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                          f"{padding_side}.")
     return _nn._pad_sequence(list(sequences), bool(batch_first), float(padding_value),
                              padding_side)
