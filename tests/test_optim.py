@@ -137,6 +137,11 @@ CONFIGS = [
     ("Rprop", dict(lr=0.05, etas=(0.4, 1.3), step_sizes=(1e-3, 0.2), maximize=True)),
     ("ASGD", dict(lr=0.01)),
     ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.6, t0=10, weight_decay=0.1, maximize=True)),
+    ("Adafactor", dict()),
+    # Adafactor's norms are summed in another order than torch's: a large lr (its RMS-scaled
+    # steps amplify that rounding over 50 steps) would drift past the float32 tolerance
+    ("Adafactor", dict(lr=0.005, weight_decay=0.1, maximize=True, d=2.0, eps=(1e-20, 1e-2),
+                       beta2_decay=-0.5)),
 ]
 
 
@@ -150,7 +155,7 @@ def test_matches_torch_float32(name, kwargs):
     assert_same_state(to, io, tp, ip, TOL[np.float32])
 
 
-F64_CONFIGS = [CONFIGS[i] for i in (2, 5, 6, 10, 13, 15, 17, 19, 22, 25, 27)]
+F64_CONFIGS = [CONFIGS[i] for i in (2, 5, 6, 10, 13, 15, 17, 19, 22, 25, 27, 29)]
 
 
 @needs_torch
@@ -247,7 +252,7 @@ def layout(sd):
                                          ("Adagrad", dict()), ("NAdam", dict()),
                                          ("RAdam", dict()), ("Adadelta", dict()),
                                          ("Adamax", dict()), ("Rprop", dict()),
-                                         ("ASGD", dict())])
+                                         ("ASGD", dict()), ("Adafactor", dict())])
 def test_state_dict_layout_matches_torch(name, kwargs):
     to, io, tp, ip = run_pair(name, kwargs, np.float32, steps=3)
     tsd, isd = to.state_dict(), io.state_dict()
@@ -444,7 +449,8 @@ def test_step_under_jax_jit():
             opt.step()
         return p._data, opt.state[p]["step"]._data
 
-    for name, kw in [("Adam", dict(lr=0.1, amsgrad=True)), ("RAdam", dict(lr=0.1))]:
+    for name, kw in [("Adam", dict(lr=0.1, amsgrad=True)), ("RAdam", dict(lr=0.1)),
+                     ("Adafactor", dict(lr=0.1))]:
         eager = train(jax.numpy.asarray(x0), list(grads), name, **kw)
         traced = jax.jit(lambda x, gs: train(x, [gs[i] for i in range(3)], name, **kw))(
             x0, grads)
@@ -734,3 +740,144 @@ def test_swa_utils_errors_match_torch():
         with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
             lib.optim.swa_utils.AveragedModel(lib.nn.Linear(1, 1), avg_fn=lambda *a: a[0],
                                               multi_avg_fn=lambda *a: None)
+
+
+@needs_torch
+def test_adafactor_state_and_errors_match_torch():
+    """Adafactor (torch >= 2.5): factored row/col state for matrices (and over the last two
+    dims of higher-rank params), a full `variance` for vectors and scalars; torch's checks."""
+    ip = [torchish.ones(4, 3, requires_grad=True), torchish.ones(2, 2, 5, requires_grad=True),
+          torchish.ones((), requires_grad=True)]
+    tp = [torch.ones(4, 3, requires_grad=True), torch.ones(2, 2, 5, requires_grad=True),
+          torch.ones((), requires_grad=True)]
+    for ps in (ip, tp):
+        for k, p in enumerate(ps):
+            p.grad = p * 0 + (k + 1.5)
+    io, to = topt.Adafactor(ip), torch.optim.Adafactor(tp)
+    io.step()
+    to.step()
+    for a, b in zip(tp, ip):
+        assert list(to.state[a]) == list(io.state[b])
+        for k, v in to.state[a].items():
+            assert tuple(io.state[b][k].shape) == tuple(v.shape), k
+            np.testing.assert_allclose(to_np(io.state[b][k]), v.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(to_np(b), to_np(a), rtol=1e-6)
+    assert repr(io) == repr(to)
+    for kw in [dict(lr=-1.0), dict(beta2_decay=0.5), dict(eps=(-1.0, 1e-3)),
+               dict(eps=(None, -1.0)), dict(d=0.5), dict(weight_decay=-1.0)]:
+        with pytest.raises(ValueError) as ie:
+            topt.Adafactor(ip, **kw)
+        with pytest.raises(ValueError) as te:
+            torch.optim.Adafactor(tp, **kw)
+        assert str(ie.value) == str(te.value)
+    c = torchish.ones(2, dtype=torchish.complex64, requires_grad=True)
+    c.grad = torchish.ones(2, dtype=torchish.complex64)
+    with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
+        topt.Adafactor([c]).step()
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=0.02, weight_decay=0.01, nesterov=False,
+                                                 adjust_lr_fn="match_rms_adamw"),
+                                    dict(lr=0.05, momentum=0.9, ns_steps=3, eps=1e-5,
+                                         ns_coefficients=(3.2, -4.0, 1.6))])
+def test_muon_matches_torch(kwargs, dtype):
+    """Muon (torch >= 2.9): its Newton-Schulz iteration runs in bfloat16 (float32 accumulation,
+    one rounding per kernel), so even that must round as torch's CPU kernels do. (A float32 sum
+    in another order can still, rarely, land on the other side of a bfloat16 rounding boundary:
+    one element then differs by a bfloat16 ulp times lr. These configurations avoid that.)"""
+    rng = np.random.RandomState(0)
+    shapes = [(6, 4), (3, 8), (5, 5)]
+    init = [rng.randn(*s).astype(dtype) for s in shapes]
+    targets = [rng.randn(*s).astype(dtype) for s in shapes]
+    tp = [torch.tensor(x.copy(), requires_grad=True) for x in init]
+    ip = [torchish.tensor(x.copy(), requires_grad=True) for x in init]
+    to, io = torch.optim.Muon(tp, **kwargs), topt.Muon(ip, **kwargs)
+    for _ in range(20):
+        for a, b, c in zip(tp, ip, targets):
+            a.grad = torch.from_numpy(grad_fn(to_np(a), c, 1.0))
+            b.grad = torchish.tensor(grad_fn(to_np(b), c, 1.0))
+        to.step()
+        io.step()
+    for a, b in zip(tp, ip):
+        np.testing.assert_allclose(to_np(b), to_np(a), **TOL[dtype])
+    assert_same_state(to, io, tp, ip, TOL[dtype])
+    assert repr(io) == repr(to)
+    assert layout(io.state_dict()) == layout(to.state_dict())
+
+
+@needs_torch
+def test_muon_errors_match_torch():
+    for kw in [dict(lr=-1.0), dict(momentum=-0.5), dict(weight_decay=-1.0),
+               dict(adjust_lr_fn="bogus")]:
+        with pytest.raises(ValueError) as ie:
+            topt.Muon([torchish.ones(2, 2, requires_grad=True)], **kw)
+        with pytest.raises(ValueError) as te:
+            torch.optim.Muon([torch.ones(2, 2, requires_grad=True)], **kw)
+        assert str(ie.value) == str(te.value)
+    with pytest.raises(ValueError) as ie:
+        topt.Muon([torchish.ones(2, 2, requires_grad=True), torchish.ones(3, requires_grad=True)])
+    with pytest.raises(ValueError) as te:
+        torch.optim.Muon([torch.ones(2, 2, requires_grad=True), torch.ones(3, requires_grad=True)])
+    assert str(ie.value) == str(te.value)
+    p = torchish.ones(2, 2, requires_grad=True)
+    p.grad = torchish.ones(2, 2)
+    with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+        topt.Muon([p], ns_steps=100).step()
+
+
+@needs_torch
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(weight_decay=0.1)), ("Adam", dict()),
+                                         ("Adam", dict(weight_decay=0.1)),
+                                         ("AdamW", dict(weight_decay=0.1))])
+def test_differentiable_step_gives_hypergradients(name, kwargs):
+    """`differentiable=True`: the step is part of the autograd graph, so a loss after a few
+    steps has gradients for a Tensor `lr` and for the initial weights (through `create_graph`
+    gradients), as in torch."""
+    rng = np.random.RandomState(0)
+    xs, ys, w_init = (rng.randn(5, 3).astype(np.float32), rng.randn(5).astype(np.float32),
+                      rng.randn(3).astype(np.float32))
+    results = []
+    for lib in (torch, torchish):
+        x, y = lib.tensor(xs), lib.tensor(ys)
+        w0 = lib.tensor(w_init, requires_grad=True)
+        lr = lib.tensor(0.05, requires_grad=True)
+        w = w0.clone()
+        opt = getattr(lib.optim, name)([w], lr=lr, differentiable=True, **kwargs)
+        for _ in range(3):
+            loss = ((x @ w - y) ** 2).mean()
+            w.grad, = lib.autograd.grad(loss, w, create_graph=True)
+            opt.step()
+        assert w.requires_grad and w.grad_fn is not None
+        ((x @ w - y) ** 2).mean().backward()
+        results.append([to_np(w), to_np(lr.grad), to_np(w0.grad)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_differentiable_step_state_and_leaf_error():
+    p = torchish.ones(2, requires_grad=True)
+    p.grad = torchish.ones(2)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used "
+                                           "in an in-place operation"):
+        topt.Adam([p], differentiable=True).step()
+    w0 = torchish.tensor([1.0, -2.0], requires_grad=True)
+    w = w0 * 1.0
+    opt = topt.SGD([w], lr=0.1, momentum=0.9, differentiable=True)
+    for _ in range(2):
+        w.grad, = torchish.autograd.grad((w ** 2).sum(), w, create_graph=True)
+        opt.step()
+    # the first momentum buffer starts detached (torch clones the gradient and detaches it);
+    # from the second step on it carries the graph of the gradients folded into it
+    buf = opt.state[w]["momentum_buffer"]
+    assert buf.requires_grad
+    np.testing.assert_allclose(to_np(w), [0.46, -0.92], rtol=1e-6)   # 1 - .2 - (.9*2 + 1.6)/10
+    # `w ** 2` saved `w`, which the second step then modified: torch fails the same way
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        w.sum().backward()
+    a = topt.Adam([torchish.ones(2, requires_grad=True) * 1.0], differentiable=True)
+    q = a.param_groups[0]["params"][0]
+    q.grad = torchish.ones(2)
+    a.step()
+    assert not a.state[q]["step"].requires_grad

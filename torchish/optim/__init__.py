@@ -3,12 +3,14 @@ from . import lr_scheduler  # noqa: F401
 from .optimizer import (Optimizer, register_optimizer_step_post_hook,  # noqa: F401
                         register_optimizer_step_pre_hook)
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .radam import RAdam
 from .rmsprop import RMSprop
@@ -16,5 +18,6 @@ from .rprop import Rprop
 from .sgd import SGD
 from . import swa_utils  # noqa: E402,F401  (needs nn, imported after the optimizers)
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]
+__all__ = ["Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
+           "swa_utils"]

@@ -179,6 +179,8 @@ def fence(x, hp):
     contraction without changing a bit. The same holds for the float64 scalar arithmetic
     (`1 - lr * weight_decay`): torch rounds each Python-float product.
     """
+    if "_zero" not in hp:    # a differentiable step: bitcasts would cut the gradient
+        return x
     itype = _INT_OF_SIZE[x.dtype.itemsize]
     bits = jax.lax.bitcast_convert_type(x, itype)
     return jax.lax.bitcast_convert_type(bits ^ jnp.asarray(hp["_zero"]).astype(itype), x.dtype)
@@ -192,6 +194,8 @@ def div_scalar(x, c, hp):
     ops below broadcasts). The divisor is therefore xor-ed with `bits(x) & 0`: zero, but per
     element, so it is no longer a broadcast.
     """
+    if "_zero" not in hp:    # a differentiable step (see `fence`)
+        return x / cast(c, x)
     itype = _INT_OF_SIZE[x.dtype.itemsize]
     zeros = jax.lax.bitcast_convert_type(x, itype) & jnp.asarray(hp["_zero"]).astype(itype)
     bits = jax.lax.bitcast_convert_type(jnp.broadcast_to(cast(c, x), x.shape), itype)
@@ -635,8 +639,62 @@ class Optimizer:
             with _torch().enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            self._update_group(group)
+            if group.get("differentiable"):
+                self._differentiable_update(group)
+            else:
+                self._update_group(group)
         return loss
+
+    def _differentiable_update(self, group):
+        """`differentiable=True`: the step as a recorded autograd operation, per parameter.
+
+        torch runs such a step with grad mode on, so it differentiates through the update to
+        the parameter, its gradient (when built with `create_graph=True`), the state, and
+        Tensor hyperparameters such as `lr`. Here the same pure rule runs through `call_jax`
+        (its backward is the rule's `jax.vjp`); results are written in place with `copy_`, so
+        a leaf parameter that requires grad fails as in torch. A state entry depends on the
+        graph only where the rule makes it so (`step` never does).
+        """
+        from .._jaxpr_deps import needed_inputs
+        from .._ops.registry import call_jax
+        t = _torch()
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return
+        static = self._static(group)
+        hyper = self._hyper(group)
+        t_keys = [k for k, v in hyper.items() if isinstance(v, Tensor)]
+        consts = {k: _hp(v) for k, v in hyper.items() if k not in t_keys}
+        rule = type(self)._rule
+        with t.enable_grad():
+            for p in params:
+                st = self._prepare(group, p)
+                keys, out_keys = list(st), []
+
+                def fn(p_arr, g_arr, *rest, keys=keys, out_keys=out_keys):
+                    hp = dict(consts)       # without "_zero": see `fence`
+                    hp.update({k: v.reshape(()) for k, v in zip(t_keys, rest[len(keys):])})
+                    new_p, new_st = _trace_update(rule, static, hp, [p_arr], [g_arr],
+                                                  [dict(zip(keys, rest[:len(keys)]))])
+                    out_keys[:] = list(new_st[0])
+                    return [new_p[0]] + [new_st[0][k] for k in out_keys]
+
+                inputs = [p, p.grad] + [st[k] for k in keys] + [hyper[k] for k in t_keys]
+                jaxpr = jax.make_jaxpr(fn)(*[x._data for x in inputs])
+                outs = call_jax(f"{type(self).__name__}StepBackward", fn, inputs)
+                state = self.state[p]
+                for i, (key, out) in enumerate(zip([None] + out_keys, outs)):
+                    uses = needed_inputs(jaxpr, [j == i for j in range(len(outs))])
+                    if not any(u and x.requires_grad for u, x in zip(uses, inputs)):
+                        out = out.detach()
+                    if key is None:
+                        p.copy_(out)
+                    elif key in st:
+                        st[key].copy_(out)
+                    else:
+                        # state the rule creates (SGD's first momentum buffer): torch starts
+                        # it from a detached copy
+                        state[key] = out.detach()
 
     def _compiled_update(self, group):
         """The jitted update function this group uses (exposed for tests and compile)."""

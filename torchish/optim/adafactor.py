@@ -1,0 +1,126 @@
+"""`torchish.optim.Adafactor` (factored second moments, relative step size), PyTorch 2.13.
+
+A parameter of two or more dimensions keeps the second moment factored over its last two
+dimensions (`row_var`, `col_var`), a vector or scalar keeps a full `variance`. The step size is
+relative: `max(eps2, RMS(param)) * min(lr, 1 / sqrt(step))`, and the update is scaled down
+when its RMS exceeds `d`. torch computes those RMS values with `.item()`, as Python floats; here
+they stay arrays (float64 scalars from the parameter-dtype norms), so `step()` never syncs.
+"""
+import jax.numpy as jnp
+
+from ._shared import hyper, set_group_defaults, step_method, _new_step
+from .optimizer import Optimizer, Tensor, _torch, cast, div_scalar, f64, fence, lerp
+
+__all__ = ["Adafactor"]
+
+
+class Adafactor(Optimizer):
+    """Implements the Adafactor algorithm, as `torch.optim.Adafactor`."""
+
+    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
+                 weight_decay=0.0, *, foreach=None, maximize=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not 0.0 >= beta2_decay:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        if eps[0] is not None and not 0.0 <= eps[0]:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+        if not 0.0 <= eps[1]:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+        if not 1.0 <= d:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "beta2_decay": beta2_decay,
+            "eps": eps,
+            "d": d,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        set_group_defaults(self, foreach=None)
+        self._steps_to_tensors()
+
+    def _prepare(self, group, p):
+        if p.is_complex():
+            raise RuntimeError("Adafactor does not support complex parameters")
+        state = self.state[p]
+        if len(state) == 0:
+            t = _torch()
+            state["step"] = _new_step(p)
+            grad = p.grad
+            if grad.dim() > 1:
+                # the factors: the mean of g*g over the last dim (rows), over the one before
+                # (columns), each kept with that dim of size 1
+                state["row_var"] = grad.new_zeros(list(grad.shape[:-1]) + [1])
+                state["col_var"] = grad.new_zeros(list(grad.shape[:-2]) + [1, grad.shape[-1]])
+            else:
+                state["variance"] = t.zeros_like(grad)
+        keys = ("row_var", "col_var") if "row_var" in state else ("variance",)
+        return {name: state[name] for name in ("step",) + keys}
+
+    def _static(self, group):
+        return (bool(group["maximize"]), bool(group["weight_decay"] != 0))
+
+    def _hyper(self, group):
+        hp = hyper(group, "lr", "beta2_decay", "d", "weight_decay")
+        eps1, hp["eps2"] = group["eps"]
+        if eps1 is None:
+            # torch fills in eps1 once per group, from the first parameter with a gradient,
+            # and keeps that value for the group's other parameters
+            first = next(p for p in group["params"] if p.grad is not None)
+            eps1 = _torch().finfo(first.dtype).eps
+        hp["eps1"] = eps1
+        return hp
+
+    @staticmethod
+    def _rule(static, hp, param, grad, state):
+        maximize, decay = static
+        grad = -grad if maximize else grad
+        step_t = state["step"] + 1
+        state["step"] = step_t
+        step = f64(step_t)
+        lr = f64(hp["lr"])
+        one_minus_beta2_t = step ** f64(hp["beta2_decay"])
+        rho_t = jnp.minimum(lr, 1 / step ** 0.5)
+        rms = f64(jnp.sqrt(jnp.sum(param * param))) / param.size ** 0.5
+        alpha = jnp.maximum(f64(hp["eps2"]), rms) * rho_t
+
+        if decay:
+            param = param * cast(1 - fence(lr * f64(hp["weight_decay"]), hp), param)
+
+        eps1 = f64(hp["eps1"])
+        if grad.ndim > 1:
+            # torch: `norm(g, dim).square_().div_(size)`, the norm rounded before squaring
+            sq = grad * grad
+            row_mean = div_scalar(jnp.square(jnp.sqrt(jnp.sum(sq, axis=-1, keepdims=True))),
+                                  grad.shape[-1], hp)
+            col_mean = div_scalar(jnp.square(jnp.sqrt(jnp.sum(sq, axis=-2, keepdims=True))),
+                                  grad.shape[-2], hp)
+            row_var = lerp(state["row_var"], row_mean, one_minus_beta2_t)
+            col_var = lerp(state["col_var"], col_mean, one_minus_beta2_t)
+            state["row_var"], state["col_var"] = row_var, col_var
+            row_var_mean = div_scalar(jnp.sum(row_var, axis=-2, keepdims=True),
+                                      row_var.shape[-2], hp)
+            var_estimate = div_scalar(row_var * col_var,
+                                      jnp.maximum(row_var_mean, cast(eps1, grad)), hp)
+        else:
+            variance = lerp(state["variance"], grad * grad, one_minus_beta2_t)
+            state["variance"] = variance
+            var_estimate = variance
+
+        update = 1 / jnp.sqrt(jnp.maximum(var_estimate, cast(eps1 * eps1, grad))) * grad
+        update_rms = f64(jnp.sqrt(jnp.sum(update * update)))
+        denom = jnp.maximum(1.0, update_rms / (update.size ** 0.5 * f64(hp["d"])))
+        param = param + cast(-alpha / denom, param) * update
+        return param, state
+
+    step = step_method("Adafactor")
