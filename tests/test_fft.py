@@ -232,3 +232,75 @@ def test_window_functions_match_torch(name, n, periodic):
     np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy(), rtol=1e-12, atol=1e-15)
     f = getattr(torchish, name)(n, periodic, requires_grad=True)
     assert f.dtype is torchish.float32 and f.requires_grad and f.grad_fn is None
+
+
+def _istft(L):
+    # torchish.istft is bound in torchish/__init__.py; until then reach the function itself
+    return getattr(L, "istft", None) or L.fft._istft
+
+
+@pytest.mark.filterwarnings("ignore:The length of signal is shorter")
+@pytest.mark.parametrize("kw,one_d,length", [
+    (dict(n_fft=16, hop_length=4, window=16), False, None),
+    (dict(n_fft=16, hop_length=4, window=16), True, 50),
+    (dict(n_fft=16, hop_length=4, window=16), False, 80),   # zero-padded tail
+    (dict(n_fft=16, hop_length=8, window="ones", center=False), False, None),
+    (dict(n_fft=16, hop_length=4, window=16, normalized=True), False, None),
+    (dict(n_fft=16, hop_length=5, win_length=12, window=12), False, 60),
+    (dict(n_fft=16, hop_length=4, window=16, onesided=False), False, None),
+    (dict(n_fft=16, hop_length=4, window=16, onesided=False, return_complex=True), True, None),
+])
+def test_istft_matches_torch(kw, one_d, length):
+    # torch.istft: inverse transforms of the frames, window, overlap-add, division by the
+    # overlap-added squared window, centre trimming / length, 1-D squeeze; and the gradient
+    res = []
+    for L in (torch, torchish):
+        args = dict(kw)
+        ret_complex = args.pop("return_complex", False)
+        w = args["window"]
+        args["window"] = L.ones(16, dtype=L.float64) if w == "ones" else \
+            L.tensor(np.hanning(w + 2)[1:-1])
+        x = L.tensor(_SIG[0] if one_d else _SIG)
+        stft_args = dict(args)
+        if ret_complex:
+            x = x * (1 + 0.5j)
+            stft_args.pop("onesided")
+        spec = L.stft(x, return_complex=True, **stft_args).detach().requires_grad_(True)
+        y = _istft(L)(spec, length=length, return_complex=ret_complex, **args)
+        (y.abs() if y.is_complex() else y).pow(2).sum().backward()
+        res.append((tuple(y.shape), str(y.dtype), y.grad_fn.name(), y.detach().cpu().numpy(),
+                    spec.grad.cpu().numpy()))
+    t, j = res
+    assert j[:3] == t[:3]
+    np.testing.assert_allclose(j[3], t[3], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(j[4], t[4], rtol=1e-10, atol=1e-10)
+
+
+def test_istft_errors_match_torch():
+    w = np.hanning(18)[1:-1]
+    cases = [
+        lambda L, s: _istft(L)(s.real, 16, window=L.tensor(w)),
+        lambda L, s: _istft(L)(s[0, 0], 16, window=L.tensor(w)),
+        lambda L, s: _istft(L)(s.unsqueeze(0).unsqueeze(0), 16, window=L.tensor(w)),
+        lambda L, s: _istft(L)(s, 16, window=L.tensor(w), onesided=False),
+        lambda L, s: _istft(L)(s, 16, window=L.ones(5)),
+        lambda L, s: _istft(L)(s, 16, hop_length=20, window=L.tensor(w)),
+        lambda L, s: _istft(L)(s, 16, win_length=20, window=L.ones(20)),
+        lambda L, s: _istft(L)(s, 16, window=L.tensor(w), return_complex=True),
+        lambda L, s: _istft(L)(s, 16, window=L.ones(16, dtype=L.complex64)),
+        lambda L, s: _istft(L)(s, 16, window=L.hann_window(16, dtype=L.float64), center=False),
+        lambda L, s: _istft(L)(s[0], 16, window=L.zeros(16), normalized=True, length=30),
+    ]
+    for case in cases:
+        msgs = []
+        for L in (torch, torchish):
+            s = L.stft(L.tensor(_SIG), 16, window=L.tensor(w), return_complex=True)
+            with pytest.raises(Exception) as e:
+                case(L, s)
+            msgs.append((type(e.value).__name__, str(e.value)))
+        assert msgs[0] == msgs[1]
+    with pytest.warns(UserWarning, match="A window was not provided. A rectangular window will "
+                      "be applied.Please provide the same window"):
+        s = torchish.stft(torchish.tensor(_SIG), 16, window=torchish.ones(16),
+                          return_complex=True)
+        _istft(torchish)(s, 16)

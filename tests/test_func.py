@@ -150,3 +150,139 @@ def test_transforms_record_through_captured_parameters():
             assert a == b
         else:
             np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _autograd_functional_semantics(T):
+    """What torch.autograd.functional's results carry (grad, tuple-ness) and its errors."""
+    from importlib import import_module
+    AF = import_module(T.__name__ + ".autograd.functional")
+    out = []
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    b = T.tensor([1.0, 2.0])
+    cube = lambda t: (t ** 3).sum()  # noqa: E731
+    for inp in (a, b):
+        for cg in (False, True):
+            res = [AF.jacobian(lambda t: t ** 3, inp, create_graph=cg),
+                   AF.hessian(cube, inp, create_graph=cg),
+                   *AF.vjp(lambda t: t ** 3, inp, T.ones(2), create_graph=cg),
+                   *AF.jvp(lambda t: t ** 3, inp, T.ones(2), create_graph=cg),
+                   *AF.hvp(cube, inp, T.ones(2), create_graph=cg),
+                   *AF.vhp(cube, inp, T.ones(2), create_graph=cg)]
+            out.append([(r.requires_grad, r.grad_fn is not None) for r in res])
+    out.append(AF.jacobian(lambda t: 2 * t, b, create_graph=True).requires_grad)
+    out.append(AF.hvp(lambda x, y: (x * y).sum() ** 2, (a, b), (T.ones(2), T.ones(2))))
+    out.append(AF.vhp(lambda x, y: (x * y ** 2).sum(), (a, b), (T.ones(2), T.zeros(2))))
+    out.append(AF.hvp(cube, T.tensor(2.0)))
+    out.append(AF.jvp(lambda x: (x ** 3, x * 2), T.tensor(2.0)))
+    out.append(AF.jvp(lambda x, y: x * y, (T.tensor(2.0), T.tensor(3.0)),
+                      (T.tensor(1.0), T.tensor(0.0))))
+    g = lambda x, y: T.stack([x.sum() * y[0], (x * x).sum() + y[1]])  # noqa: E731
+    out.append(AF.jacobian(g, (b, b), create_graph=True)[0].requires_grad)
+    out.append(AF.jacobian(g, (b, b), vectorize=True, strategy="forward-mode"))
+    out.append(AF.hessian(lambda x, y: (x * y).sum() ** 2, (b, b), vectorize=True))
+    two = (T.ones(2), T.ones(2))
+    for bad in [lambda: AF.vjp(lambda x: x * 2, T.ones(2)),
+                lambda: AF.jvp(lambda x: x * 2, T.ones(2)),
+                lambda: AF.vjp(lambda x: x * 2, T.ones(2), T.ones(3)),
+                lambda: AF.jvp(lambda x, y: x * y, two, (T.ones(2),)),
+                lambda: AF.jvp(lambda x, y: x * y, two, (T.ones(2), T.ones(3))),
+                lambda: AF.hvp(lambda x: x * 2, T.ones(2), T.ones(2)),
+                lambda: AF.vhp(lambda x: (x * 2, x), T.ones(2), T.ones(2)),
+                lambda: AF.hessian(lambda x: x * 2, T.ones(2)),
+                lambda: AF.jacobian(lambda x: x * 2, T.ones(2), strategy="fwd"),
+                lambda: AF.jacobian(lambda x: x * 2, T.ones(2), strategy="forward-mode"),
+                lambda: AF.jacobian(lambda x: x * 2, T.ones(2), strategy="forward-mode",
+                                    create_graph=True, vectorize=True),
+                lambda: AF.jacobian(lambda x: x * 2, T.ones(2), strict=True, vectorize=True),
+                lambda: AF.jacobian(lambda x, y: x * 2, two, strict=True),
+                lambda: AF.jacobian(lambda x: T.ones(2), T.ones(2), strict=True),
+                lambda: AF.jacobian(lambda x: x * 2, T.ones(2), strict=True, create_graph=True),
+                lambda: AF.hessian(lambda x: x.sum() * 2, T.ones(2), strict=True),
+                lambda: AF.vjp(lambda x, y: (x * 2).sum(), two, strict=True),
+                lambda: AF.jacobian(lambda x: x * 2, [T.ones(2)])]:
+        try:
+            bad()
+            out.append("no error")
+        except Exception as e:  # noqa: BLE001
+            out.append(f"{type(e).__name__}: {e}")
+    return out
+
+
+def test_autograd_functional_semantics_match_torch():
+    def norm(x):
+        if isinstance(x, (tuple, list)):
+            return [norm(y) for y in x]
+        if hasattr(x, "detach"):
+            return x.detach().cpu().numpy().tolist()
+        return x
+    assert norm(_autograd_functional_semantics(torchish)) == norm(
+        _autograd_functional_semantics(torch))
+
+
+def _jvp_vjp_tape_program(T):
+    """func.jvp / func.vjp results stay on the tape of the primals and of captured parameters
+    (a PINN loss built from a jvp trains the network)."""
+    T.manual_seed(0)
+    net = T.nn.Sequential(T.nn.Linear(2, 4), T.nn.Tanh(), T.nn.Linear(4, 1))
+    x = T.tensor(X[:, :2].copy(), dtype=T.float32)
+    out = []
+    v, t = T.func.jvp(net, (x,), (T.ones(2, 2),))
+    out.append((v.requires_grad, t.requires_grad))
+    (t ** 2).sum().backward()
+    out.append(net[0].weight.grad.clone())
+    net.zero_grad()
+    o, fn = T.func.vjp(lambda z: net(z).sum(), x)
+    g, = fn(T.tensor(1.0))
+    out.append((o.requires_grad, g.requires_grad, g))
+    g.pow(2).sum().backward()
+    out.append(net[2].weight.grad)
+    xr = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    o, fn = T.func.vjp(lambda z: (z ** 3, z.sum()), xr)
+    g, = fn((T.ones(3), T.tensor(2.0)))
+    g.sum().backward()
+    out += [o[0], g, xr.grad]
+    with T.no_grad():
+        out.append(T.func.jvp(net, (x,), (T.ones(2, 2),))[1].requires_grad)
+    return out
+
+
+def test_func_jvp_vjp_compose_with_tape():
+    def same(a, b):
+        if isinstance(b, (tuple, list)):
+            assert len(a) == len(b)
+            for x, y in zip(a, b):
+                same(x, y)
+        elif hasattr(b, "detach"):
+            np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(),
+                                       rtol=1e-5, atol=1e-6)
+        else:
+            assert a == b
+    same(_jvp_vjp_tape_program(torchish), _jvp_vjp_tape_program(torch))
+
+
+def _functional_call_keys_program(T):
+    T.manual_seed(0)
+    net = T.nn.Sequential(T.nn.Linear(2, 2), T.nn.BatchNorm1d(2), T.nn.Linear(2, 1))
+    x = T.tensor(X[:, :2].copy(), dtype=T.float32)
+    out = []
+    for d, kw in [({"0.weight": T.zeros(2, 2), "bogus": T.zeros(1)}, dict(strict=True)),
+                  ({"0.weight": T.zeros(2, 2)}, dict(strict=True)),
+                  ({"0.weight": T.zeros(2, 2), "bogus": T.zeros(1)}, {}),
+                  ({"0.weight": T.zeros(2, 2), "0.bogus": T.zeros(1)}, {}),
+                  (dict(net.state_dict()), dict(strict=True)),
+                  (({"0.weight": T.zeros(2, 2)}, {"0.weight": T.ones(2, 2)}), {})]:
+        try:
+            out.append(T.func.functional_call(net, d, (x,), **kw).detach().numpy().tolist())
+        except Exception as e:  # noqa: BLE001
+            out.append(f"{type(e).__name__}: {e}")
+    out.append((hasattr(net, "bogus"), hasattr(net[0], "bogus")))
+    return out
+
+
+def test_functional_call_strict_unknown_and_repeated_keys():
+    ours, theirs = _functional_call_keys_program(torchish), _functional_call_keys_program(torch)
+    assert [o for o in ours if isinstance(o, (str, tuple))] == \
+        [o for o in theirs if isinstance(o, (str, tuple))]
+    for a, b in zip(ours, theirs):
+        if isinstance(b, list):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

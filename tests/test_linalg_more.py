@@ -392,16 +392,57 @@ ERRORS = [
     lambda t: t.linalg.eig(t.ones(3)),
     lambda t: t.linalg.householder_product(t.ones(3, 2), t.ones(2, 2)),
     lambda t: t.linalg.householder_product(t.ones(3, 2), t.ones(2, dtype=t.float64)),
+    # the plain (not *_ex) factorizations check `info` as PyTorch's do
+    lambda t: t.linalg.cholesky(t.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda t: t.linalg.cholesky(t.stack([t.eye(2), t.tensor([[1.0, 2.0], [2.0, 1.0]])])),
+    lambda t: t.linalg.cholesky(t.tensor([[1.0, 2.0], [2.0, 1.0]]), upper=True),
+    lambda t: t.tensor([[1.0, 2.0], [2.0, 1.0]]).cholesky(),
+    lambda t: t.linalg.inv(t.zeros(2, 2)),
+    lambda t: t.inverse(t.tensor([[1.0, 2.0], [2.0, 4.0]])),
+    lambda t: t.linalg.inv(t.stack([t.eye(2), t.tensor([[1.0, 2.0], [2.0, 4.0]])])),
+    lambda t: t.linalg.solve(t.tensor([[1.0, 2.0], [2.0, 4.0]]), t.ones(2)),
+    lambda t: t.linalg.solve(t.stack([t.eye(2), t.zeros(2, 2)]), t.ones(2, 2)),
+    lambda t: t.linalg.solve(t.ones(3, 3), t.ones(4)),
+    lambda t: t.linalg.solve(t.ones(3, 3), t.ones(2, 4), left=False),
+    lambda t: t.linalg.inv(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.linalg.cholesky(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.linalg.inv(t.ones(2, 3)),
+    lambda t: t.linalg.cholesky(t.ones(2, 3)),
+    lambda t: t.linalg.eigh(t.ones(2, 3)),
+    lambda t: t.linalg.eigvalsh(t.ones(2, 3)),
+    lambda t: t.linalg.eigh(t.ones(3)),
+    lambda t: t.linalg.det(t.ones(2, 3)),
+    lambda t: t.linalg.matrix_exp(t.ones(2, 3)),
+    lambda t: t.linalg.det(t.eye(2, dtype=t.int64)),
+    lambda t: t.eye(2, dtype=t.int64).det(),
+    lambda t: t.matrix_exp(t.eye(2, dtype=t.int64)),
+    lambda t: t.linalg.solve(t.eye(2, dtype=t.int64), t.eye(2, dtype=t.int64)),
+    lambda t: t.linalg.solve(t.eye(2), t.ones(2, dtype=t.float64)),
+    lambda t: t.linalg.svdvals(t.eye(2, dtype=t.int64)),
+    lambda t: t.linalg.svd(t.eye(2, dtype=t.int64)),
+    lambda t: t.linalg.qr(t.eye(2, dtype=t.int64)),
 ]
 
 
 @pytest.mark.parametrize("k", range(len(ERRORS)))
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
 def test_errors(k):
     with pytest.raises(Exception) as expected:
         ERRORS[k](torch)
-    with pytest.raises(type(expected.value)) as actual:
+    with pytest.raises(Exception) as actual:
         ERRORS[k](torchish)
+    assert type(actual.value).__name__ == type(expected.value).__name__   # _LinAlgError too
+    assert isinstance(actual.value, RuntimeError) == isinstance(expected.value, RuntimeError)
     assert str(actual.value) == str(expected.value)
+
+
+def test_plain_factorizations_grad_fn():
+    for name, fn in [("cholesky", lambda t, x: t.cholesky(x)),
+                     ("linalg.cholesky", lambda t, x: t.linalg.cholesky(x)),
+                     ("inverse", lambda t, x: t.inverse(x)),
+                     ("linalg.solve", lambda t, x: t.linalg.solve(x, t.ones(2)))]:
+        expected = fn(torch, torch.eye(2, requires_grad=True)).grad_fn.name()
+        assert fn(torchish, torchish.eye(2, requires_grad=True)).grad_fn.name() == expected, name
 
 
 def test_lu_solve_legacy(mats):
@@ -505,3 +546,32 @@ def test_einsum_checks_under_jit():
     g = jax.jit(lambda v: torchish.einsum("ij,kj->ik", torchish.from_jax(v),
                                           torchish.from_jax(v)).jax())
     np.testing.assert_allclose(np.asarray(g(x)), np.full((2, 2), 3.0))
+
+
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_linalg_qr_modes_and_return_types(mats, mode):
+    A = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], dtype=torch.float64, requires_grad=True)
+    a = _ours(A, grad=True)
+    expected, actual = torch.linalg.qr(A, mode=mode), torchish.linalg.qr(a, mode=mode)
+    _same(actual, expected, tol=1e-10)
+    assert repr(actual).splitlines()[0] == repr(expected).splitlines()[0]
+    if mode == "r" or mode == "complete":   # PyTorch has no derivative for these (3x2 A)
+        with pytest.raises(RuntimeError) as e_t:
+            expected.R.sum().backward()
+        with pytest.raises(RuntimeError) as e_o:
+            actual.R.sum().backward()
+        assert str(e_o.value) == str(e_t.value)
+    else:
+        _grads(expected, actual, A, a)
+    for fn in ("svd", "eigh"):
+        M = torch.tensor([[2.0, 1.0], [1.0, 3.0]])
+        assert repr(getattr(torchish.linalg, fn)(_ours(M))).splitlines()[0] == \
+            repr(getattr(torch.linalg, fn)(M)).splitlines()[0]
+
+
+def test_linalg_qr_bad_mode():
+    with pytest.raises(RuntimeError) as e_t:
+        torch.linalg.qr(torch.ones(2, 2), mode="x")
+    with pytest.raises(RuntimeError) as e_o:
+        torchish.linalg.qr(torchish.ones(2, 2), mode="x")
+    assert str(e_o.value) == str(e_t.value)

@@ -226,4 +226,110 @@ def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     return out if return_complex else torchish.view_as_real(out)
 
 
+_NO_WINDOW_ISTFT = ("A window was not provided. A rectangular window will be applied.Please "
+                    "provide the same window used by stft to make the inversion lossless.To "
+                    "suppress this warning and use a rectangular window, explicitly set "
+                    "`window=torch.ones(n_fft, device=<device>)`.")
+
+
+def _istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+           normalized=False, onesided=None, length=None, return_complex=False):
+    """torch.istft: the inverse of `stft`, by inverse transforms of the frames, the window
+    applied again, overlap-add, and division by the overlap-added squared window.
+
+    Errors name the call as PyTorch's do: its C++ signature with the arguments given, then the
+    message (PyTorch reads the shapes of `view_as_real(input)`, whence its dimension counts)."""
+    import warnings
+    import torchish
+    from .nn import functional as F
+    if window is None:
+        warnings.warn(_NO_WINDOW_ISTFT, UserWarning, stacklevel=2)
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if not input.is_complex():
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output "
+                           "from stft with return_complex=True.")
+    real_dim = input.dim() + 1
+    for d in (-2, -3):
+        if real_dim < -d:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-real_dim}, {real_dim - 1}], but got {d})")
+    n_frames, fft_size = input.size(-1), input.size(-2)
+    expected_len = n_fft + hop_length * (n_frames - 1)
+    dev = "CUDA" if input.device.type == "cuda" else "CPU"
+    win = "None" if window is None else (
+        f"torch.{window.dtype._legacy}Tensor{{{list(window.shape)}}}")
+    prefix = (f"istft({dev}{input.dtype._legacy}Type{list(input.shape)}, n_fft={n_fft}, "
+              f"hop_length={hop_length}, win_length={win_length}, window={win}, "
+              f"center={int(center)}, normalized={int(normalized)}, "
+              f"onesided={'None' if onesided is None else int(onesided)}, "
+              f"length={length}, return_complex={int(return_complex)}) ")
+
+    def check(ok, message):
+        if not ok:
+            raise RuntimeError(f"{prefix}: {message}")
+    check(real_dim in (3, 4), f"expected a tensor with 3 or 4 dimensions, but got {real_dim}")
+    if onesided is None:
+        onesided = fft_size != n_fft
+    if onesided:
+        check(n_fft // 2 + 1 == fft_size, "expected the frequency dimension (3rd to the last) of "
+              "the input tensor to match n_fft / 2 + 1 when onesided=True, but got "
+              f"{fft_size}")
+    else:
+        check(n_fft == fft_size, "expected the frequency dimension (3rd to the last) of the "
+              f"input tensor to match n_fft when onesided=False, but got {fft_size}")
+    check(0 < hop_length <= win_length, "expected 0 < hop_length <= win_length")
+    check(0 < win_length <= n_fft, "expected 0 < win_length <= n_fft")
+    if window is not None:
+        check(window.dim() == 1 and window.size(0) == win_length,
+              "Invalid window shape. window has to be 1D and length of `win_length`")
+        window_tmp = window
+    else:
+        window_tmp = torchish.ones(win_length, dtype=input.real.dtype, device=input.device)
+    if win_length != n_fft:
+        left = (n_fft - win_length) // 2
+        window_tmp = F.pad(window_tmp, [left, n_fft - win_length - left])
+    one_signal = input.dim() == 2
+    if one_signal:
+        input = input.unsqueeze(0)
+    input = input.transpose(1, 2)   # (batch, frames, frequencies)
+    norm = "ortho" if normalized else "backward"
+    if return_complex:
+        if onesided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        frames = ifft(input, dim=-1, norm=norm)
+    else:
+        if window is not None and window.is_complex():
+            raise RuntimeError("Complex windows are incompatible with return_complex=False")
+        if not onesided:
+            input = input[..., :n_fft // 2 + 1]
+        frames = irfft(input, n=n_fft, dim=-1, norm=norm)
+    frames = frames * window_tmp.view(1, 1, n_fft)
+    # overlap-add: sample t of the signal sums every frame position f * hop + k == t
+    where = (torchish.arange(n_frames, device=input.device).unsqueeze(1) * hop_length
+             + torchish.arange(n_fft, device=input.device)).reshape(-1)
+    batch = frames.size(0)
+    y = frames.new_zeros(batch, expected_len).index_add(1, where, frames.reshape(batch, -1))
+    envelope = window_tmp.pow(2)
+    envelope = envelope.new_zeros(expected_len).index_add(0, where, envelope.repeat(n_frames))
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = -(n_fft // 2) if center else expected_len
+    y = y[:, start:end]
+    envelope = envelope[start:end]
+    if bool((envelope.abs() < 1e-11).any()):
+        raise RuntimeError(f"{prefix}window overlap add min: 1\n[ {dev}BoolType{{}} ]")
+    y = y / envelope
+    if one_signal:
+        y = y.squeeze(0)
+    if end > expected_len:
+        warnings.warn("The length of signal is shorter than the length parameter. Result is "
+                      "being padded with zeros in the tail. Please check your center and "
+                      "hop_length settings.", UserWarning, stacklevel=2)
+        y = F.pad(y, [0, end - expected_len])
+    return y
+
+
 __getattr__ = module_getattr(__name__)

@@ -1,10 +1,9 @@
 """`torchish.linalg`: PyTorch's linalg namespace over the registry's linalg ops."""
-import collections
-
 from . import _autocast
 from ._ops import linalg as _l
 from ._ops.linalg_decomp import LINALG as _DECOMP
 from ._ops.reduction import norm as _norm
+from ._ops.return_types import _rt
 from ._unsupported import module_getattr
 
 inv = _l.inverse
@@ -21,9 +20,9 @@ matrix_norm = _l.linalg_matrix_norm
 solve_triangular = _l.linalg_solve_triangular
 multi_dot = _l.multi_dot
 
-_QR = collections.namedtuple("QR", ["Q", "R"])
-_SVD = collections.namedtuple("SVD", ["U", "S", "Vh"])
-_EIGH = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+_QR = _rt("linalg_qr", ("Q", "R"))
+_SVD = _rt("linalg_svd", ("U", "S", "Vh"))
+_EIGH = _rt("linalg_eigh", ("eigenvalues", "eigenvectors"))
 
 
 def cross(input, other, *, dim=-1, out=None):

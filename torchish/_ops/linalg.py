@@ -345,8 +345,10 @@ def cross(input, other, dim=None):
     return jnp.cross(input, other, axis=dim)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgDetBackward0", aliases=("linalg_det",))
+@op(promote=P.NONE, grad_fn="LinalgDetBackward0", aliases=("linalg_det",))
 def det(input):
+    _square("linalg.det", input)
+    _float_array("linalg.det", input)
     if input.ndim >= 2 and input.shape[-1] == 0:  # empty product (JAX's det jvp fails on 0x0)
         return jnp.ones(input.shape[:-2], input.dtype)
     return jnp.linalg.det(input)
@@ -358,13 +360,58 @@ def linalg_slogdet(A):
     return sign, logabsdet
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgInvExBackward0", aliases=("linalg_inv",))
+def _float_array(name, A):
+    if not jnp.issubdtype(A.dtype, jnp.inexact):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {legacy_name(A)}")
+
+
+def _info_check(name, info_of, message):
+    """A `check` raising PyTorch's LinAlgError for a singular / not positive-definite input:
+    PyTorch's linalg.inv, linalg.cholesky and linalg.solve are their *_ex variants followed
+    by a host-side look at `info`. Operands the forward rejects are left to it."""
+    def check(compute, A, *rest, **kw):
+        from .linalg_decomp import info_error
+        a = A._data
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2] or not jnp.issubdtype(a.dtype, jnp.inexact):
+            return None
+        return info_error(name, info_of(a), message)
+    return check
+
+
+@jax.jit
+def _lu_info_of(a):
+    from .linalg_decomp import _lu_info
+    return _lu_info(jax.lax.linalg.lu(a)[0])
+
+
+@jax.jit
+def _cholesky_info_of(a):
+    from .linalg_decomp import _cholesky_info
+    return _cholesky_info(a)
+
+
+def _not_pd(k):
+    return (f"The factorization could not be completed because the input is not "
+            f"positive-definite (the leading minor of order {k} is not positive-definite).")
+
+
+@op(promote=P.NONE, grad_fn="LinalgInvExBackward0", aliases=("linalg_inv",),
+    check=_info_check("linalg.inv", _lu_info_of, lambda k: (
+        f"The diagonal element {k} is zero, the inversion could not be completed because the "
+        f"input matrix is singular.")))
 def inverse(input):
+    _square("linalg.inv", input)
+    _float_array("linalg.inv", input)
     return jnp.linalg.inv(input)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSolveExBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgSolveExBackward0", method=False,
+    check=_info_check("torch.linalg.solve", _lu_info_of,
+                      lambda k: "The solver failed because the input matrix is singular."))
 def linalg_solve(A, B, *, left=True):
+    from .linalg_decomp import solve_checks
+    solve_checks(A, B, left)
     if not left:
         return jnp.swapaxes(jnp.linalg.solve(jnp.swapaxes(A, -1, -2), jnp.swapaxes(B, -1, -2)),
                             -1, -2)
@@ -373,42 +420,81 @@ def linalg_solve(A, B, *, left=True):
     return jnp.linalg.solve(A, B)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgCholeskyExBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False,
+    check=_info_check("linalg.cholesky", _cholesky_info_of, _not_pd))
 def linalg_cholesky(A, *, upper=False):
+    _square("linalg.cholesky", A)
+    _float_array("linalg.cholesky", A)
     L = jnp.linalg.cholesky(A)
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgCholeskyExBackward0")
+@op(promote=P.INT_TO_FLOAT, grad_fn="CholeskyBackward0",
+    check=_info_check("cholesky", _cholesky_info_of, _not_pd))
 def cholesky(input, upper=False):
+    _square("cholesky", input)
     L = jnp.linalg.cholesky(input)
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgQrBackward0", method=False)
+_QR_NO_GRAD = {
+    # PyTorch's QR backward needs Q, which mode='r' does not keep, and has no rule for the
+    # extra columns of a complete Q: backward through these raises
+    "r": "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+         "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.",
+    "complete": "The QR decomposition is not differentiable when mode='complete' and "
+                "nrows > ncols.",
+}
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _qr_no_grad(A, mode):
+    return jnp.linalg.qr(A, mode=mode)
+
+
+def _qr_no_grad_bwd(mode, _, g):
+    raise RuntimeError(_QR_NO_GRAD[mode])
+
+
+_qr_no_grad.defvjp(lambda A, mode: (_qr_no_grad(A, mode), None), _qr_no_grad_bwd)
+
+
+@op(promote=P.NONE, grad_fn="LinalgQrBackward0", method=False)
 def linalg_qr(A, mode="reduced"):
+    _float_array("linalg.qr", A)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    if mode == "r":   # PyTorch returns an empty Q
+        return jnp.zeros((0,), A.dtype), _qr_no_grad(A, mode)
+    if mode == "complete" and A.shape[-2] > A.shape[-1]:
+        return tuple(_qr_no_grad(A, mode))
     return tuple(jnp.linalg.qr(A, mode=mode))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSvdBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgSvdBackward0", method=False)
 def linalg_svd(A, full_matrices=True):
+    _float_array("linalg.svd", A)
     u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
     return u, s, vh
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSvdBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgSvdBackward0", method=False)
 def linalg_svdvals(A):
+    _float_array("linalg.svd", A)
     return jnp.linalg.svd(A, compute_uv=False)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
 def linalg_eigh(A, UPLO="L"):
+    _square("linalg.eigh", A)
     w, v = jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)
     return w, v
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
 def linalg_eigvalsh(A, UPLO="L"):
+    _square("linalg.eigh", A)
     return jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)[0]
 
 
@@ -481,15 +567,18 @@ _pinv.defvjp(_pinv_fwd, _pinv_bwd)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgPinvBackward0", aliases=("pinverse",),
-    tensors=("input", "atol", "rtol"), promoted=("input",), scalar_operands=("atol", "rtol"))
+    tensors=("input", "atol", "rtol"), promoted=("input",), scalar_operands=("atol", "rtol"),
+    joint_scalars=True)
 def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if input.shape[-1] == 0 or input.shape[-2] == 0:
         return jnp.zeros(input.shape[:-2] + (input.shape[-1], input.shape[-2]), input.dtype)
     return _pinv(input, atol, rcond if rcond is not None else rtol, hermitian)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgMatrixExpBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgMatrixExpBackward0", method=False)
 def linalg_matrix_exp(A):
+    _square("linalg.matrix_exp", A)
+    _float_array("linalg.matrix_exp", A)
     return jax.scipy.linalg.expm(A)
 
 

@@ -35,7 +35,9 @@ class LinAlgError(RuntimeError):
     """`torch.linalg.LinAlgError`: a factorization or inversion failed (a RuntimeError)."""
 
 
-LinAlgError.__module__ = "torch.linalg"
+# PyTorch's class is `torch._C._LinAlgError` (what `type(e).__name__` prints)
+LinAlgError.__module__, LinAlgError.__name__, LinAlgError.__qualname__ = \
+    "torch._C", "_LinAlgError", "_LinAlgError"
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -86,17 +88,24 @@ def _perm_matrix(perm, m, dtype):
     return jnp.swapaxes(jax.nn.one_hot(perm, m, dtype=dtype), -1, -2)
 
 
-def _raise_info(name, info, message):
-    """PyTorch's error for a nonzero `info` (a host sync, as in PyTorch)."""
+def info_error(name, info, message):
+    """PyTorch's error for a nonzero `info` array (a host sync, as in PyTorch), or None."""
     import numpy as np
-    if isinstance(info._data, jax.core.Tracer):  # under compile: no value to check
-        return
-    arr = np.asarray(info._data)
+    if isinstance(info, jax.core.Tracer):  # under compile: no value to check
+        return None
+    arr = np.asarray(info)
     if arr.size and (arr != 0).any():
         flat = arr.reshape(-1)
         k = int(np.flatnonzero(flat)[0])
         batch = f"(Batch element {k}): " if arr.ndim else ""
-        raise LinAlgError(f"{name}: {batch}{message(int(flat[k]))}")
+        return LinAlgError(f"{name}: {batch}{message(int(flat[k]))}")
+    return None
+
+
+def _raise_info(name, info, message):
+    error = info_error(name, info._data, message)
+    if error is not None:
+        raise error
 
 
 # ---- legacy spellings ---------------------------------------------------------------------
@@ -307,6 +316,21 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 @op(promote=P.NONE, grad_fn="LinalgSolveExBackward0", method=False,
     returns=_SOLVE_EX, function=False)
 def linalg_solve_ex(A, B, *, left=True):
+    solve_checks(A, B, left)
+    info = _lu_info(jax.lax.stop_gradient(jax.lax.linalg.lu(A)[0]))
+    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]))
+    if not left:
+        X = jnp.swapaxes(jnp.linalg.solve(*_broadcast_batch(jnp.swapaxes(A, -1, -2),
+                                                            jnp.swapaxes(B, -1, -2))), -1, -2)
+    elif vector:
+        X = jnp.linalg.solve(*_broadcast_batch(A, B[..., None]))[..., 0]
+    else:
+        X = jnp.linalg.solve(*_broadcast_batch(A, B))
+    return X, info   # per matrix of A (PyTorch does not broadcast info over B's batch)
+
+
+def solve_checks(A, B, left):
+    """linalg.solve's (and solve_ex's) dtype and shape errors, on the operand arrays."""
     _at_least_2d("linalg.solve", A)
     _float_operand("linalg.solve", A)
     if A.dtype != B.dtype:
@@ -319,16 +343,6 @@ def linalg_solve_ex(A, B, *, left=True):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{rows}x{cols})")
-    info = _lu_info(jax.lax.stop_gradient(jax.lax.linalg.lu(A)[0]))
-    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]))
-    if not left:
-        X = jnp.swapaxes(jnp.linalg.solve(*_broadcast_batch(jnp.swapaxes(A, -1, -2),
-                                                            jnp.swapaxes(B, -1, -2))), -1, -2)
-    elif vector:
-        X = jnp.linalg.solve(*_broadcast_batch(A, B[..., None]))[..., 0]
-    else:
-        X = jnp.linalg.solve(*_broadcast_batch(A, B))
-    return X, info   # per matrix of A (PyTorch does not broadcast info over B's batch)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):

@@ -219,25 +219,31 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     traced = _Traced(func, has_aux)
-    out = jax.vjp(traced, *_to_arrays(primals), has_aux=has_aux)
-    value, pullback = out[0], out[1]
+    # The value and the pullback's results go through `_apply`, so that they are on the tape
+    # of the primals and of what `func` captures (a Module's parameters), as in PyTorch.
+    out = _apply(lambda *p: jax.vjp(traced, *p, has_aux=has_aux)[::2] if has_aux
+                 else jax.vjp(traced, *p)[0], primals, "VjpBackward", func)
+    value = out[0] if has_aux else out
 
     def vjp_fn(*cotangents):
-        cts = _to_arrays(cotangents[0] if len(cotangents) == 1 else cotangents)
-        return _reorder(primals, _to_tensors(pullback(cts)))
-    value = _reorder(traced.main(), _to_tensors(value))
+        cts = cotangents[0] if len(cotangents) == 1 else cotangents
+
+        def pull(p, c):
+            return jax.vjp(_Traced(func, has_aux), *p, has_aux=has_aux)[1](c)
+        return _reorder(primals, _apply(pull, (primals, cts), "VjpBackward", func))
+    value = _reorder(traced.main(), value)
     if has_aux:
-        return value, vjp_fn, _reorder(traced.aux(), _to_tensors(out[2]))
+        return value, vjp_fn, _reorder(traced.aux(), out[1])
     return value, vjp_fn
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     traced = _Traced(func, has_aux)
-    out = jax.jvp(traced, tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)),
-                  has_aux=has_aux)
-    value, tangent = (_reorder(traced.main(), _to_tensors(o)) for o in out[:2])
+    out = _apply(lambda p, t: jax.jvp(traced, tuple(p), tuple(t), has_aux=has_aux),
+                 (tuple(primals), tuple(tangents)), "JvpBackward", func)
+    value, tangent = (_reorder(traced.main(), o) for o in out[:2])
     if has_aux:
-        return value, tangent, _reorder(traced.aux(), _to_tensors(out[2]))
+        return value, tangent, _reorder(traced.aux(), out[2])
     return value, tangent
 
 
@@ -309,9 +315,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return wrapper
 
 
+_ABSENT = object()
+
+
 @contextlib.contextmanager
 def _swapped(module, tensors):
-    """Temporarily replace parameters/buffers of `module` by name (PyTorch's semantics)."""
+    """Temporarily replace parameters/buffers of `module` by name (PyTorch's semantics); a
+    name that is neither is set as a plain attribute for the call and removed after."""
     saved = []
     try:
         for name, value in tensors.items():
@@ -319,22 +329,54 @@ def _swapped(module, tensors):
             *path, leaf = name.split(".")
             for p in path:
                 owner = getattr(owner, p)
-            table = owner._parameters if leaf in owner._parameters else owner._buffers
-            saved.append((table, leaf, table[leaf]))
-            table[leaf] = value
+            if leaf in owner._parameters or leaf in owner._buffers:
+                table = owner._parameters if leaf in owner._parameters else owner._buffers
+                saved.append((table, leaf, table[leaf]))
+                table[leaf] = value
+            else:
+                saved.append((owner, leaf, owner.__dict__.get(leaf, _ABSENT)))
+                object.__setattr__(owner, leaf, value)
         yield
     finally:
         for table, leaf, old in reversed(saved):
-            table[leaf] = old
+            if isinstance(table, dict):
+                table[leaf] = old
+            elif old is _ABSENT:
+                object.__delattr__(table, leaf)
+            else:
+                object.__setattr__(table, leaf, old)
+
+
+def _check_strict(module, names):
+    expected = {k for k, _ in module.named_parameters(remove_duplicate=False)}
+    expected |= {k for k, _ in module.named_buffers(remove_duplicate=False)}
+    msgs = []
+    unexpected = sorted(set(names) - expected)
+    missing = sorted(expected - set(names))
+    if unexpected:
+        msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+    if missing:
+        msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+    if msgs:
+        raise RuntimeError(f"Error(s) in reparametrizing for {module._get_name()}:\n\t"
+                           + "\n\t".join(msgs))
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
     if isinstance(parameter_and_buffer_dicts, (list, tuple)):
-        merged = {}
+        merged, repeated = {}, []
         for d in parameter_and_buffer_dicts:
-            merged.update(d)
+            for k, v in d.items():
+                if k in merged and k not in repeated:
+                    repeated.append(k)
+                merged[k] = v
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                             "functional call is ambiguous")
         parameter_and_buffer_dicts = merged
+    if strict:
+        _check_strict(module, parameter_and_buffer_dicts)
     args = () if args is None else (args if isinstance(args, tuple) else (args,))
     with _swapped(module, dict(parameter_and_buffer_dicts)):
         return module(*args, **(kwargs or {}))
