@@ -164,9 +164,9 @@ def test_backend_submodules_import_and_hold_flags():
                mods["cuda"].matmul.allow_tf32, mods["cuda"].flash_sdp_enabled(),
                mods["mkldnn"].is_available(), mods["openmp"].is_available(),
                mods["mha"].get_fastpath_enabled()]
-        cudnn.benchmark = True
-        row.append(T.backends.cudnn.benchmark)
-        cudnn.benchmark = False
+        # (through flags(): PyTorch's test utilities, once imported, forbid setting them)
+        with cudnn.flags(enabled=True, benchmark=True):
+            row.append(T.backends.cudnn.benchmark)
         with cudnn.flags(enabled=False):
             row.append(T.backends.cudnn.enabled)
         row.append(T.backends.cudnn.enabled)

@@ -52,7 +52,7 @@ from . import distributions  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from . import jit, multiprocessing  # noqa: E402,F401
-from .fft import _stft as stft  # noqa: E402,F401
+from .fft import _stft as stft, _istft as istft  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa

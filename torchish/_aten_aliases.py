@@ -141,3 +141,16 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
 
 
 Tensor.new_empty_strided = _new_empty_strided
+
+
+def _stft_method(self, *args, **kwargs):
+    from .fft import _stft
+    return _stft(self, *args, **kwargs)
+
+
+def _istft_method(self, *args, **kwargs):
+    from .fft import _istft
+    return _istft(self, *args, **kwargs)
+
+
+Tensor.stft, Tensor.istft = _stft_method, _istft_method
