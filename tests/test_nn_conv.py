@@ -249,6 +249,28 @@ def test_max_unpool():
         np.testing.assert_array_equal(_np(j_in.grad), t_in.grad.cpu().numpy())
 
 
+def test_max_unpool_invalid_index():
+    # indices of a 5x5 pooling unpooled to the default 4x4 (no output_size): PyTorch's kernel
+    # refuses an index outside the plane, naming the last one its loop met (which one, where
+    # there are several, depends on how many threads PyTorch runs: compared on one)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        x = _rand(0, 1, 2, 5, 5)
+        t_val, t_idx = F.max_pool2d(torch.tensor(x), 2, return_indices=True)
+        j_val, j_idx = TF.max_pool2d(torchish.tensor(x), 2, return_indices=True)
+        raises_like(lambda: F.max_unpool2d(t_val, t_idx, 2),
+                    lambda: TF.max_unpool2d(j_val, j_idx, 2))
+        bad = [[[0, -3], [2, -1]]]
+        for nd, shape in [(1, (1, 1, 2)), (2, (1, 1, 2, 2)), (3, (1, 1, 1, 2, 2))]:
+            t_i = torch.tensor(bad if nd != 1 else [[[0, 9]]]).reshape(shape)
+            j_i = torchish.tensor(bad if nd != 1 else [[[0, 9]]]).reshape(shape)
+            raises_like(lambda: getattr(F, f"max_unpool{nd}d")(torch.ones(shape), t_i, 2),
+                        lambda: getattr(TF, f"max_unpool{nd}d")(torchish.ones(shape), j_i, 2))
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_pool_errors():
     x, jx = torch.zeros(2, 4, 5, 5), torchish.zeros(2, 4, 5, 5)
     for fn, args in [("max_pool2d", (3, 1, 2)), ("max_pool2d", (7,)), ("avg_pool2d", (3, 1, 2)),
@@ -330,6 +352,57 @@ def test_interpolate_3d(mode, align_corners):
           grad=False)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "int32", "bool", "complex64"])
+def test_interpolate_and_adaptive_pool_dtypes(dtype):
+    # kernels for floating types only (uint8 too for nearest, bilinear, bicubic): the error
+    # names PyTorch's CPU kernel; a 3-D/5-D input to bicubic gets the generic rank message
+    for shape in [(1, 2, 4), (1, 2, 4, 4), (1, 2, 2, 2, 2)]:
+        for mode in ["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear",
+                     "area"]:
+            if dtype == "uint8" and mode in ("bilinear", "bicubic") and len(shape) == 4:
+                continue   # computed (see test_interpolate_uint8)
+            t_x = torch.ones(shape, dtype=getattr(torch, dtype))
+            j_x = torchish.ones(shape, dtype=getattr(torchish, dtype))
+            t_err, j_err = None, None
+            try:
+                t_out = F.interpolate(t_x, scale_factor=2, mode=mode)
+            except Exception as e:  # noqa: BLE001
+                t_err = e
+            try:
+                j_out = TF.interpolate(j_x, scale_factor=2, mode=mode)
+            except Exception as e:  # noqa: BLE001
+                j_err = e
+            if t_err is None:
+                assert j_err is None, j_err
+                np.testing.assert_array_equal(_np(j_out), t_out.numpy())
+            else:
+                assert type(j_err) is type(t_err) and str(j_err) == str(t_err)
+    for name, nd in [("adaptive_avg_pool1d", 1), ("adaptive_avg_pool2d", 2),
+                     ("adaptive_avg_pool3d", 3), ("adaptive_max_pool1d", 1),
+                     ("adaptive_max_pool2d", 2), ("adaptive_max_pool3d", 3)]:
+        shape = (1, 2) + (4,) * nd
+        raises_like(lambda: getattr(F, name)(torch.ones(shape, dtype=getattr(torch, dtype)), 2),
+                    lambda: getattr(TF, name)(torchish.ones(shape,
+                                                            dtype=getattr(torchish, dtype)), 2))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("antialias", [False, True])
+def test_interpolate_uint8(mode, antialias):
+    # uint8 images (torchvision's Resize): ATen's separable int16 fixed-point kernels, each
+    # pass rounded to uint8; bicubic without antialias clamps its taps at the borders
+    x = np.random.default_rng(0).integers(0, 256, (2, 3, 7, 9)).astype(np.uint8)
+    for align in (False, True):
+        for kw in [dict(size=(11, 13)), dict(size=(3, 4)), dict(size=(7, 4)),
+                   dict(scale_factor=(0.6, 2.3)), dict(scale_factor=0.35)]:
+            t_out = F.interpolate(torch.tensor(x), mode=mode, align_corners=align,
+                                  antialias=antialias, **kw)
+            j_out = TF.interpolate(torchish.tensor(x), mode=mode, align_corners=align,
+                                   antialias=antialias, **kw)
+            assert str(j_out.dtype) == "torch.uint8"
+            np.testing.assert_array_equal(_np(j_out), t_out.numpy())
+
+
 def test_interpolate_errors():
     x, jx = torch.zeros(1, 2, 4, 4), torchish.zeros(1, 2, 4, 4)
     for kw in [dict(size=2, scale_factor=2), dict(mode="nearest", align_corners=True),
@@ -343,18 +416,23 @@ def test_interpolate_errors():
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 def test_grid_sample_2d(mode, padding_mode):
     grid = np.random.default_rng(5).uniform(-1.3, 1.3, (2, 6, 7, 2))
+    # points on the borders themselves (+-1 with align_corners=True), which PyTorch's
+    # clip_coordinates_set_grad treats as out of bounds: no gradient for the grid there
+    edges = np.array([[[[-1.2, -1.0], [-1.0, 0.3], [1.0, 1.0], [0.5, 1.5], [0.2, -0.3],
+                        [1.3, 0.9]]]] * 2)
     for align in (False, True):
-        check("grid_sample", [_rand(0, 2, 3, 5, 4), grid], mode=mode,
-              padding_mode=padding_mode, align_corners=align,
-              grad=not align and (mode != "bicubic" or padding_mode == "reflection"))
+        for g in (grid, edges):
+            check("grid_sample", [_rand(0, 2, 3, 5, 4), g], mode=mode,
+                  padding_mode=padding_mode, align_corners=align)
 
 
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 def test_grid_sample_3d(mode):
     grid = np.random.default_rng(6).uniform(-1.3, 1.3, (2, 2, 3, 3, 3))
     for pm in ["zeros", "border", "reflection"]:
-        check("grid_sample", [_rand(0, 2, 2, 4, 3, 5), grid], mode=mode, padding_mode=pm,
-              align_corners=pm == "border", grad=pm == "zeros")
+        for align in (False, True):
+            check("grid_sample", [_rand(0, 2, 2, 4, 3, 5), grid], mode=mode, padding_mode=pm,
+                  align_corners=align)
 
 
 def test_grid_sample_float32_and_warning():
@@ -372,6 +450,14 @@ def test_affine_grid(align):
         warnings.simplefilter("ignore")
         check("affine_grid", [_rand(2, 1, 2, 3)], [1, 1, 1, 6], align_corners=align,
               dtype=F32, grad=False)
+
+
+def test_affine_grid_errors_show_size_as_passed():
+    for size in [(2, 3, 4), [2, 3, 4], "Size", (2, 3, 4, 4, 4), [2, 3, 0, 4]]:
+        raises_like(lambda: F.affine_grid(torch.zeros(2, 2, 3), torch.Size([2, 3, 4]) if size
+                                          == "Size" else size, align_corners=False),
+                    lambda: TF.affine_grid(torchish.zeros(2, 2, 3), torchish.Size([2, 3, 4])
+                                           if size == "Size" else size, align_corners=False))
 
 
 # ---- rearrangements ---------------------------------------------------------------------
@@ -402,3 +488,26 @@ def test_fold_errors():
                 lambda: TF.unfold(torchish.zeros(2, 4, 5, 5), 6))
     raises_like(lambda: F.fold(torch.zeros(2, 16, 5), (3, 3), 2),
                 lambda: TF.fold(torchish.zeros(2, 16, 5), (3, 3), 2))
+    # im2col/col2im_shape_check: argument checks first (each in its op's order), then the
+    # input's dims, read with Tensor.size's own errors
+    for shape, kw in [((), {}), ((5,), {}), ((3, 4), {}), ((3, 4), dict(stride=0)),
+                      ((2, 3, 4, 5, 6), {}), ((2, 0, 4, 4), {}), ((3, 0, 4), {}),
+                      ((3, 4, 0), {}), ((1, 1, 1, 3), {}), ((1, 1, 3, 3), dict(padding=-1)),
+                      ((1, 1, 3, 3), dict(kernel_size=0, dilation=0, padding=-1, stride=0)),
+                      ((1, 1, 3, 3), dict(kernel_size=1, dilation=0, padding=-1, stride=0)),
+                      ((1, 1, 3, 3), dict(kernel_size=(1, 0)))]:
+        kw = dict(dict(kernel_size=2), **kw)
+        raises_like(lambda: F.unfold(torch.zeros(shape), **kw),
+                    lambda: TF.unfold(torchish.zeros(shape), **kw))
+    for shape, out, kw in [((), (3, 3), {}), ((5,), (3, 3), {}), ((2, 3, 4, 5), (3, 3), {}),
+                           ((2, 0, 4), (3, 3), {}), ((4, 0), (3, 3), {}), ((3, 4), (3, 3), {}),
+                           ((1, 4, 4), (3, 3), dict(kernel_size=0, dilation=0, padding=-1,
+                                                    stride=0)),
+                           ((1, 4, 4), (3, 3), dict(dilation=0, padding=-1, stride=0)),
+                           ((1, 4, 4), (3, 3), dict(dilation=0, padding=-1)),
+                           ((1, 4, 4), (3, 3), dict(padding=-1)),
+                           ((1, 4, 1), (0, 2), dict(kernel_size=1)),
+                           ((1, 4, 1), (-1, 3), dict(kernel_size=1, padding=(1, 0)))]:
+        kw = dict(dict(kernel_size=2), **kw)
+        raises_like(lambda: F.fold(torch.zeros(shape), out, **kw),
+                    lambda: TF.fold(torchish.zeros(shape), out, **kw))

@@ -337,8 +337,8 @@ case("rrelu_eval", lambda L, F, x: F.rrelu(x, 0.1, 0.3), [X])
 case("one_hot", lambda L, F, t: F.one_hot(t, 6), [T], ())
 case("one_hot_infer", lambda L, F, t: F.one_hot(t), [T.reshape(2, 2)], ())
 
-# antialiased resizing (torchvision's Resize default on tensors); grad_fn differs (a matmul
-# composite here, UpsampleBilinear2DAaBackward0 there)
+# antialiased resizing (torchvision's Resize default on tensors), its grad_fn
+# (UpsampleBilinear2DAaBackward0 / UpsampleBicubic2DAaBackward0) even where no size changes
 X_IMG = f32(2, 3, 13, 17)
 for _i, (_mode, _kw) in enumerate([("bilinear", dict(scale_factor=0.5)),
                                    ("bicubic", dict(size=(5, 7))),
@@ -346,10 +346,11 @@ for _i, (_mode, _kw) in enumerate([("bilinear", dict(scale_factor=0.5)),
                                    ("bicubic", dict(size=(20, 30))),
                                    ("bilinear", dict(size=(4, 4), align_corners=True)),
                                    ("bicubic", dict(scale_factor=(0.3, 1.7))),
-                                   ("bilinear", dict(size=(13, 6)))]):
+                                   ("bilinear", dict(size=(13, 6))),
+                                   ("bicubic", dict(size=(13, 17)))]):
     case(f"interpolate_antialias_{_mode}_{_i}",
          lambda L, F, x, m=_mode, kw=_kw: F.interpolate(x, mode=m, antialias=True, **kw),
-         [X_IMG], check_name=False)
+         [X_IMG])
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -132,6 +132,15 @@ def test_norm_errors():
     raises_like(lambda: F.layer_norm(x, (4,)), lambda: TF.layer_norm(jx, (4,)))
     raises_like(lambda: F.rms_norm(x, (4,)), lambda: TF.rms_norm(jx, (4,)))
     raises_like(lambda: F.group_norm(x, 3), lambda: TF.group_norm(jx, 3))
+    # weight/bias not matching the channels (the bias message shows the weight's shape)
+    for w, b in [((4,), None), ((2, 2), None), (None, (3,)), ((4,), (2,)), ((4,), (1, 4)),
+                 ((), None)]:
+        tw, jw = [None if w is None else L.ones(w) for L in (torch, torchish)]
+        tb, jb = [None if b is None else L.ones(b) for L in (torch, torchish)]
+        raises_like(lambda: F.group_norm(torch.zeros(3, 6, 2), 2, tw, tb),
+                    lambda: TF.group_norm(torchish.zeros(3, 6, 2), 2, jw, jb))
+    raises_like(lambda: torch.nn.GroupNorm(2, 4)(torch.zeros(3, 6, 2)),
+                lambda: tnn.GroupNorm(2, 4)(torchish.zeros(3, 6, 2)))
     raises_like(lambda: F.instance_norm(torch.zeros(2, 4, 1)),
                 lambda: TF.instance_norm(torchish.zeros(2, 4, 1)))
 

@@ -789,6 +789,10 @@ def test_more_ops(fn):
 # ---- errors: same type and message -----------------------------------------------------------
 
 ERRORS = {
+    "meshgrid_indexing": lambda L: L.meshgrid(L.arange(3), L.arange(2), indexing="ji"),
+    "meshgrid_empty": lambda L: L.meshgrid([], indexing="ij"),
+    "meshgrid_dtypes": lambda L: L.meshgrid(L.arange(3), L.arange(2.0), indexing="xy"),
+    "meshgrid_default_ij": lambda L: L.meshgrid(L.arange(3), L.tensor(2.0).long(), indexing=None),
     "broadcast": lambda L: L.ones(3) + L.ones(4),
     "broadcast_2d": lambda L: L.ones(2, 3) * L.ones(4, 3),
     "broadcast_inplace": lambda L: L.ones(3).add_(L.ones(2, 3)),
@@ -976,6 +980,18 @@ def _grad_of(fn, values):
 
 
 GRADS = {
+    "scatter_reduce_amax_ties": (lambda L, x: L.tensor([10.0, 0.5, -2.0, 4.0],
+        dtype=L.float64).scatter_reduce(0, L.tensor([0, 1, 1, 1, 3, 0]), x, "amax"),
+        [1.0, 5.0, 2.0, 5.0, -1.0, 3.0]),
+    "scatter_reduce_amax_exclude_self": (lambda L, x: L.tensor([10.0, 0.5, -2.0, 3.0],
+        dtype=L.float64).scatter_reduce(0, L.tensor([0, 1, 1, 1, 2, 3]), x, "amax",
+        include_self=False), [10.0, 5.0, 2.0, 5.0, -1.0, 3.0]),
+    "scatter_reduce_amin_exclude_self": (lambda L, x: L.zeros(2, 3, dtype=L.float64)
+        .scatter_reduce(1, L.tensor([[0, 0, 1], [2, 2, 2]]), x.reshape(2, 3), "amin",
+        include_self=False), [1.0, 1.0, 0.0, 0.0, 3.0, 0.0]),
+    "index_reduce_amax_exclude_self": (lambda L, x: L.tensor([[10.0, 0.5], [-2.0, 4.0]],
+        dtype=L.float64).index_reduce(0, L.tensor([0, 1, 1]), x.reshape(3, 2), "amax",
+        include_self=False), [10.0, 5.0, 2.0, 5.0, -1.0, 3.0]),
     "abs_at_zero": (lambda L, x: x.abs(), [-1.0, 0.0, 2.0]),
     "relu_at_zero": (lambda L, x: x.relu(), [-1.0, 0.0, 2.0]),
     "clamp_at_bounds": (lambda L, x: x.clamp(0.0, 1.0), [-1.0, 0.0, 0.5, 1.0, 2.0]),
@@ -1108,3 +1124,14 @@ def test_to_memory_format_matches_torch():
                     x.to(memory_format=L.contiguous_format) is x,
                     x.to(memory_format=L.preserve_format) is x, tuple(x.grad.shape)))
     assert res[0] == res[1]
+
+
+def test_broadcast_tensors_returns_a_tensor_of_the_shape_itself():
+    # (Uniform(lo, hi).support then prints lo as it is, without an ExpandBackward0)
+    got = []
+    for L in (torchish, torch):
+        x = L.ones(2, 3, requires_grad=True)
+        y = L.ones(3)
+        a, b = L.broadcast_tensors(x, y)
+        got.append((a is x, b is y, b.grad_fn, tuple(b.shape)))
+    assert got[0] == got[1]

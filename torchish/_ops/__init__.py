@@ -2,7 +2,7 @@
 from . import pointwise, reduction, shape, indexing, linalg, creation, random_ops  # noqa: F401
 from . import nn_rnn  # noqa: F401
 from . import nn_ops  # noqa: F401
-from . import nn_conv, nn_norm  # noqa: F401
+from . import nn_conv, nn_norm, resample  # noqa: F401
 from . import pointwise_math, metadata, scatter, statistics, structure  # noqa: F401
 from . import linalg_decomp  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401

@@ -6,6 +6,8 @@ turned into integer indices on the host (PyTorch does the same `nonzero`); that 
 values, so masks inside traced code are only supported where the shape does not change
 (`x[mask] = value`, which becomes a `where`).
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -546,6 +548,36 @@ def _scatter_prod_bwd(res, g):
 _scatter_prod.defvjp(_scatter_prod_fwd, _scatter_prod_bwd)
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
+def _scatter_extremal(input, grid, s, reduce, include_self):
+    fill = -jnp.inf if reduce == "amax" else jnp.inf
+    base = input if include_self else input.at[grid].set(fill)
+    return base.at[grid].max(s) if reduce == "amax" else base.at[grid].min(s)
+
+
+def _scatter_extremal_fwd(input, grid, s, reduce, include_self):
+    out = _scatter_extremal(input, grid, s, reduce, include_self)
+    return out, (input, grid, s, out)
+
+
+def _scatter_extremal_bwd(reduce, include_self, res, g):
+    # PyTorch's scatter_reduce_backward (and index_reduce_backward) for amax/amin: the
+    # gradient split evenly among the elements equal to the result, counting the original
+    # `self` even where include_self=False leaves it out of the result (and then drops its
+    # share); JAX's scatter-max derivative counts otherwise and rounds the split
+    input, grid, s, out = res
+    self_is = (input == out).astype(g.dtype)
+    src_is = (s == out[grid]).astype(g.dtype)
+    share = g / self_is.at[grid].add(src_is)
+    g_input = self_is * share
+    if not include_self:
+        g_input = g_input.at[grid].set(0)
+    return g_input, None, src_is * share[grid]
+
+
+_scatter_extremal.defvjp(_scatter_extremal_fwd, _scatter_extremal_bwd)
+
+
 def _scatter_reduce(input, d, index, src, reduce, include_self):
     if input.ndim == 0:
         out = _scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1),
@@ -560,6 +592,8 @@ def _scatter_reduce(input, d, index, src, reduce, include_self):
     if reduce == "prod":
         base = input if include_self else input.at[grid].set(1)
         return base.at[grid].min(s) if boolean else _scatter_prod(base, grid, s)
+    if reduce in ("amax", "amin") and jnp.issubdtype(input.dtype, jnp.floating):
+        return _scatter_extremal(input, grid, s, reduce, include_self)
     if reduce in ("amax", "amin"):
         fill = -jnp.inf if reduce == "amax" else jnp.inf
         if boolean:

@@ -1,9 +1,5 @@
-"""Convolution and spatial-resampling ops: conv*, conv_transpose*, unfold/fold (im2col),
-pixel_shuffle/unshuffle, channel_shuffle, upsampling (interpolate), grid_sample, affine_grid.
-
-Index tables and interpolation weights depend only on shapes and static arguments, so they are
-computed with NumPy while the op is traced, in the same floating-point type and order as
-PyTorch's CPU kernels (ATen's UpSample.h) so that every sampled position matches exactly.
+"""Convolution ops: conv*, conv_transpose*, unfold/fold (im2col), pixel_shuffle/unshuffle,
+channel_shuffle. The resampling ops (interpolate, grid_sample, affine_grid) are in resample.py.
 """
 import itertools
 
@@ -14,7 +10,6 @@ from jax import lax
 
 from .._device import has_accelerator
 from .. import _dtype as dt
-from .creation import _fma32, _fma64
 from .registry import Promote, op
 
 P = Promote
@@ -266,13 +261,54 @@ def _im2col_args(kernel_size, dilation, padding, stride):
             ntuple(stride, 2))
 
 
+def _positive(what, names, values, strict=True):
+    if any(v <= 0 if strict else v < 0 for v in values):
+        raise RuntimeError(f"{what}, but got {names[0]}: {values[0]} {names[1]}: {values[1]}")
+
+
+def _check_kernel(k):
+    _positive("kernel size should be greater than zero", ("kernel_height", "kernel_width"), k)
+
+
+def _check_dilation(d):
+    _positive("dilation should be greater than zero", ("dilation_height", "dilation_width"), d)
+
+
+def _check_padding(p):
+    _positive("padding should be non-negative", ("pad_height", "pad_width"), p, strict=False)
+
+
+def _check_stride(s):
+    _positive("stride should be greater than zero", ("stride_height", "stride_width"), s)
+
+
+def _size(shape, d):
+    """shape[d] with PyTorch's `Tensor.size(d)` errors: its shape checks read sizes before
+    checking the number of dims."""
+    n = len(shape)
+    if n == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return shape[d]
+
+
 @op(promote=P.NONE, grad_fn="Im2ColBackward0", function=False, method=False,
     tensors=("input",), saves=())
 def _unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    # im2col_shape_check's order: kernel, dilation, padding, stride, then the input's dims
     k, d, p, s = _im2col_args(kernel_size, dilation, padding, stride)
-    if input.ndim not in (3, 4) or input.size == 0 and input.ndim == 4 and input.shape[1] == 0:
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions, but got: {_sizes(input.shape)}")
+    _check_kernel(k)
+    _check_dilation(d)
+    _check_padding(p)
+    _check_stride(s)
+    shape = input.shape
+    valid = _size(shape, 1) != 0 and _size(shape, 2) != 0
+    if not (input.ndim == 3 and shape[0] and valid or input.ndim == 4 and valid and shape[3]):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
+                           f"{_sizes(input.shape)}")
     x = input if input.ndim == 4 else input[None]
     blocks = [(n + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1
               for n, p_, d_, k_, s_ in zip(x.shape[2:], p, d, k, s)]
@@ -288,25 +324,38 @@ def _unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 @op(promote=P.NONE, grad_fn="Col2ImBackward0", function=False, method=False,
     tensors=("input",), saves=())
 def _fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    # col2im_shape_check's order: kernel, stride, dilation, padding, then the input's dims
     o = ntuple(output_size, 2)
     k, d, p, s = _im2col_args(kernel_size, dilation, padding, stride)
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions, but got: {_sizes(input.shape)}")
+    _check_kernel(k)
+    _check_stride(s)
+    _check_dilation(d)
+    _check_padding(p)
+    shape = input.shape
+    if not (input.ndim == 2 and shape[0] and shape[1] or input.ndim == 3 and shape[1] and
+            shape[2]):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{_sizes(input.shape)}")
     x = input if input.ndim == 3 else input[None]
     kk = k[0] * k[1]
     if x.shape[1] % kk:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
                            f"product of kernel_size, but got input.size(1)={x.shape[1]} and "
-                           f"kernel_size={k}")
+                           f"kernel_size={k}.")
     blocks = [(n + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1
               for n, p_, d_, k_, s_ in zip(o, p, d, k, s)]
+    where = f"Given output_size={o}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
     if blocks[0] * blocks[1] != x.shape[2]:
-        raise RuntimeError(f"Given output_size={o}, kernel_size={k}, dilation={d}, "
-                           f"padding={p}, stride={s}, expected size of input's dimension 2 to "
-                           f"match the calculated number of sliding blocks {blocks[0]} * "
-                           f"{blocks[1]} = {blocks[0] * blocks[1]}, but got "
-                           f"input.size(2)={x.shape[2]}.")
+        raise RuntimeError(f"{where}expected size of input's dimension 2 to match the "
+                           f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                           f"{blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
+    if min(blocks) < 1:
+        raise RuntimeError(f"{where}calculated shape of the array of sliding blocks as "
+                           f"{tuple(blocks)}, which is too small (non-positive)")
+    if min(o) < 1:
+        raise RuntimeError(f"Expected output spatial size to be positive, but got: "
+                           f"output_size={o}")
     # col2im is the transpose of im2col (overlapping blocks add up)
     image = jax.ShapeDtypeStruct((x.shape[0], x.shape[1] // kk) + o, x.dtype)
     (out,) = jax.linear_transpose(lambda im: _im2col(im, k, d, p, s), image)(x)
@@ -372,315 +421,3 @@ def channel_shuffle(input, groups):
                            f"and {g} groups.")
     x = input.reshape((n, g, c // g) + input.shape[2:])
     return jnp.swapaxes(x, 1, 2).reshape(input.shape)
-
-
-# ---- upsampling -------------------------------------------------------------------------
-
-def _opmath(x):
-    return np.float64 if x.dtype == np.float64 else np.float32
-
-
-def _scales_value(scale, n_in, n_out, ft):
-    # compute_scales_value: the user's scale (as 1/scale) when given, else in/out
-    if scale is not None and scale > 0:
-        return ft(1.0 / scale)
-    return ft(n_in) / ft(n_out)
-
-
-def _area_scale(n_in, n_out, align_corners, scale, ft):
-    if align_corners:
-        return ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
-    return _scales_value(scale, n_in, n_out, ft)
-
-
-def _source_index(ratio, n_out, align_corners, cubic, ft):
-    dst = np.arange(n_out)
-    if align_corners:
-        return ratio * dst.astype(ft)
-    # `scale * (dst + 0.5) - 0.5` is evaluated in double, then stored in the op-math type
-    src = (np.float64(ratio) * (dst + 0.5) - 0.5).astype(ft)
-    return src if cubic else np.maximum(src, ft(0))
-
-
-def _nearest_index(n_in, n_out, scale, exact):
-    dst = np.arange(n_out)
-    if not exact and n_out == n_in:
-        return dst
-    if not exact and n_out == 2 * n_in:
-        return dst >> 1
-    s = _scales_value(scale, n_in, n_out, np.float32)
-    if exact:
-        src = np.floor(((dst + 0.5) * np.float64(s)).astype(np.float32))
-    else:
-        src = np.floor(dst.astype(np.float32) * s)
-    return np.minimum(src.astype(np.int64), n_in - 1)
-
-
-def _linear_taps(n_in, n_out, scale, align_corners, ft):
-    if n_in == n_out:
-        idx = np.arange(n_out)
-        return [idx, idx], [np.ones(n_out, ft), np.zeros(n_out, ft)]
-    ratio = _area_scale(n_in, n_out, align_corners, scale, ft)
-    real = _source_index(ratio, n_out, align_corners, False, ft)
-    i0 = np.minimum(real.astype(np.int64), n_in - 1)
-    i1 = i0 + (i0 < n_in - 1)
-    l1 = np.clip(real - i0.astype(ft), ft(0), ft(1)).astype(ft)
-    return [i0, i1], [(ft(1) - l1).astype(ft), l1]
-
-
-def _cubic_coeffs(t, ft):
-    a = ft(-0.75)
-
-    def cc1(x):
-        return ((a + ft(2)) * x - (a + ft(3))) * x * x + ft(1)
-
-    def cc2(x):
-        return ((a * x - ft(5) * a) * x + ft(8) * a) * x - ft(4) * a
-    t = t.astype(ft)
-    return [cc2(t + ft(1)), cc1(t), cc1(ft(1) - t), cc2(ft(1) - t + ft(1))]
-
-
-def _cubic_taps(n_in, n_out, scale, align_corners, ft):
-    ratio = _area_scale(n_in, n_out, align_corners, scale, ft)
-    real = _source_index(ratio, n_out, align_corners, True, ft)
-    base = np.minimum(np.floor(real).astype(np.int64), n_in - 1)
-    lam = np.clip(real - base.astype(ft), ft(0), ft(1)).astype(ft)
-    idx = [np.clip(base - 1 + j, 0, n_in - 1) for j in range(4)]
-    return idx, _cubic_coeffs(lam, ft)
-
-
-def _interp_axis(x, axis, idx, weights):
-    shape = [1] * x.ndim
-    shape[axis] = -1
-    out = None
-    for i, w in zip(idx, weights):
-        term = jnp.take(x, jnp.asarray(i), axis=axis) * jnp.asarray(w, x.dtype).reshape(shape)
-        out = term if out is None else out + term
-    return out
-
-
-_UPSAMPLE_NAMES = {("nearest", 1): "UpsampleNearest1DBackward0",
-                   ("nearest", 2): "UpsampleNearest2DBackward0",
-                   ("nearest", 3): "UpsampleNearest3DBackward0",
-                   ("nearest-exact", 1): "UpsampleNearestExact1DBackward0",
-                   ("nearest-exact", 2): "UpsampleNearestExact2DBackward0",
-                   ("nearest-exact", 3): "UpsampleNearestExact3DBackward0",
-                   ("linear", 1): "UpsampleLinear1DBackward0",
-                   ("bilinear", 2): "UpsampleBilinear2DBackward0",
-                   ("bicubic", 2): "UpsampleBicubic2DBackward0",
-                   ("trilinear", 3): "UpsampleTrilinear3DBackward0"}
-
-
-def _upsample_name(kinds, statics):
-    return _UPSAMPLE_NAMES[(statics["mode"], len(statics["output_size"]))]
-
-
-@op(promote=P.NONE, grad_fn=_upsample_name, function=False, method=False,
-    tensors=("input",), saves=())
-def _upsample(input, output_size, scales, mode, align_corners):
-    """upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d: output_size is final,
-    `scales` the user's scale factors (or None) as PyTorch passes them to its kernels."""
-    nd = len(output_size)
-    in_sizes = input.shape[2:]
-    if any(n <= 0 for n in in_sizes) or any(n <= 0 for n in output_size):
-        names = ("D", "H", "W")[3 - nd:]
-        raise RuntimeError(
-            "Input and output sizes should be greater than 0, but got input (" +
-            ", ".join(f"{a}: {b}" for a, b in zip(names, in_sizes)) + ") output (" +
-            ", ".join(f"{a}: {b}" for a, b in zip(names, output_size)) + ")")
-    scales = scales if scales is not None else (None,) * nd
-    x = input
-    ft = _opmath(input)
-    # the innermost dimension first, matching the nesting of PyTorch's interpolation loops
-    for d in reversed(range(nd)):
-        axis = 2 + d
-        n_in, n_out, s = in_sizes[d], output_size[d], scales[d]
-        if mode in ("nearest", "nearest-exact"):
-            x = jnp.take(x, jnp.asarray(_nearest_index(n_in, n_out, s,
-                                                       mode == "nearest-exact")), axis=axis)
-        elif mode == "bicubic":
-            x = _interp_axis(x, axis, *_cubic_taps(n_in, n_out, s, align_corners, ft))
-        else:
-            x = _interp_axis(x, axis, *_linear_taps(n_in, n_out, s, align_corners, ft))
-    return x
-
-
-# ---- grid_sample, affine_grid -----------------------------------------------------------
-
-def _unnormalize(coord, size, align_corners):
-    if align_corners:
-        return (coord + 1) / 2 * (size - 1)
-    return ((coord + 1) * size - 1) / 2
-
-
-def _reflect(x, twice_low, twice_high):
-    if twice_low == twice_high:
-        return jnp.zeros_like(x)
-    low = twice_low / 2
-    span = (twice_high - twice_low) / 2
-    x = jnp.abs(x - low)
-    extra = jnp.fmod(x, span)
-    flips = jnp.floor(x / span)
-    return jnp.where(jnp.fmod(flips, 2) == 0, extra + low, span - extra + low)
-
-
-def _pad_coord(coord, size, padding_mode, align_corners):
-    if padding_mode == "border":
-        return jnp.clip(coord, 0, size - 1)
-    if padding_mode == "reflection":
-        if align_corners:
-            coord = _reflect(coord, 0, 2 * (size - 1))
-        else:
-            coord = _reflect(coord, -1, 2 * size - 1)
-        return jnp.clip(coord, 0, size - 1)
-    return coord
-
-
-def _gather_taps(flat, sizes, taps):
-    """Values of `flat` (N, C, prod(sizes)) at integer coordinates `taps` (one array per
-    input dimension, each (T, N, *out): T taps per output point) in one gather:
-    (T, N, C, *out), zero where a tap falls outside the input."""
-    valid = index = None
-    for c, n in zip(taps, sizes):
-        ok = (c >= 0) & (c < n)
-        valid = ok if valid is None else valid & ok
-        c = jnp.clip(c, 0, n - 1)
-        index = c if index is None else index * n + c
-    t, n = index.shape[:2]
-    flat_index = jnp.moveaxis(index.reshape(t, n, -1), 0, 1).reshape(n, 1, -1)
-    vals = jnp.take_along_axis(flat, flat_index, axis=2)
-    vals = jnp.moveaxis(vals.reshape(n, flat.shape[1], t, -1), 2, 0)
-    vals = vals.reshape((t,) + flat.shape[:2] + index.shape[2:])
-    return jnp.where(valid[:, :, None], vals, jnp.zeros((), flat.dtype))
-
-
-def _weighted_sum(vals, weights):
-    """sum_t vals[t] * weights[t] (weights (T, N, *out)), added in tap order as PyTorch."""
-    out = None
-    for t in range(vals.shape[0]):
-        term = vals[t] * weights[t][:, None]
-        out = term if out is None else out + term
-    return out
-
-
-def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
-    nd = input.ndim - 2
-    if grid.shape[-1] != nd:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last "
-                           f"dimension, but got grid with sizes {_sizes(grid.shape)}")
-    if grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size,"
-                           f" but got input with sizes {_sizes(input.shape)} and grid with "
-                           f"sizes {_sizes(grid.shape)}")
-    sizes = input.shape[2:]
-    flat = input.reshape(input.shape[:2] + (-1,))
-    # grid's last axis lists x (width) first: reverse to match the input's axis order
-    raw = [_unnormalize(grid[..., nd - 1 - d], sizes[d], align_corners) for d in range(nd)]
-    mode = interpolation_mode
-    if mode == "bicubic":
-        if nd != 2:
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        # 4 x 4 taps around floor(coord), each padded on its own (PyTorch's
-        # get_value_bounded); interpolated along x within each row, then along y
-        base = [jnp.floor(c) for c in raw]
-        cy, cx = [_cubic_coeffs_jnp(c - b) for c, b in zip(raw, base)]
-        offs = jnp.arange(-1, 3, dtype=base[0].dtype).reshape((4,) + (1,) * base[0].ndim)
-        ty = _pad_coord(base[0][None] + offs, sizes[0], padding_mode, align_corners)
-        tx = _pad_coord(base[1][None] + offs, sizes[1], padding_mode, align_corners)
-        ty = jnp.repeat(ty, 4, axis=0).astype(jnp.int64)
-        tx = jnp.tile(tx, (4,) + (1,) * base[1].ndim).astype(jnp.int64)
-        vals = _gather_taps(flat, sizes, [ty, tx])
-        vals = vals.reshape((4, 4) + vals.shape[1:])
-        rows = jnp.stack([_weighted_sum(vals[i], jnp.stack(cx)) for i in range(4)])
-        return _weighted_sum(rows, jnp.stack(cy))
-    coords = [_pad_coord(c, n, padding_mode, align_corners) for c, n in zip(raw, sizes)]
-    if mode == "nearest":
-        taps = [jnp.round(c).astype(jnp.int64)[None] for c in coords]
-        return _gather_taps(flat, sizes, taps)[0]
-    lows = [jnp.floor(c) for c in coords]
-    fracs = [c - lo for c, lo in zip(coords, lows)]
-    corners = list(itertools.product((0, 1), repeat=nd))   # nw, ne, sw, se in 2-D
-    taps = [jnp.stack([lows[d].astype(jnp.int64) + c[d] for c in corners])
-            for d in range(nd)]
-    weights = []
-    for c in corners:
-        w = None
-        for d, bit in enumerate(c):
-            wd = fracs[d] if bit else 1 - fracs[d]
-            w = wd if w is None else w * wd
-        weights.append(w)
-    return _weighted_sum(_gather_taps(flat, sizes, taps), jnp.stack(weights))
-
-
-_GRID = dict(promote=P.NONE, function=False, method=False, tensors=("input", "grid"))
-
-
-@op(grad_fn="GridSampler2DBackward0", **_GRID)
-def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
-    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
-
-
-@op(grad_fn="GridSampler3DBackward0", **_GRID)
-def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
-    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
-
-
-def _cubic_coeffs_jnp(t):
-    a = -0.75
-
-    def cc1(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def cc2(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return [cc2(t + 1), cc1(t), cc1(1 - t), cc2(1 - t + 1)]
-
-
-def _linspace_neg_one(n, align_corners, ft):
-    # at::linspace(-1, 1, n) fills from both ends with fused multiply-adds (as torch.linspace:
-    # the middle point of an odd n is 1 - step*k rounded once, not 0); then scaled by (n - 1) / n
-    if n <= 1:
-        return np.zeros(1, ft)
-    w, fma = (np.float64, _fma64) if ft == np.float64 else (np.float32, _fma32)
-    step = (w(1) - w(-1)) / w(n - 1)
-    i = np.arange(n)
-    k = np.where(i < n // 2, i, n - 1 - i).astype(w)
-    r = np.where(i < n // 2, fma(step, k, w(-1)), fma(-step, k, w(1))).astype(ft)
-    if not align_corners:
-        r = (r * ft(n - 1) / ft(n)).astype(ft)
-    return r
-
-
-@jax.custom_jvp
-def _rounded(x):
-    """`x` as a separate kernel leaves it: XLA drops an optimization_barrier and folds `x ^ 0`,
-    but not an xor with a zero it cannot prove, so a later add cannot be contracted with the
-    op that made `x` (all-NaN `x` flips a NaN's low bit: still NaN). Its derivative is 1."""
-    itype = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}[x.dtype.itemsize]
-    hidden_zero = jnp.all(jnp.isnan(x)).astype(itype)
-    return lax.bitcast_convert_type(lax.bitcast_convert_type(x, itype) ^ hidden_zero, x.dtype)
-
-
-@_rounded.defjvp
-def _rounded_jvp(primals, tangents):
-    return _rounded(primals[0]), tangents[0]
-
-
-@op(promote=P.NONE, grad_fn="AffineGridGeneratorBackward0", function=False, method=False,
-    tensors=("theta",), saves=())
-def _affine_grid(theta, size, align_corners):
-    ft = theta.dtype.type if theta.dtype != jnp.bfloat16 else np.float32
-    spatial = size[2:]
-    axes = [_linspace_neg_one(n, align_corners, ft) for n in spatial]
-    mesh = list(np.meshgrid(*axes, indexing="ij"))       # z, y, x order
-    base = np.stack(mesh[::-1] + [np.ones_like(mesh[0])], axis=-1)
-    base = jnp.asarray(base.reshape(-1, len(spatial) + 1), theta.dtype)
-    # base @ theta^T as PyTorch's bmm computes it for so short a K: the products, each rounded,
-    # added in k order. A dot, or the FMAs LLVM contracts `a * b + c` into, round otherwise and
-    # move a point that lands on a half pixel to the other neighbour in grid_sample's nearest
-    # mode.
-    terms = _rounded(base[None, :, None, :] * theta[:, None, :, :])
-    grid = terms[..., 0]
-    for k in range(1, base.shape[1]):
-        grid = grid + terms[..., k]
-    return grid.reshape((size[0],) + tuple(spatial) + (len(spatial),))

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .nn_conv import HIGHEST, ntuple, window_slices, _sizes
+from .pointwise import not_implemented
 from .registry import Promote, op
 
 P = Promote
@@ -215,10 +216,21 @@ def _adaptive_sizes(x, output_size, nd):
     return tuple(n if o is None else int(o) for o, n in zip(sizes, x.shape[-nd:]))
 
 
+# PyTorch's CPU kernel names for a dtype they lack (every non-floating one, complex too)
+_ADAPTIVE_KERNELS = {("avg", 2): "adaptive_avg_pool2d", ("avg", 3): "adaptive_avg_pool3d_cpu",
+                     ("max", 2): "adaptive_max_pool2d", ("max", 3): "adaptive_max_pool3d_cpu"}
+
+
+def _floating_only(kernel, input):
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise not_implemented(kernel, input)
+
+
 def _adaptive_avg(input, output_size, nd):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_avg_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, "
                            f"but got {_sizes(input.shape)}")
+    _floating_only(_ADAPTIVE_KERNELS["avg", nd], input)
     out = _adaptive_sizes(input, output_size, nd)
     x = input
     letters = "defgh"[:nd]
@@ -293,6 +305,7 @@ def _adaptive_max(input, output_size, return_indices, nd):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, "
                            f"but got: {_sizes(input.shape)}")
+    _floating_only(_ADAPTIVE_KERNELS["max", nd], input)
     out = _adaptive_sizes(input, output_size, nd)
     x = input if input.ndim == nd + 2 else input[None]
     spatial = x.shape[2:]
@@ -357,14 +370,28 @@ def _max_unpool(input, indices, output_size):
     return out if input.ndim == nd + 2 else out[0]
 
 
+def _unpool_check(compute, input, indices, output_size):
+    """PyTorch's kernel refuses an index outside the output plane (a pooling's indices used
+    with the wrong output_size); its loop runs on past a bad index and names the last one."""
+    if not hasattr(indices, "_data") or indices.numel() == 0:
+        return None
+    plane = int(np.prod(output_size))
+    arr = np.asarray(indices._data).reshape(-1)
+    bad = (arr < 0) | (arr >= plane)
+    if bad.any():
+        return RuntimeError(f"Found an invalid max index: {int(arr[bad][-1])} (output volumes "
+                            f"are of size {'x'.join(map(str, output_size))})")
+    return None
+
+
 @op(grad_fn="MaxUnpool2DBackward0", promote=P.NONE, function=False, method=False,
-    tensors=("input", "indices"), saves=("indices",))
+    tensors=("input", "indices"), saves=("indices",), check=_unpool_check)
 def _max_unpool2d(input, indices, output_size):
     return _max_unpool(input, indices, output_size)
 
 
 @op(grad_fn="MaxUnpool3DBackward0", promote=P.NONE, function=False, method=False,
-    tensors=("input", "indices"), saves=("indices",))
+    tensors=("input", "indices"), saves=("indices",), check=_unpool_check)
 def _max_unpool3d(input, indices, output_size):
     return _max_unpool(input, indices, output_size)
 
@@ -469,8 +496,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {_sizes(input.shape)} and "
                            f"num_groups={g}")
-    _check_numel("weight", weight, c)
-    _check_numel("bias", bias, c)
+    # PyTorch's bias message shows the weight's shape ([0] without a weight)
+    weight_sizes = _sizes(weight.shape) if weight is not None else [0]
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.size != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {weight_sizes} and "
+                               f"input of shape {_sizes(input.shape)}")
     x = _opmath(input).reshape(n, g, -1)
     mean = jnp.mean(x, axis=-1, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)

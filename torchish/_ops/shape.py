@@ -852,12 +852,23 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t.expand(shape) for t in tensors)
+    # a tensor already of the shape is returned itself, as PyTorch's
+    return tuple(t if tuple(t.shape) == tuple(shape) else t.expand(shape) for t in tensors)
 
 
-def meshgrid(*tensors, indexing="ij"):
+def meshgrid(*tensors, indexing=None):
     tensors = _sizes(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
         else tensors
+    indexing = "ij" if indexing is None else indexing
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", '
+                           f'but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if any(t.dim() > 1 for t in tensors):
+        raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list")
     n = len(tensors)
     shape = [t.numel() for t in tensors]
     if indexing == "xy" and n >= 2:

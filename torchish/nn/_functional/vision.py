@@ -7,6 +7,7 @@ import warnings
 import torchish
 from ... import _autocast
 from ..._ops import nn_conv as _conv
+from ..._ops import resample as _resample
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
@@ -95,15 +96,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return pool(input, output_size)
     if mode in ("nearest", "nearest-exact") and 3 <= input.dim() <= 5 or \
             _LINEAR.get(mode) == input.dim():
-        if antialias:
-            return _antialias_resize(input, output_size, scale_factors, mode, align_corners)
         scales = None if scale_factors is None else tuple(scale_factors)
-        return _conv._upsample(input, tuple(output_size), scales, mode,
+        if antialias:
+            return _resample._upsample_aa(input, tuple(output_size), scales, mode,
+                                      bool(align_corners))
+        return _resample._upsample(input, tuple(output_size), scales, mode,
                                None if mode.startswith("nearest") else bool(align_corners))
     if mode == "lanczos":
         raise NotImplementedError("interpolate(): mode='lanczos' is not supported by "
                                   "torchish")
-    if mode in _LINEAR and input.dim() in (3, 4, 5):
+    # PyTorch words a wrong rank this way for the linear modes; bicubic gets the generic text
+    if mode in _LINEAR and mode != "bicubic" and input.dim() in (3, 4, 5):
         needed = {3: "3D", 4: "4D", 5: "5D"}[_LINEAR[mode]]
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {needed} "
                                   f"input")
@@ -111,59 +114,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         "Input Error: Only 3D, 4D and 5D input Tensors supported"
         f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | "
         f"trilinear | lanczos | area | nearest-exact (got {mode})")
-
-
-def _aa_filter(mode, x):
-    x = abs(x)
-    if mode == "bilinear":
-        return max(0.0, 1.0 - x)
-    a = -0.5  # antialiased bicubic uses Keys' a=-0.5 (as PIL), the plain kernel uses -0.75
-    if x < 1.0:
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-    if x < 2.0:
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return 0.0
-
-
-def _aa_weights(in_size, out_size, scale_factor, mode, align_corners):
-    """(out, in) resampling matrix of ATen's antialiased kernels: a triangle/cubic filter
-    stretched by the downscale factor, each row normalised to sum to one."""
-    if align_corners:
-        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    elif scale_factor is not None and scale_factor > 0:
-        scale = 1.0 / scale_factor
-    else:
-        scale = in_size / out_size
-    half = 1.0 if mode == "bilinear" else 2.0
-    support = half * scale if scale >= 1.0 else half
-    invscale = 1.0 / scale if scale >= 1.0 else 1.0
-    rows = []
-    for i in range(out_size):
-        center = scale * (i + 0.5)
-        lo = max(int(center - support + 0.5), 0)
-        hi = min(int(center + support + 0.5), in_size)
-        w = [_aa_filter(mode, (j - center + 0.5) * invscale) for j in range(lo, hi)]
-        total = sum(w)
-        row = [0.0] * in_size
-        for j, v in zip(range(lo, hi), w):
-            row[j] = v / total if total != 0.0 else v
-        rows.append(row)
-    return rows
-
-
-def _antialias_resize(input, output_size, scale_factors, mode, align_corners):
-    # separable: width first, then height, as ATen's CPU kernel; a dim keeping its size is
-    # left alone
-    out = input
-    for axis, eq in ((3, "nchw,Ww->nchW"), (2, "nchw,Hh->ncHw")):
-        size_in, size_out = input.size(axis), output_size[axis - 2]
-        if size_in == size_out:
-            continue
-        scale = None if scale_factors is None else scale_factors[axis - 2]
-        w = torchish.tensor(_aa_weights(size_in, size_out, scale, mode, bool(align_corners)),
-                            dtype=input.dtype, device=input.device)
-        out = torchish.einsum(eq, out, w)
-    return out if out is not input else input.clone()
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -209,7 +159,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                            f"input has {input.dtype} and grid has {grid.dtype}")
     if input.dim() == 5 and mode == "bicubic":
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    op = _conv._grid_sampler_2d if input.dim() == 4 else _conv._grid_sampler_3d
+    op = _resample._grid_sampler_2d if input.dim() == 4 else _resample._grid_sampler_3d
     return op(input, grid, mode, padding_mode, bool(align_corners))
 
 
@@ -219,26 +169,26 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = [int(s) for s in size]
+    given, size = size, [int(s) for s in size]   # messages show the size as it was passed
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{size}. Got {theta.shape}.")
+                             f"{given}. Got {theta.shape}.")
         spatial_size = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{size}. Got {theta.shape}.")
+                             f"{given}. Got {theta.shape}.")
         spatial_size = size[-3:]
     else:
         raise NotImplementedError(
             "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-            f"respectively. Got size {size}.")
+            f"respectively. Got size {given}.")
     if align_corners and min(spatial_size) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
                       "grids when align_corners=True. This is not an intended use case of "
                       "affine_grid. See the documentation of affine_grid for details.",
                       stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    return _conv._affine_grid(theta, tuple(size), bool(align_corners))
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    return _resample._affine_grid(theta, tuple(size), bool(align_corners))
