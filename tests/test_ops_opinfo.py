@@ -65,7 +65,7 @@ KNOWN_NAME_MISMATCHES = {
 # Checks that are skipped for an op (not failures: the behaviour differs by design).
 SKIP_VALUES = {
     # uninitialised memory in PyTorch; torchish's empty is zeros
-    "empty", "empty_like", "new_empty",
+    "empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
 }
 
 
