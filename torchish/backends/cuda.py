@@ -40,44 +40,22 @@ _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True,
         "fp16_bf16_reduction_math": False}
 
 
-def flash_sdp_enabled():
-    return _sdp["flash"]
+def _switch(key):
+    """The (query, setter) pair of one scaled-dot-product-attention switch."""
+    def query():
+        return _sdp[key]
+
+    def setter(enabled):
+        _sdp[key] = bool(enabled)
+    return query, setter
 
 
-def enable_flash_sdp(enabled):
-    _sdp["flash"] = bool(enabled)
-
-
-def mem_efficient_sdp_enabled():
-    return _sdp["mem_efficient"]
-
-
-def enable_mem_efficient_sdp(enabled):
-    _sdp["mem_efficient"] = bool(enabled)
-
-
-def math_sdp_enabled():
-    return _sdp["math"]
-
-
-def enable_math_sdp(enabled):
-    _sdp["math"] = bool(enabled)
-
-
-def cudnn_sdp_enabled():
-    return _sdp["cudnn"]
-
-
-def enable_cudnn_sdp(enabled):
-    _sdp["cudnn"] = bool(enabled)
-
-
-def fp16_bf16_reduction_math_sdp_allowed():
-    return _sdp["fp16_bf16_reduction_math"]
-
-
-def allow_fp16_bf16_reduction_math_sdp(enabled):
-    _sdp["fp16_bf16_reduction_math"] = bool(enabled)
+flash_sdp_enabled, enable_flash_sdp = _switch("flash")
+mem_efficient_sdp_enabled, enable_mem_efficient_sdp = _switch("mem_efficient")
+math_sdp_enabled, enable_math_sdp = _switch("math")
+cudnn_sdp_enabled, enable_cudnn_sdp = _switch("cudnn")
+fp16_bf16_reduction_math_sdp_allowed, allow_fp16_bf16_reduction_math_sdp = _switch(
+    "fp16_bf16_reduction_math")
 
 
 @contextlib.contextmanager

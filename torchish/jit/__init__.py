@@ -90,9 +90,6 @@ class Future(concurrent.futures.Future):
     def value(self):
         return self.result()
 
-    def done(self):
-        return super().done()
-
 
 def fork(func, *args, **kwargs):
     future = Future()

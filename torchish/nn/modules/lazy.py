@@ -24,12 +24,25 @@ class LazyModuleMixin:
     """The first forward (or a state dict load) materializes the parameters; see the module
     docstring. A class sets `cls_to_become` and writes `initialize_parameters(input)`."""
     cls_to_become = None
+    _size_attr = None   # the size the first input gives ("in_features", "in_channels", ...)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(
             LazyModuleMixin._infer_parameters, with_kwargs=True)
+
+    def reset_parameters(self):
+        # the eager __init__ calls this with the size still 0: nothing to initialise, and no
+        # random numbers drawn (the first forward initialises, as the eager module would)
+        if not self.has_uninitialized_params() and getattr(self, self._size_attr) != 0:
+            super().reset_parameters()
+
+    def _lazy_weight_and_bias(self, out_attr, out, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        setattr(self, out_attr, out)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def has_uninitialized_params(self):
         return any(isinstance(t, _LAZY) for t in
@@ -66,17 +79,11 @@ class LazyModuleMixin:
 class LazyLinear(LazyModuleMixin, Linear):
     """`Linear` whose `in_features` is read from the first input."""
     cls_to_become = Linear
+    _size_attr = "in_features"
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
+        self._lazy_weight_and_bias("out_features", out_features, bias, device, dtype)
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
@@ -90,16 +97,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
 class _LazyConvMixin(LazyModuleMixin):
     """`in_channels` read from the first input (dim 1, or 0 for an unbatched one)."""
-
-    def _lazy_init(self, out_channels, bias, device, dtype):
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
+    _size_attr = "in_channels"
 
     def _get_in_channels(self, input):
         unbatched = self._N + 1
@@ -127,6 +125,7 @@ class _LazyConvMixin(LazyModuleMixin):
 
 class _LazyNormMixin(LazyModuleMixin):
     """`num_features` read from the first input's channel dim."""
+    _size_attr = "num_features"
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
@@ -140,10 +139,6 @@ class _LazyNormMixin(LazyModuleMixin):
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
             self.num_batches_tracked = torchish.tensor(0, dtype=torchish.long, device=device)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
@@ -172,7 +167,7 @@ def _lazy_conv(eager):
                      groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
             super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
                              padding_mode, device=device, dtype=dtype)
-            self._lazy_init(out_channels, bias, device, dtype)
+            self._lazy_weight_and_bias("out_channels", out_channels, bias, device, dtype)
     return _named(LazyConv, "Lazy" + eager.__name__)
 
 
@@ -185,7 +180,7 @@ def _lazy_conv_transpose(eager):
                      dtype=None):
             super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups,
                              False, dilation, padding_mode, device=device, dtype=dtype)
-            self._lazy_init(out_channels, bias, device, dtype)
+            self._lazy_weight_and_bias("out_channels", out_channels, bias, device, dtype)
     return _named(LazyConvTranspose, "Lazy" + eager.__name__)
 
 
