@@ -6,7 +6,8 @@ Models: (a) MLP 784-256-256-10, batch 64, Adam; (b) LeNet-style CNN on 1x28x28, 
 with momentum; (c) 2-layer GPT (d_model 128, 4 heads, seq 64, batch 16), AdamW. The raw JAX
 versions are hand-written (`jax.jit` + `jax.value_and_grad`, the same math and optimizer) and
 start from the same weights. Also prints the compiled step's peak memory (XLA's memory analysis
-of the compiled executables, both with their input donation) against raw JAX's. The four
+of the compiled executables, both with their input donation) against raw JAX's, and the
+seconds its first two steps take (tracing and XLA compilation) against raw JAX's. The four
 contenders' timing repeats are interleaved, so load drift on a shared machine hits all alike.
 
 By default the steps of a timed block run back to back with one wait at its end, as a training
@@ -18,6 +19,7 @@ import copy
 import math
 import os
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -201,6 +203,15 @@ def _entry(call, sync, number, every_step):
     return (lambda: sync(call()), number) if every_step else (call, number, sync)
 
 
+def _first_steps(call, sync, n=2):
+    """Seconds for the first `n` steps: tracing and compiling (a torchish step is compiled
+    again once the optimizer has state, at its second step)."""
+    start = time.perf_counter()
+    for _ in range(n):
+        sync(call())
+    return time.perf_counter() - start
+
+
 def _peak_bytes(executable):
     """XLA's peak for one call of a compiled executable: live arguments, outputs not written
     into donated arguments, temporaries. The same figure for both sides (both donate)."""
@@ -220,7 +231,7 @@ def main():
     add_device_arg(ap)
     args = ap.parse_args()
     jax_device, torch_device = select(args.device, torchish, torch)
-    rows, mem_rows = [], []
+    rows, compile_rows = [], []
     for name, build, make_opt, (xn, yn), jax_forward, jax_opt in _setups():
         lm = "GPT" in name
         torchish.manual_seed(0)
@@ -248,6 +259,8 @@ def main():
             jax.block_until_ready(state[0])
             float(loss)
 
+        startup = [_first_steps(lambda: compiled(x, y), _waiter(cmodel)),
+                   _first_steps(run_jax, jax_sync)]
         every = args.sync_every_step
         fns = [_entry(lambda: eager(x, y), _waiter(model), max(3, args.steps // 4), every),
                _entry(lambda: compiled(x, y), _waiter(cmodel), args.steps, every),
@@ -273,9 +286,10 @@ def main():
         entry = list(compiled._compiled.cache.values())[-1]   # the steady-state signature
         ours = _peak_bytes(entry.executable)
         raw = _peak_bytes(jstep.lower(state[0], state[1], jx, jy).compile())
+        extra = [name, f"{startup[0]:.2f}", f"{startup[1]:.2f}", f"{startup[0] / startup[1]:.2f}x"]
         if ours and raw:
-            mem_rows.append([name, f"{ours / 2**20:.2f}", f"{raw / 2**20:.2f}",
-                             f"{ours / raw:.2f}x"])
+            extra += [f"{ours / 2**20:.2f}", f"{raw / 2**20:.2f}", f"{ours / raw:.2f}x"]
+        compile_rows.append(extra)
     header = ["model", "eager ms", "compiled ms", "raw JAX ms", "compiled/JAX"]
     if torch_device is not None:
         header += ["PyTorch ms", "PyTorch/compiled", "eager/PyTorch"]
@@ -283,9 +297,11 @@ def main():
         "steps back to back, one wait per timed block"
     print(f"JAX {jax.__version__} on {jax_device.device_kind}; ms per training step ({how})")
     table(rows, header)
-    if mem_rows:
-        print()
-        table(mem_rows, ["model", "compiled MiB", "raw JAX MiB", "compiled/JAX"])
+    print()
+    header = ["model", "compiled: first 2 steps s", "raw JAX s", "ratio"]
+    if all(len(r) > 4 for r in compile_rows):
+        header += ["compiled MiB", "raw JAX MiB", "ratio"]
+    table([r[:len(header)] for r in compile_rows], header)
 
 
 if __name__ == "__main__":

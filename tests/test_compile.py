@@ -135,6 +135,28 @@ def test_module_compile_in_place_and_steps_without_tensors():
     assert torch.compile(lambda n: n + 1)(2) == 3
 
 
+def test_the_traced_step_is_lowered_once(monkeypatch):
+    # the executable reorders the step's outputs; evaluating the traced step once per output
+    # made XLA compile a copy of the whole step per parameter (minutes for a small GPT)
+    import torchish._compile as compile_module
+    original, calls = compile_module.jaxpr_as_fun, []
+
+    def counting(closed):
+        fun = original(closed)
+
+        def counted(*args):
+            calls.append(1)
+            return fun(*args)
+        return counted
+    monkeypatch.setattr(compile_module, "jaxpr_as_fun", counting)
+    model = nn.Sequential(*[nn.Linear(3, 3) for _ in range(4)])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = torch.compile(_train_step(model, opt, F.mse_loss))
+    for _ in range(2):   # a signature without, then with, momentum buffers
+        step(torch.ones(2, 3), torch.zeros(2, 3))
+    assert len(calls) == 2
+
+
 def test_compiled_module_updates_batchnorm_buffers():
     torch.manual_seed(0)
     m1 = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))

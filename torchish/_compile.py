@@ -565,8 +565,12 @@ class _Compiled:
         entry.unpermute = _getter(sorted(range(n_all), key=order.__getitem__)) if n_all \
             else (lambda outs: ())   # a step that returns and writes no tensor
         fun = entry.fun
-        entry.executable = jax.jit(lambda *a: [fun(*a)[i] for i in order],
-                                   donate_argnums=entry.donate,
+
+        def reordered(*a):
+            outs = fun(*a)    # once: a call per output would trace the whole step n times
+            return [outs[i] for i in order]
+
+        entry.executable = jax.jit(reordered, donate_argnums=entry.donate,
                                    keep_unused=True).lower(*flat).compile()
         return entry
 
