@@ -132,3 +132,32 @@ def test_valid_calls_unaffected_under_jit():
     compiled = torchish.compile(f)
     x, y = torchish.ones(3), torchish.full((3,), 2.0)
     assert compiled(x, y).tolist() == f(x, y).tolist()
+
+
+@pytest.mark.parametrize("expr", [
+    "t.sum(keepdim=True)", "L.sum(t, keepdim=True)", "t.mean(keepdim=False)",
+    "L.mean(t, keepdim=True)", "L.sum(t, out=L.empty(()))"])
+def test_argument_only_an_absent_overload_takes(expr):
+    """`keepdim` belongs to the overload with `dim`, `out=` to sum's `dim` overload: PyTorch's
+    parser finds no overload, and says what it got."""
+    (ours, our_msg), (ref, ref_msg) = [
+        _outcome(lambda: eval(expr, {"L": L, "t": L.ones(2, 3)})) for L in (torchish, torch)]
+    assert ours is ref is TypeError
+    assert our_msg == ref_msg.split(", but expected one of")[0]
+
+
+@pytest.mark.parametrize("expr", [
+    "t.sum()", "t.sum(None)", "t.sum(dim=None)", "L.sum(t, None)", "t.sum(())",
+    "t.sum(dtype=L.float64)", "t.mean()", "t.mean(None)", "L.mean(t, dim=None)",
+    "t.sort()[0]", "t.sort(stable=False)[0]", "L.sort(t, stable=True, dim=0)[0]",
+    "t.sort(stable=None)[0]", "t.sort(0, True)[0]"])
+def test_a_given_default_picks_the_overload(expr):
+    """PyTorch's overload depends on whether an argument is given at all, even with its
+    default value: `x.sum(None)` is sum.dim_IntList (SumBackward1), `sort(stable=False)`
+    sort.stable (SortBackward1)."""
+    names = []
+    for L in (torchish, torch):
+        t = L.tensor([[0.5, 0.25], [0.75, 0.4]], requires_grad=True)
+        out = eval(expr, {"L": L, "t": t})
+        names.append(out.grad_fn.name())
+    assert names[0] == names[1], expr

@@ -114,9 +114,10 @@ class ArgumentTypeError(TypeError):
         if values and self.param in values and self.form == "must":
             got = type(values[self.param])
         got = type_name(got)
-        if self.form == "combination":
+        if self.form == "combination":   # the argument, passed by keyword, fits no overload
+            got = f"{self.param}={got}, " if self_param else f"Tensor, {self.param}={got}"
             return TypeError(f"{name}() received an invalid combination of arguments - got "
-                             f"({self.param}={got}, )")
+                             f"({got})")
         names = [n for n in self.op.sig.parameters if n != self_param]
         # PyTorch gives the position of an argument passed by position only
         where = "" if self.param in _keywords_of_call(caller) else \

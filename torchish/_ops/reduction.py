@@ -4,7 +4,7 @@ counting live in `sorting.py`."""
 import jax
 import jax.numpy as jnp
 
-from .registry import REGISTRY, Promote, op
+from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
 P = Promote
@@ -58,11 +58,13 @@ def check_nonempty(name, x, axis):
 
 
 def _by_dim(name0, name1):
-    return lambda kinds, statics: name0 if statics.get("dim") is None else name1
+    """PyTorch's overload without `dim`, or the one with (even `dim=None`)."""
+    return lambda kinds, statics: name1 if given(statics["dim"]) else name0
 
 
-@op(promote=P.INT_TO_LONG, grad_fn=_by_dim("SumBackward0", "SumBackward1"), saves=())
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+@op(promote=P.INT_TO_LONG, grad_fn=_by_dim("SumBackward0", "SumBackward1"), saves=(),
+    given_with={"keepdim": "dim"})
+def sum(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
     return jnp.sum(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
@@ -85,8 +87,9 @@ def _mean_dtype(name, dtype):
                            f"either a floating point or complex dtype. Got: {dtype._legacy}")
 
 
-@op(grad_fn=_by_dim("MeanBackward0", "MeanBackward1"), saves=())
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+@op(grad_fn=_by_dim("MeanBackward0", "MeanBackward1"), saves=(),
+    given_with={"keepdim": "dim"})
+def mean(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
     _mean_dtype("mean", dtype)
     _require_float("mean", input)
     return jnp.mean(input, axis=_axes(dim, input.ndim), keepdims=keepdim)

@@ -89,11 +89,51 @@ class OpDef:
         return f"<op {self.name}>"
 
 
+class Omitted:
+    """The default of a static parameter whose mere presence picks PyTorch's overload:
+    `x.sum()` is `sum` (SumBackward0) but `x.sum(None)` is `sum.dim_IntList` (SumBackward1);
+    `sort(stable=False)` is SortBackward1. Declare `dim=omitted(None)`: the body, `view` and
+    `check` receive the value, while `grad_fn` callables (and `given_with`) see the marker,
+    so `given(statics["dim"])` tells the two calls apart. Prints as its value."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+_OMITTED = {}
+
+
+def omitted(value=None):
+    """The marker default for `value` (one instance per value: plans are keyed on it)."""
+    return _OMITTED.setdefault(value, Omitted(value))
+
+
+def given(value):
+    return not isinstance(value, Omitted)
+
+
+def value_of(value):
+    """What the body receives for a static argument (an `omitted` default's value)."""
+    return value.value if isinstance(value, Omitted) else value
+
+
+def in_overload(definition, statics, name):
+    """Whether the overload PyTorch picked has static parameter `name` (and its node saves
+    it): given, or not `omitted`, or going with a parameter that was given (`keepdim`)."""
+    needs = definition.given_with.get(name)
+    return given(statics[name]) or (needs is not None and given(statics[needs]))
+
+
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
        inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
-       scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None):
+       scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
+       given_with=None):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -134,6 +174,10 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     identity_if: a predicate on the input Tensor; where it holds, the function and method
                return the input itself (PyTorch's conj, positive and real of a real tensor:
                the same object, no node).
+    given_with: {parameter: the parameter it needs}: static parameters (defaults
+               `omitted(...)`) that only an overload taking the other has, as `keepdim`
+               only comes with `dim` (`x.sum(keepdim=True)` is PyTorch's "invalid
+               combination" TypeError).
     opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
                rounds the result once, as PyTorch's CPU kernels do; JAX would round every
                intermediate (and constant) to the half type.
@@ -161,6 +205,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.joint_scalars = joint_scalars
         definition.casts_input = casts_input
         definition.identity_if = identity_if
+        definition.given_with = dict(given_with or {})
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -366,10 +411,14 @@ def _check_arguments(definition, statics, kinds):
         raise argument_error(definition, None, None, got, "mixed")
     for i, required_dim in dims:
         value = statics[i]
-        if not ((value is None and not required_dim) or _is_index(value) or (
+        if not ((value is None and not required_dim) or _is_index(value) or not given(value) or (
                 isinstance(value, (list, tuple)) and all(map(_is_index, value)))):
             raise argument_error(definition, definition.statics[i], "int", type(value),
                                     "must" if required_dim else "combination")
+    for name, needs in definition.given_with.items():
+        value = statics[definition.statics.index(name)]
+        if given(value) and not given(statics[definition.statics.index(needs)]):
+            raise argument_error(definition, name, None, type(value), "combination")
 
 
 def _is_index(value):
@@ -415,7 +464,7 @@ class Plan:
                 not dt.can_cast(self.result, out_dtype):
             raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
                                f"desired output type {out_dtype._legacy}")
-        self._kw = dict(self.statics)
+        self._kw = {k: value_of(v) for k, v in self.statics.items()}
         self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
         # leaf position -> view template, for operands read from their base (see `_collect`)
         self._templates = {i: k[2] for i, k in enumerate(kinds)
@@ -755,10 +804,10 @@ def dispatch_out(definition, targs, sargs, out, name):
     from . import out_arg
     outs = out_arg.check_out(name, out, targs, multi=definition.returns is not None or None)
     if name in out_arg.DTYPE_FROM_OUT:
-        if name in ("sum", "prod") and sargs[definition.statics.index("dim")] is None:
+        if name in ("sum", "prod") and not given(sargs[definition.statics.index("dim")]):
             # only their `dim` overloads take out= in PyTorch
             raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                            "out= without dim")
+                            "(Tensor, out=Tensor)")
         i = definition.statics.index("dtype")
         if sargs[i] is None:  # PyTorch accumulates in out's dtype (inputs cast first)
             sargs = sargs[:i] + (outs[0].dtype,) + sargs[i + 1:]

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .registry import Promote, op
+from .registry import Promote, given, omitted, op
 from .libstdcxx_sort import mode_indices
 from .reduction import axis1, check_nonempty
 from .return_types import RETURN_TYPES
@@ -38,8 +38,9 @@ def sort_indices(x, axis, descending):
     return jax.lax.sort(keys + [iota], dimension=axis, num_keys=len(keys), is_stable=True)[-1]
 
 
-@op(promote=P.NONE, grad_fn="SortBackward0", returns=RETURN_TYPES["sort"])
-def sort(input, dim=-1, descending=False, stable=False):
+@op(promote=P.NONE, returns=RETURN_TYPES["sort"],
+    grad_fn=lambda kinds, statics: "SortBackward1" if given(statics["stable"]) else "SortBackward0")
+def sort(input, dim=-1, descending=False, *, stable=omitted(False)):
     axis = axis1(dim, input.ndim)
     if axis is None:
         return input, jnp.zeros((), jnp.int64)
@@ -48,7 +49,7 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 
 @op(promote=P.NONE, differentiable=False)
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, *, stable=False):
     axis = axis1(dim, input.ndim)
     if axis is None:
         return jnp.zeros((), jnp.int64)

@@ -115,7 +115,7 @@ def saved_attribute(node, name):
     """`grad_fn._saved_<name>`: a saved operand (`self` is the first; None when this call
     did not need it), a saved output (`result`: an alias of the output, with its grad_fn),
     the operand's shape (`<operand>_sym_sizes`), or an argument of the op (`_saved_dim`)."""
-    from .._ops.registry import Plan, saved_positions
+    from .._ops.registry import Plan, in_overload, saved_positions, value_of
     from .._tensor import _alias
     plan = getattr(node._fn, "__self__", None)
     if not isinstance(plan, Plan):
@@ -148,8 +148,9 @@ def saved_attribute(node, name):
             return found[0] if len(found) == 1 else found
         if _mentions(plan.op.saves, param):
             return None   # saved only for gradients this call does not compute
-    elif param in plan.statics and not sizes:
-        return _as_saved(plan.op.name, param, plan.statics)
+    elif param in plan.statics and not sizes and in_overload(plan.op, plan.statics, param):
+        values = {k: value_of(v) for k, v in plan.statics.items()}
+        return _as_saved(plan.op.name, param, values)
     raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
 
 
