@@ -94,3 +94,71 @@ def test_from_numpy_shares_dtype_and_rejects_non_arrays():
     assert t.dtype == torchish.int16
     with pytest.raises(TypeError, match="expected np.ndarray"):
         torchish.from_numpy([1, 2])
+
+
+def _numpy_bridge(L):
+    """The NumPy bridge as PyTorch's tensor tutorial shows it, and further: views, writes from
+    each side, an optimizer step, a dtype view; returns what a program would print."""
+    seen = []
+    t = L.ones(5)
+    n = t.numpy()
+    t.add_(1)
+    seen.append(n.tolist())
+    m = L.arange(6.0).reshape(2, 3)
+    whole, column = m.numpy(), m[:, 1].numpy()
+    whole[0, 1] = 100.0            # NumPy -> tensor (and the tensor's views)
+    seen += [m.tolist(), m[:, 1].tolist(), column.tolist()]
+    m[:, 2].mul_(-1)               # tensor view -> NumPy
+    seen += [whole.tolist(), m.t().numpy().tolist(), m.t().numpy().strides]
+    column[1] = 7.0
+    seen += [m.sum().item(), m.view(L.int32)[1].tolist()]
+    p = L.ones(3, requires_grad=True)
+    shown = p.detach().numpy()
+    opt = L.optim.SGD([p], lr=0.5)
+    (p * p).sum().backward()
+    opt.step()
+    seen += [shown.tolist(), p.tolist()]
+    shown[0] = 3.0
+    seen.append(p.tolist())
+    return seen
+
+
+def test_numpy_shares_memory_both_ways(cpu_tensors):
+    torch = pytest.importorskip("torch")
+    assert _numpy_bridge(torchish) == _numpy_bridge(torch)
+
+
+def test_numpy_sharing_ends_with_the_array(cpu_tensors):
+    # a storage read through a shared array copies it on every read; once the arrays are
+    # gone it holds a JAX array again
+    import gc
+    from torchish._storage import SharedStorage, Storage
+    t = torchish.arange(4.0)
+    n, v = t.numpy(), t[1:].numpy()
+    assert type(t._storage) is SharedStorage
+    del n
+    gc.collect()
+    v[0] = 9.0
+    assert t.tolist() == [0.0, 9.0, 2.0, 3.0]
+    del v
+    gc.collect()
+    assert type(t._storage) is Storage and isinstance(t._storage.data, jax.Array)
+    t.add_(1)
+    assert t.tolist() == [1.0, 10.0, 3.0, 4.0]
+
+
+def test_numpy_shared_parameter_in_a_compiled_step(cpu_tensors):
+    p = torchish.ones(3, requires_grad=True)
+    shown = p.detach().numpy()
+    opt = torchish.optim.SGD([p], lr=0.25)
+
+    def step():
+        opt.zero_grad()
+        (p * p).sum().backward()
+        opt.step()
+    compiled = torchish.compile(step)
+    compiled()
+    shown[1] = 4.0
+    compiled()
+    np.testing.assert_allclose(shown, [0.25, 2.0, 0.25])   # p: 1 -> 0.5, p[1] = 4 -> 2
+    np.testing.assert_allclose(p.detach().numpy(), [0.25, 2.0, 0.25])

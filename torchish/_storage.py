@@ -17,6 +17,7 @@ same steps read the view both from its own storage and from its base's.
 import functools
 import math
 import sys
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -137,6 +138,81 @@ class RetypedStorage(Storage):
         old = root.data
         root.data = reinterpret(value, old.dtype, old.shape, old)
         self._seen, self._value = root.data, value
+
+
+_DATA = Storage.__dict__["data"]   # the slot itself, under SharedStorage's property
+
+
+class SharedStorage(Storage):
+    """A CPU storage whose elements live in a writable NumPy array that the user holds
+    (`Tensor.numpy()`): PyTorch's CPU tensors share memory with NumPy, so a write through
+    either side is seen by the other. Each read copies the array into a new JAX array (a
+    copy: XLA must never alias, let alone donate, memory the user writes; new each time:
+    views cache what they read by the identity of their storage's data); writes copy into
+    the array. Once the user's arrays are gone the storage turns back into a plain one (see
+    `numpy_of`)."""
+    __slots__ = ()
+
+    @property
+    def data(self):
+        value = _DATA.__get__(self)
+        if type(value) is np.ndarray:
+            return jax.device_put(np.copy(value), storage_device(self))
+        return value
+
+    @data.setter
+    def data(self, value):
+        entry = _HOSTS.get(self)
+        if entry is None:   # a copy of a shared storage (copy.copy): plain from now on
+            self.__class__ = Storage
+        elif isinstance(value, jax.core.Tracer):   # while torchish.compile traces
+            _DATA.__set__(self, value)
+            return
+        else:
+            np.copyto(entry[0], np.asarray(value).reshape(entry[0].shape), casting="no")
+            value = entry[0]
+        _DATA.__set__(self, value)
+
+
+_HOSTS = {}   # SharedStorage -> [its NumPy array, how many arrays handed out are alive]
+
+
+def _array_dropped(storage):
+    entry = _HOSTS[storage]
+    entry[1] -= 1
+    if entry[1] == 0:   # back to a plain storage of a JAX array (no cost on later reads)
+        del _HOSTS[storage]
+        storage.__class__ = Storage
+        _DATA.__set__(storage, jax.device_put(entry[0], storage_device(storage)))
+
+
+def numpy_of(tensor):
+    """`tensor.numpy()` sharing memory with `tensor`'s storage (a CPU Storage of the
+    tensor's own dtype), or None where it cannot (a dtype view, an inference tensor)."""
+    storage = tensor._storage
+    if type(storage) is Storage:
+        host = np.array(storage.data)   # writable, C-contiguous: the storage's layout
+        if host.dtype != tensor.dtype.np:
+            return None
+        storage.__class__ = SharedStorage
+        _HOSTS[storage] = [host, 0]
+        _DATA.__set__(storage, host)
+    elif type(storage) is not SharedStorage:
+        return None
+    entry = _HOSTS[storage]
+    host = entry[0]
+    item = host.itemsize
+    out = np.lib.stride_tricks.as_strided(
+        host.reshape(-1)[tensor.storage_offset():], shape=tuple(tensor.shape),
+        strides=tuple(st * item for st in tensor.stride()))
+    entry[1] += 1
+    weakref.finalize(out, _array_dropped, storage)
+    return out
+
+
+def storage_device(storage):
+    from ._device import jax_device
+    return jax_device(storage.device)
 
 
 def root_storage(storage):

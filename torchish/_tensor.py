@@ -16,7 +16,7 @@ from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._layout import strided
 from ._storage import (InferenceStorage, Storage, TypedStorage, View, base_view,
-                       contiguous_strides, extend, read_view, write_view)
+                       contiguous_strides, extend, numpy_of, read_view, write_view)
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -523,6 +523,10 @@ class Tensor:
         if self.device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
+        if self.device.type == "cpu" and not isinstance(self._data, jax.core.Tracer):
+            shared = numpy_of(self)   # the array and the tensor share memory, as in PyTorch
+            if shared is not None:
+                return shared
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):

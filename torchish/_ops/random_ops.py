@@ -155,12 +155,19 @@ cauchy_ = _simple("cauchy", "CauchyBackward0", lambda k, s, median=0.0, sigma=1.
 
 # ---- functions ---------------------------------------------------------------------------
 
+def _fresh(t):
+    """A factory's result is a new tensor: PyTorch reports `_version` 0 for it, although we
+    build it by filling an `empty` one in place."""
+    t._vc[0] = 0
+    return t
+
+
 def _new(size, dtype, device, requires_grad, sampler, *args, generator=None):
     t = empty(*size, dtype=dtype, device=device)
     sampler(t, *args, generator=generator)
     if requires_grad:
         t.requires_grad_(True)
-    return t
+    return _fresh(t)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -220,6 +227,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             out_t = empty(*ref.shape, dtype=std.dtype if s_t else ref.dtype, device=ref.device)
             normal_(out_t, 0.0, 1.0, generator=generator)
             out_t.mul_(std).add_(mean)
+    _fresh(out_t)
     name = "NormalBackward3" if m_t and s_t else ("NormalBackward1" if m_t else "NormalBackward2")
     return _zero_gradient(out_t, name, (mean, std))
 
@@ -227,6 +235,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 def bernoulli(input, p=None, *, generator=None, out=None):
     out_t = empty(*input.shape, dtype=input.dtype, device=input.device)
     bernoulli_(out_t, input if p is None else p, generator=generator)
+    _fresh(out_t)
     return out_t if p is not None else _zero_gradient(out_t, "BernoulliBackward0", (input,))
 
 
@@ -278,7 +287,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 
 
 def _requiring(t, requires_grad):
-    return t.requires_grad_(True) if requires_grad else t
+    return _fresh(t.requires_grad_(True) if requires_grad else t)
 
 
 for _name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
