@@ -28,8 +28,8 @@ entries), so they see the new values and are unaffected. What donation would bre
 holder of the *old JAX array* itself: a user's `t.jax()` result, another Storage wrapping the
 same array (`from_jax`), a saved value of an eager autograd graph. So an array is donated only
 when its reference count says the Storage is its only holder; otherwise it is copied first.
-(NumPy views of CPU arrays, `t.numpy()`, are external references that PjRt itself refuses to
-donate.) Entries whose outputs get a `grad_fn` keep their inputs for backward: no donation.
+(A storage shared with a NumPy array, `t.numpy()`, hands out a fresh copy on every read and
+copies what is written back into the array: nothing of the user's is donated.) Entries whose outputs get a `grad_fn` keep their inputs for backward: no donation.
 The `.grad` a step drops (`zero_grad()` sets it to None, backward makes a new one) is donated
 too, so the new gradient is written into its buffer: a fresh output buffer per gradient costs a
 hand-written step that returns its gradients 15-20% on a CPU. Only when nothing but its
