@@ -38,6 +38,7 @@ import numpy as np
 
 from . import _random_mathfun as _mf
 from . import _random_discrete as _disc
+from . import _random_gamma as _gamma
 
 try:
     import ml_dtypes as _ml_dtypes
@@ -630,6 +631,14 @@ class MT19937Engine:
     def poisson(self, rates):
         """``torch.poisson(rates)``: values in ``rates``' dtype."""
         return _disc.poisson(self, rates)
+
+    def standard_gamma(self, alphas):
+        """``torch._standard_gamma(alphas)`` (float32/float64)."""
+        return _gamma.standard_gamma(self, alphas)
+
+    def dirichlet(self, alphas):
+        """``torch._sample_dirichlet(alphas)`` and the gammas it normalised."""
+        return _gamma.dirichlet(self, alphas)
 
     def multinomial(self, probs, num_samples, replacement=False):
         """``torch.multinomial(probs, num_samples, replacement)`` -> int64 indices."""

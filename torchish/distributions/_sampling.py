@@ -1,16 +1,20 @@
 """Samplers PyTorch implements as dedicated kernels (`_standard_gamma`, `_sample_dirichlet`,
 `binomial`) and the traced fallbacks of host-only samplers (`multinomial`, `poisson`).
 
-PyTorch's CPU gamma/dirichlet/binomial algorithms are not reproduced: these draw from JAX's
-PRNG with a key forked from the torchish generator (so `manual_seed` still makes them
-reproducible), and differentiate through the sample with JAX's implicit reparameterization,
-the same gradient PyTorch's `_standard_gamma_grad` / `_dirichlet_grad` compute.
+Eagerly, gamma and Dirichlet samples are PyTorch's CPU stream, replayed on the host
+(`_random_gamma`); they are differentiated by implicit reparameterization: d sample /
+d concentration from `jax.lax.random_gamma_grad` at the drawn value, the rule of PyTorch's
+`_standard_gamma_grad` (for Dirichlet, through the normalisation of the gammas). Inside a
+trace, and for `binomial` (whose CPU algorithm is not reproduced), they come from JAX's PRNG
+with a key forked from the torchish generator, so `manual_seed` still makes them reproducible.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._ops.random_ops import _key
 from .._ops.registry import call_jax
+from ..random import engine_of
 from .utils import rng_traced
 
 
@@ -19,20 +23,59 @@ def _torch():
     return torchish
 
 
+@jax.custom_jvp
+def _gamma_value(c, g):
+    """The drawn gammas `g`, as a function of their concentrations `c`."""
+    return g
+
+
+@_gamma_value.defjvp
+def _gamma_value_jvp(primals, tangents):
+    c, g = primals
+    return g, jax.lax.random_gamma_grad(c, g) * tangents[0]
+
+
+def _dirichlet_value(c, g):
+    return g / g.sum(-1, keepdims=True)
+
+
+def _dirichlet_sample(c, g, x):
+    """`x` (PyTorch's value: normalised in double, clamped), differentiated as the normalised
+    gammas `g`."""
+    normalised = _dirichlet_value(c, _gamma_value(c, g))
+    return x + (normalised - jax.lax.stop_gradient(normalised))
+
+
+def _host_tensor(values, like):
+    return _torch().from_numpy(np.asarray(values)).to(like.device)
+
+
 def standard_gamma(concentration):
+    if not rng_traced(concentration):
+        c = np.asarray(concentration.detach()._data)
+        g = _host_tensor(engine_of(None).standard_gamma(c), concentration)
+        return call_jax("StandardGammaBackward0", _gamma_value, [concentration, g],
+                        key="standard_gamma")
     key = _key(None)
     return call_jax("StandardGammaBackward0",
                     lambda c: jax.random.gamma(key, c, dtype=c.dtype), [concentration])
 
 
 def sample_dirichlet(concentration):
+    if not rng_traced(concentration):
+        x, g = engine_of(None).dirichlet(np.asarray(concentration.detach()._data))
+        x, g = _host_tensor(x, concentration), _host_tensor(g, concentration)
+        # the value is PyTorch's (normalised in double, clamped); the gradient is that of
+        # the normalised gammas
+        return call_jax("_DirichletBackward", _dirichlet_sample, [concentration, g, x],
+                        key="sample_dirichlet")
     key = _key(None)
 
     def draw(c):
         # normalised gammas; tiny keeps an all-underflow row finite, as PyTorch clamps
         g = jax.random.gamma(key, c, dtype=c.dtype)
         g = jnp.maximum(g, jnp.finfo(c.dtype).tiny)
-        return g / g.sum(-1, keepdims=True)
+        return _dirichlet_value(c, g)
     return call_jax("_DirichletBackward", draw, [concentration])
 
 
