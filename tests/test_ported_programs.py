@@ -22,6 +22,7 @@ FOLDER = os.path.join(ROOT, "tests", "programs", "ported")
 SCRIPTS = sorted(f for f in os.listdir(FOLDER) if f.endswith(".py"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from record_program_outputs import EXPECTED, header, run_under_pytorch  # noqa: E402
+from fork_runner import ForkRunner  # noqa: E402
 
 # checked against live PyTorch on every run (when installed): quick ones, across the areas
 LIVE = ["autograd_basics.py", "ops_printing.py", "ops_random.py", "nn_custom_module.py"]
@@ -103,11 +104,29 @@ def test_every_recording_has_its_program():
     assert names == {s[:-3] for s in SCRIPTS}
 
 
+@pytest.fixture(scope="module")
+def runner():
+    """`python -m torchish` without a fresh interpreter's imports (see tests/fork_runner.py);
+    the two tests above run the real command line."""
+    if not hasattr(os, "fork"):
+        yield None
+        return
+    forks = ForkRunner()
+    yield forks
+    forks.close()
+
+
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_program_prints_what_pytorch_prints(name):
+def test_program_prints_what_pytorch_prints(name, runner, tmp_path):
     path = os.path.join(FOLDER, name)
     expected = _recorded(name)
-    _assert_same_output(_run(["-m", "torchish", path]), expected, _tolerance(path))
+    if runner is None:
+        ours = _run(["-m", "torchish", path])
+    else:
+        code, out, err = runner.run([path], FOLDER, tmp_path)
+        assert code == 0, err[-4000:]
+        ours = out.splitlines()
+    _assert_same_output(ours, expected, _tolerance(path))
 
 
 @pytest.mark.parametrize("name", LIVE)
