@@ -136,6 +136,7 @@ GRAD_FN_CASES = {
     "unbind": lambda T, x: x.unbind()[0],
     "repeat": lambda T, x: x.repeat(2, 1),
     "masked_fill": lambda T, x: x.masked_fill(x > 0, 0.0),
+    "masked_select": lambda T, x: x.masked_select(x > 0),
     "einsum": lambda T, x: T.einsum("ij,kj->ik", x, x),
     "abs": lambda T, x: x.abs(),
 }
@@ -485,6 +486,43 @@ def test_custom_function_node_is_its_ctx():
         return y.grad_fn.saved_tensors
     a, b = errors_of(freed)
     assert a is not None and a == b
+
+
+def test_masked_select_node_on_input_and_broadcast_grad():
+    # PyTorch's MaskedSelectBackward0 broadcasts inside: its edge is the input's own node
+    def program(T):
+        x = T.tensor([[1.0, -2.0, 3.0]], requires_grad=True)
+        mask = T.tensor([[True, False, True], [False, True, True]])
+        y = x.masked_select(mask)
+        y.backward(T.tensor([1.0, 2.0, 3.0, 4.0]))
+        s = T.tensor(5.0, requires_grad=True)
+        z = s.masked_select(T.tensor(True))
+        z.sum().backward()
+        return (y, y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), x.grad, z, s.grad)
+    run_both(program)
+    a, b = errors_of(lambda T: T.ones(2).masked_select(T.tensor([1, 0])))
+    assert a is not None and a == b
+
+
+def test_custom_function_node_repr_module_and_forward_cls():
+    # PyTorch builds the node class in torch.autograd.function: print(y.grad_fn) shows that path
+    def program(T):
+        class Twice(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        y = Twice.apply(T.ones(2, requires_grad=True))
+        cls = type(y.grad_fn)
+        return (repr(y.grad_fn).split(" at 0x")[0], cls.__module__, cls.__name__,
+                cls._forward_cls is Twice)
+    a, b = both(program)
+    assert a == b == ("<torch.autograd.function.TwiceBackward object",
+                      "torch.autograd.function", "TwiceBackward", True)
 
 
 def test_custom_function_non_differentiable_and_needs_input_grad():

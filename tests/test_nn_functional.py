@@ -561,3 +561,18 @@ def test_ctc_loss_argument_checks_match_torch(kind):
         assert math.isclose(b[2], a[2], rel_tol=1e-5), (a, b)
     else:
         assert b == a
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_loss_size_warning_names_the_callers_line(name):
+    # PyTorch's warning points at the line calling F.<loss> (not at an internal wrapper)
+    for lib, F in ((torch, TF), (torchish, IF)):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            getattr(F, name)(lib.ones(2), lib.ones(1))
+        assert [w.filename for w in ws] == [__file__], (lib.__name__, [w.filename for w in ws])
+        assert "Using a target size (torch.Size([1]))" in str(ws[0].message)
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        IF.kl_div(torchish.ones(2), torchish.ones(2))
+    assert [w.filename for w in ws] == [__file__]

@@ -405,6 +405,31 @@ def test_cell_shape_errors_match_torch(cls_name):
         assert messages[0] == messages[1]
 
 
+@pytest.mark.parametrize("cls_name", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_cell_dtype_mismatch_errors_match_torch(cls_name):
+    # the cell's matmuls refuse mixed dtypes (input vs weight_ih, then hx vs weight_hh)
+    for x_dtype, h_dtype in [("float32", None), ("float64", "float32"), ("int64", None)]:
+        messages = []
+        for lib in (torch, torchish):
+            cell = getattr(lib.nn, cls_name)(2, 3).double()
+            args = [lib.ones(1, 2, dtype=getattr(lib, x_dtype))]
+            if h_dtype is not None:
+                h = lib.zeros(1, 3, dtype=getattr(lib, h_dtype))
+                args.append((h, lib.zeros(1, 3, dtype=lib.float64)) if cls_name == "LSTMCell"
+                            else h)
+            with pytest.raises(RuntimeError) as info:
+                cell(*args)
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]
+
+
+def test_lstm_cell_state_grad_fns():
+    # PyTorch's CPU cell ends with c' = f*c + i*g and h' = sigmoid(o) * tanh(c')
+    for hx in (None, (torchish.zeros(2, 3), torchish.zeros(2, 3))):
+        h, c = torchish.nn.LSTMCell(2, 3)(torchish.ones(2, 2), hx)
+        assert (h.grad_fn.name(), c.grad_fn.name()) == ("MulBackward0", "AddBackward0")
+
+
 def test_grad_fn_names():
     x = torchish.randn(3, 2, 4) if hasattr(torchish, "randn") else torchish.ones(3, 2, 4)
     out, (h, c) = torchish.nn.LSTM(4, 5)(x)

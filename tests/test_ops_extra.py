@@ -732,3 +732,23 @@ def test_index_ops_bounds_errors(name, fn, bad):
         np.testing.assert_allclose(val_o, val_t)
     else:
         assert val_o == val_t
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.tensor([3.0]).std(), lambda L: L.var(L.tensor([3.0])),
+    lambda L: L.var_mean(L.tensor([3.0])), lambda L: L.std_mean(L.tensor([3.0]), 0),
+    lambda L: L.tensor([3.0]).std(unbiased=False), lambda L: L.ones(2, 3).std(1, correction=3),
+    lambda L: L.ones(2, 3).std(1, correction=2), lambda L: L.ones(3, 1).var(-1),
+    lambda L: L.empty(0).var(), lambda L: L.ones(3, 0).var(0), lambda L: L.ones(2, 3).var((0, 1)),
+])
+def test_std_var_warn_without_degrees_of_freedom(call):
+    # PyTorch warns when (reduced count - correction) <= 0, naming the user's line
+    seen = []
+    for lib in (torch, torchish):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            out = call(lib)
+        seen.append([(str(w.message).split(" (Triggered")[0], w.filename) for w in ws])
+        out = out[0] if isinstance(out, tuple) else out
+        seen.append(np.asarray(out.numpy()).tolist().__repr__())
+    assert seen[0] == seen[2] and seen[1] == seen[3]

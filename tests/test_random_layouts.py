@@ -76,7 +76,8 @@ def test_random_factories_start_at_version_zero():
     # factories fill a fresh tensor in place, but PyTorch reports it unmodified (version 0)
     def make(lib):
         m = lib.zeros(3)
-        return [lib.randn(3), lib.randn(3, requires_grad=True), lib.rand(2), lib.randint(0, 3, (2,)),
+        return [lib.randn(3), lib.randn(3, requires_grad=True), lib.rand(2),
+                lib.randint(0, 3, (2,)),
                 lib.normal(0.0, 1.0, (2,)), lib.normal(m, 1.0), lib.normal(m, lib.ones(3)),
                 lib.bernoulli(lib.full((3,), 0.5)), lib.rand_like(m), lib.randn_like(m),
                 lib.randint_like(m, 3), lib.ones(2).normal_()]

@@ -455,6 +455,34 @@ def test_loaded_views_alias_one_storage():
     np.testing.assert_array_equal(ti_np(got["t"]), np.arange(24).reshape(4, 6).T + 100)
 
 
+@bridge
+def test_dtype_views_of_one_storage_like_torch():
+    # one dtype per storage in a checkpoint: mixing dtypes on the same bytes is refused (an empty
+    # storage is not checked); dtype views of one dtype load sharing their storage again
+    import torchish
+
+    def program(T):
+        x = T.arange(4.)
+        out = []
+        for objs in ([x, x.view(T.int32)], [x[:0], x.view(T.int32)],
+                     [T.empty(0), T.empty(0).view(T.int32)],
+                     [x.view(T.int32), x.view(T.int32)[1:]],
+                     [x.view(T.uint8)[4:], x.view(T.uint8)[:2]]):
+            buf = io.BytesIO()
+            try:
+                T.save(objs, buf)
+            except RuntimeError as e:
+                out.append(str(e))
+                continue
+            buf.seek(0)
+            got = T.load(buf)
+            if got[0].numel():
+                got[0].view(-1)[-1] = 7
+            out.append([t.tolist() for t in got])
+        return out
+    assert program(torchish) == program(torch)
+
+
 def torchish_tree(obj, memo=None):
     """The torchish counterpart of a torch object tree (same aliasing)."""
     import torchish

@@ -26,7 +26,7 @@ import numpy as np
 from ._serialization.allowlist import (add_safe_globals, clear_safe_globals, get_safe_globals,
                                        safe_globals)
 from ._serialization.format import _ascii, _np_dtype
-from ._storage import contiguous_strides
+from ._storage import contiguous_strides, root_storage
 from ._serialization.reader import (_unpickle,  # noqa: F401 (tests call it)
                                     get_unsafe_globals_in_checkpoint, read_checkpoint)
 from ._serialization.records import (LoadedStorage, RecordBackend, TensorRecord, _check_bounds,
@@ -66,16 +66,27 @@ def _location_tag(device):
 def _make_converter():
     T = _torchish()
     param_cls = _parameter_class(T)
-    cache, keep, flats = {}, [], {}
+    cache, keep, flats, root_dtypes = {}, [], {}, {}
     size_fn, device_fn = _Global("torch", "Size"), _Global("torch", "device")
 
     def record(t):
         st = t._storage
+        root = root_storage(st)
         flat = flats.get(id(st))
         if flat is None:
             flat = flats[id(st)] = np.asarray(st.data).reshape(-1)
             keep.append(st)
+        # PyTorch keeps one dtype per storage in a checkpoint: a dtype view (`view(dtype)`) saved
+        # next to a tensor of another dtype on the same bytes is refused; one of an empty
+        # storage (address 0 in PyTorch) is not checked
+        if flat.size:
+            first = root_dtypes.setdefault(id(root), t.dtype)
+            if first is not t.dtype:
+                raise RuntimeError("Cannot save multiple tensors or storages that view the same "
+                                   "data as different types")
         key, offset, stride = id(st), t.storage_offset(), tuple(t.stride())
+        if root is not st and flat.dtype == t.dtype.np and flat.nbytes == root.nbytes():
+            key = id(root)   # separate dtype views of one storage load sharing it again
         if flat.dtype != t.dtype.np:  # a reinterpreting view: save its values on their own
             flat, key, offset = np.asarray(t._data).reshape(-1), object(), 0
             stride = contiguous_strides(tuple(t.shape))

@@ -708,10 +708,22 @@ def take(input, index):
     return jnp.take(input.reshape(-1), index)
 
 
+@op(promote=P.NONE, grad_fn="MaskedSelectBackward0", saves=("indices",), function=False,
+    method=False)
+def _masked_select(input, indices, shape):
+    return jnp.broadcast_to(input, shape)[tuple(indices)]
+
+
 def masked_select(input, mask):
-    from .shape import broadcast_to
     shape = jnp.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    return getitem(broadcast_to(input, shape), broadcast_to(mask, shape))
+    if mask.dtype is not dt.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    # one node on `input` itself (PyTorch's MaskedSelectBackward0 broadcasts inside), the
+    # selected positions found on the host as for a boolean index
+    m = np.broadcast_to(np.asarray(mask._data), shape)
+    if not m.ndim:   # 0-d: zero or one element, as a 1-d result
+        input, m, shape = input.reshape(1), m.reshape(1), (1,)
+    return _masked_select(input, [_int_tensor(i) for i in np.nonzero(m)], tuple(shape))
 
 
 def nonzero(input, *, as_tuple=False):

@@ -107,7 +107,7 @@ def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1
     return (out, *h_n)
 
 
-_CELL_GRAD_FN = {"LSTM": "MulBackward0", "GRU": "AddBackward0", "RNN_TANH": "TanhBackward0",
+_CELL_GRAD_FN = {"LSTM": "AddBackward0", "GRU": "AddBackward0", "RNN_TANH": "TanhBackward0",
                  "RNN_RELU": "ReluBackward0"}
 
 
@@ -129,16 +129,30 @@ def _check_cell_shapes(input, hiddens, input_size, hidden_size):
     grad_fn=lambda kinds, statics: _CELL_GRAD_FN[statics["mode"]],
     function=False, method=False)
 def _rnn_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, *, mode="LSTM"):
-    """One step of RNNCell / LSTMCell / GRUCell on (B, I) input; returns h' or (h', c')."""
+    """One step of RNNCell / GRUCell on (B, I) input, returning h'. For LSTMCell it returns
+    (c', o) with o the output gate's pre-activation: PyTorch's CPU cell is a chain of ops whose
+    last ones are c' = ... + ... (AddBackward0) and h' = sigmoid(o) * tanh(c') (MulBackward0),
+    so `_lstm_cell_hidden` finishes h' and each state gets PyTorch's node name (two ops per
+    step rather than PyTorch's dozen: the nodes between are not reproduced)."""
     _check_cell_shapes(input, (hx,) if cx is None else (hx, cx), w_ih.shape[1], w_hh.shape[1])
     gi = input @ w_ih.T
     if b_ih is not None:
         gi = gi + b_ih
-    h, c = _cell(mode, gi[None], hx[None], None if cx is None else cx[None], w_hh[None],
-                 None if b_hh is None else b_hh[None], None)
     if mode == "LSTM":
-        return h[0], c[0]
+        gh = hx @ w_hh.T
+        if b_hh is not None:
+            gh = gh + b_hh
+        i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
+        return jax.nn.sigmoid(f) * cx + jax.nn.sigmoid(i) * jnp.tanh(g), o
+    h, _ = _cell(mode, gi[None], hx[None], None, w_hh[None],
+                 None if b_hh is None else b_hh[None], None)
     return h[0]
+
+
+@op(promote=Promote.DEFAULT, grad_fn="MulBackward0", function=False, method=False)
+def _lstm_cell_hidden(o, c):
+    """h' = sigmoid(o) * tanh(c') of an LSTM cell (see `_rnn_cell`)."""
+    return jax.nn.sigmoid(o) * jnp.tanh(c)
 
 
 @op("_rnn_packed_output", promote=Promote.NONE, grad_fn="CatBackward0", function=False,

@@ -1,9 +1,13 @@
 """Reductions and scans: sum/mean/prod, max/min (with the overloads PyTorch resolves in C++),
 var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
 counting live in `sorting.py`."""
+import math
+import warnings
+
 import jax
 import jax.numpy as jnp
 
+from .._warnings import user_stacklevel
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
@@ -102,8 +106,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return jnp.nanmean(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
-@op(promote=P.INT_TO_LONG, grad_fn=_by_dim("ProdBackward0", "ProdBackward1"))
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+@op(promote=P.INT_TO_LONG, given_with={"keepdim": "dim"},
+    grad_fn=lambda kinds, statics: "ProdBackward1" if given(statics["dim"])
+    and statics["dim"] is not None else "ProdBackward0")
+def prod(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
     return jnp.prod(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
@@ -251,12 +257,30 @@ def _std_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=No
             _mean_of(input, dim, keepdim))
 
 
+def _warn_no_dof(name, input, dim, correction):
+    """PyTorch warns (and returns nan or inf) when the reduced count minus the correction
+    leaves no degrees of freedom."""
+    shape = tuple(input.shape)
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        kept = 1
+    else:
+        dims = {d % len(shape) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))} \
+            if shape else set()
+        kept = math.prod(s for i, s in enumerate(shape) if i not in dims)
+    n = math.prod(shape) / max(kept, 1)
+    if n - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=user_stacklevel())
+
+
 def _unbiased_overload(name, fn):
     """`var(x, True)` is the (input, unbiased) overload: resolved here so that the op's
     static `dim` is never a bool (True == 1 would share a compiled plan with dim=1)."""
     def resolved(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
         if isinstance(dim, bool):
             dim, unbiased = None, dim
+        _warn_no_dof(name, input, dim, _correction(unbiased, correction))
         return fn(input, dim, unbiased, keepdim, correction=correction)
     resolved.__name__ = resolved.__qualname__ = name
     return resolved

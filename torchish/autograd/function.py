@@ -80,12 +80,22 @@ class _FunctionNode(Node, BackwardCFunction):
         super().release()
         self._ctx._saved = None   # saved_tensors now raises PyTorch's "freed" error
 
+    def __repr__(self):
+        # PyTorch's node class is a plain Python class built in torch.autograd.function, so
+        # `print(y.grad_fn)` shows the default object repr with that module path
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(self))}>"
+
 
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_name = name + "Backward"
-        cls._node_class = type(cls._backward_name, (_FunctionNode,), {"__slots__": ()})
+        # the module PyTorch's generated class reports (`type(y.grad_fn).__module__`, its repr);
+        # `_forward_cls` leads from a node back to its Function, as in PyTorch
+        cls._node_class = type(cls._backward_name, (_FunctionNode,),
+                               {"__slots__": (), "_forward_cls": cls,
+                                "__module__": "torch.autograd.function"})
 
 
 class Function(metaclass=_FunctionMeta):

@@ -3,7 +3,7 @@ from .parameter import (Parameter, Buffer, UninitializedParameter,  # noqa: F401
                         UninitializedBuffer)
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from . import functional, init, utils, parallel  # noqa: F401
+from . import functional, init, utils, parallel, grad  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",

@@ -6,6 +6,7 @@ binary cross entropy, soft margin, multi margin, ctc) call the matching op in
 ATen's `Loss.cpp` (so their graphs end in the same nodes, e.g. l1_loss -> MeanBackward0).
 """
 import math
+import sys
 import warnings
 
 import jax
@@ -39,7 +40,7 @@ def _legacy_reduction(size_average, reduce, emit_warning=True):
         ret = "none"
     if emit_warning:
         warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                      f"reduction='{ret}' instead.", stacklevel=3)
+                      f"reduction='{ret}' instead.", stacklevel=2)
     return ret
 
 
@@ -59,11 +60,22 @@ def _apply_reduction(loss, reduction):
     return loss
 
 
+def _caller_stacklevel():
+    """The `stacklevel` naming the caller of the public loss function, as PyTorch's
+    `stacklevel=2` does: past this file and the autocast wrapper around the function."""
+    skip = (__file__, _autocast.__file__)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename in skip:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _size_warning(input, target):
     if target.size() != input.size():
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      "to broadcasting. Please ensure they have the same size.",
+                      stacklevel=_caller_stacklevel())
 
 
 def _concrete(t):
@@ -295,7 +307,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+                          stacklevel=_caller_stacklevel())
         red = "sum" if reduction == "batchmean" else reduction
         if red not in ("none", "mean", "sum"):
             raise ValueError(f"{reduction} is not a valid value for reduction")

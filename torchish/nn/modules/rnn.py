@@ -13,7 +13,9 @@ import warnings
 import numpy as np
 
 import torchish
-from ..._ops.nn_rnn import _rnn_cell, _rnn_layer, _rnn_packed_output
+from ... import _autocast
+from ..._ops.nn_rnn import (_check_cell_shapes, _lstm_cell_hidden, _rnn_cell, _rnn_layer,
+                            _rnn_packed_output)
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -480,6 +482,23 @@ class RNNCellBase(Module):
         return input, hx, is_batched
 
 
+def _cell_step(cell, input, hx, cx, mode):
+    """Run one cell step after the checks PyTorch's `*_cell` kernels make, in their order:
+    shapes, then the dtypes of its two matmuls (which the dispatcher would otherwise promote)."""
+    _check_cell_shapes(input, (hx,) if cx is None else (hx, cx), cell.input_size,
+                       cell.hidden_size)
+    for mat1, mat2 in ((input, cell.weight_ih), (hx, cell.weight_hh)):
+        if mat1.dtype is not mat2.dtype and not _autocast.ACTIVE[0]:  # autocast casts cells
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{mat1.dtype._legacy} and {mat2.dtype._legacy}")
+    out = _rnn_cell(input, hx, cx, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
+                    mode=mode)
+    if mode == "LSTM":
+        c, o = out
+        return _lstm_cell_hidden(o, c), c
+    return out
+
+
 class RNNCell(RNNCellBase):
     """An Elman RNN cell with tanh or ReLU non-linearity."""
 
@@ -498,8 +517,7 @@ class RNNCell(RNNCellBase):
             mode = "RNN_RELU"
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = _rnn_cell(input, hx, None, self.weight_ih, self.weight_hh, self.bias_ih,
-                        self.bias_hh, mode=mode)
+        ret = _cell_step(self, input, hx, None, mode)
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -527,8 +545,7 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        h, c = _rnn_cell(input, hx[0], hx[1], self.weight_ih, self.weight_hh, self.bias_ih,
-                         self.bias_hh, mode="LSTM")
+        h, c = _cell_step(self, input, hx[0], hx[1], "LSTM")
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)
         return h, c
@@ -542,6 +559,5 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("GRUCell", input, hx)
-        ret = _rnn_cell(input, hx, None, self.weight_ih, self.weight_hh, self.bias_ih,
-                        self.bias_hh, mode="GRU")
+        ret = _cell_step(self, input, hx, None, "GRU")
         return ret if is_batched else ret.squeeze(0)

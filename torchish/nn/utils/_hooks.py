@@ -2,28 +2,15 @@
 the identity autograd Function that links a module call's output and input gradients for
 full backward hooks."""
 import functools
-import os
-import sys
 import warnings
 import weakref
 
 from ..._tensor import Tensor
+from ..._warnings import user_stacklevel
 from ...autograd import grad_mode
 from ...autograd.function import Function
 
 __all__ = ["RemovableHandle"]
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _user_stacklevel():
-    """The `stacklevel` naming the innermost caller outside torchish (the user's
-    `loss.backward()`), where PyTorch's own warnings from backward hooks point."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
-
 
 class RemovableHandle:
     """`torch.utils.hooks.RemovableHandle`: removes a hook from its dict by id."""
@@ -135,7 +122,7 @@ class _BackwardHook:
                           "to module outputs since no inputs require gradients. See "
                           "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                           "#torch.nn.Module.register_full_backward_hook for more details.",
-                          stacklevel=_user_stacklevel())
+                          stacklevel=user_stacklevel())
             grad_inputs = self._pack_with_none([], [], self.n_inputs)
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)
