@@ -278,3 +278,21 @@ def test_region_inside_compiled_step():
         eager = model(torchish.tensor(A))
     np.testing.assert_allclose(_np(out), _np(eager), rtol=1e-2, atol=1e-2)
     assert not _autocast.ACTIVE[0]
+
+
+@pytest.mark.parametrize("name,args", [
+    ("is_autocast_cpu_enabled", ()), ("get_autocast_cpu_dtype", ()),
+    ("get_autocast_gpu_dtype", ()), ("set_autocast_cpu_enabled", (False,)),
+    ("set_autocast_cpu_dtype", ("bfloat16",)), ("set_autocast_gpu_dtype", ("float16",))])
+def test_per_device_state_functions_are_deprecated(name, args):
+    # PyTorch warns from C++ and appends "(Triggered internally at <its build path>)"
+    seen = []
+    for T in (torchish, torch):
+        call_args = [getattr(T, a) if isinstance(a, str) else a for a in args]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = getattr(T, name)(*call_args)
+        seen.append((str(out), [(x.category, str(x.message).split(" (Triggered")[0])
+                                for x in w], w[0].filename if w else None))
+    assert seen[0] == seen[1]
+    assert seen[0][2] == __file__

@@ -5,6 +5,7 @@ with torchish. Outputs (values, grads, grad_fn names, versions, raised errors) m
 Cases that must hold without PyTorch (known values) are at the end.
 """
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -821,4 +822,20 @@ def test_samplers_record_zero_gradient_nodes_as_pytorch():
         x.sum().backward()
         row.append((m.grad.tolist(), s.grad.tolist()))
         seen.append(row)
+    assert seen[0] == seen[1]
+
+
+def test_reading_grad_of_a_non_leaf_warns_as_pytorch():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (torchish, torch):
+        x = L.ones(1, requires_grad=True)
+        y, z, kept = x * 2, L.ones(1) * 2, x * 3
+        kept.retain_grad()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = [y.grad, z.grad, kept.grad, x.grad]
+        seen.append(([v is None for v in values],
+                     [str(w.message).split(" (Triggered")[0] for w in caught],
+                     [w.filename for w in caught]))
     assert seen[0] == seen[1]

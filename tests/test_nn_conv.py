@@ -104,6 +104,21 @@ def test_conv_float32_no_bias(name, xs, ws, kw):
     check(name, [_rand(0, *xs), _rand(1, *ws)], dtype=F32, **kw)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("nd", [1, 2])
+def test_conv_half_bias_rounds_once(dtype, nd):
+    # PyTorch's CPU kernels accumulate a half-precision convolution in float32, add the bias
+    # there and round once (rounding the convolution before the bias differs in ~1/3 of
+    # the bfloat16 elements)
+    x, w, b = _rand(0, 2, 3, *(8,) * nd), _rand(1, 4, 3, *(3,) * nd), _rand(2, 4)
+    outs = []
+    for T in (torch, torchish):
+        args = [T.tensor(a, dtype=getattr(T, dtype)) for a in (x, w, b)]
+        outs.append(getattr(T.nn.functional, f"conv{nd}d")(*args, padding=1))
+    assert str(outs[0].dtype) == str(outs[1].dtype)
+    np.testing.assert_array_equal(outs[0].float().numpy(), _np(outs[1].float()))
+
+
 def test_conv_errors():
     x, w = torch.zeros(2, 4, 5, 5), torch.zeros(3, 3, 3, 3)
     jx, jw = torchish.zeros(2, 4, 5, 5), torchish.zeros(3, 3, 3, 3)

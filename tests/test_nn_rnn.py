@@ -463,3 +463,25 @@ def test_state_dict_round_trip_and_load_into_torch():
                             for k, v in ours.state_dict().items()})
     x = torch.randn(5, 2, 3)
     check(ours(to_ours(x))[0], theirs(x)[0], what="output after loading ours into torch")
+
+
+@pytest.mark.parametrize("kind, dtype", [
+    (kind, dtype) for kind in ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]
+    for dtype in ["float32", "bfloat16"] if (kind, dtype) != ("LSTM", "float32")])
+def test_rnns_under_cpu_autocast(kind, dtype, cpu_tensors):
+    """An input of the region's dtype runs the RNN in it (weights cast); another runs as is,
+    except Elman RNNs, always lowered (PyTorch's oneDNN LSTM refuses a float32 input there)."""
+    torch = pytest.importorskip("torch")
+    got = []
+    for L in (torchish, torch):
+        L.manual_seed(0)
+        mod = getattr(L.nn, kind)(5, 6)
+        shape = (2, 5) if "Cell" in kind else (3, 2, 5)
+        x = L.tensor(np.linspace(-1, 1, 10 * (1 if "Cell" in kind else 3), dtype=np.float32)
+                     .reshape(shape)).to(getattr(L, dtype))
+        with L.autocast("cpu", dtype=L.bfloat16):
+            out = mod(x)
+        out = out[0] if isinstance(out, tuple) else out
+        got.append((str(out.dtype), out.float().detach().numpy()))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=2e-2, atol=2e-2)

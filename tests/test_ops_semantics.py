@@ -654,7 +654,15 @@ REDUCTIONS = {
     "bincount": lambda L: L.bincount(L.tensor([0, 3, 3, 1])),
     "bincount_weights": lambda L: L.bincount(L.tensor([0, 3, 1]), L.tensor([0.5, 1.0, 2.0])),
     "bincount_minlength": lambda L: L.bincount(L.tensor([1]), minlength=4),
+    # half and integral weights count in double; an empty input gives int64 zeros
+    "bincount_half_weights": lambda L: L.bincount(L.tensor([0, 2, 2]),
+                                                  L.tensor([0.5, 1.0, 2.0], dtype=L.float16)),
+    "bincount_int_weights": lambda L: L.bincount(L.tensor([0, 2, 2]), L.tensor([1, 2, 3])),
+    "bincount_empty_weights": lambda L: L.bincount(L.tensor([], dtype=L.int64),
+                                                   L.tensor([]), minlength=2),
     "histc": lambda L: L.histc(L.tensor([1.0, 2.0, 1.0, 2.5, 4.0]), bins=4, min=0, max=4),
+    "histc_nan_given_range": lambda L: L.histc(L.tensor([1.0, float("nan"), 2.0]), bins=2,
+                                               min=0, max=3),
     "searchsorted": lambda L: L.searchsorted(L.tensor([1, 3, 5, 7]), L.tensor([3, 6, 9])),
     "searchsorted_right": lambda L: L.searchsorted(L.tensor([1, 3, 5, 7]), L.tensor([3, 6]),
                                                    right=True),
@@ -851,6 +859,17 @@ ERRORS = {
     "matmul_number": lambda L: L.matmul(L.ones(2), 3),
     "matmul_list": lambda L: L.matmul([1.0], L.ones(1)),
     "prelu_number": lambda L: L.nn.functional.prelu(L.ones(2), 0.25),
+    # histc checks its range (given, or the data's) is finite and ordered, and bins > 0
+    "bincount_negative_minlength": lambda L: L.bincount(L.ones(2, 2, dtype=L.int64),
+                                                        minlength=-1),
+    "histc_nan_data": lambda L: L.histc(L.tensor([1.0, 2.0, float("nan")]), bins=3),
+    "histc_nan_single": lambda L: L.histc(L.tensor([float("nan")]), bins=3),
+    "histc_nan_half": lambda L: L.histc(L.tensor([1.0, float("nan")], dtype=L.bfloat16), 3),
+    "histc_inf_data": lambda L: L.histc(L.tensor([1e-7, float("inf")]), bins=3),
+    "histc_inf_given": lambda L: L.histc(L.tensor([1.0, 2.0]), bins=3, min=-float("inf"),
+                                         max=1),
+    "histc_min_over_max": lambda L: L.histc(L.tensor([1.0, 2.0]), bins=3, min=3, max=1),
+    "histc_bins_zero": lambda L: L.histc(L.tensor([1, 2]), bins=0),
 }
 
 

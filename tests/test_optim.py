@@ -881,3 +881,18 @@ def test_differentiable_step_state_and_leaf_error():
     q.grad = torchish.ones(2)
     a.step()
     assert not a.state[q]["step"].requires_grad
+
+
+@needs_torch
+@pytest.mark.parametrize("kwargs", [dict(), dict(momentum=0.9), dict(weight_decay=0.1)])
+def test_sgd_without_momentum_keeps_no_state(kwargs):
+    # torch's SGD only touches `self.state[p]` when it has momentum, so state_dict()["state"]
+    # stays empty (checkpoints compare equal)
+    sds = []
+    for lib in (torchish, torch):
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([p], lr=0.1, **kwargs)
+        (p * p).sum().backward()
+        opt.step()
+        sds.append(({k: sorted(v) for k, v in opt.state_dict()["state"].items()}, len(opt.state)))
+    assert sds[0] == sds[1]

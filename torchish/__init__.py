@@ -41,6 +41,7 @@ from ._layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc,  # no
 
 from ._functions import *  # noqa: E402,F401,F403
 from ._aten_aliases import *  # noqa: E402,F401,F403
+from ._foreach import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import compiler, _dynamo  # noqa: E402,F401
@@ -58,6 +59,8 @@ from . import profiler  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
                                 get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,
                                 get_autocast_gpu_dtype, is_autocast_cpu_enabled,
+                                set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                                set_autocast_gpu_dtype,
                                 is_autocast_cache_enabled, set_autocast_cache_enabled,
                                 clear_autocast_cache, autocast_increment_nesting,
                                 autocast_decrement_nesting)

@@ -239,7 +239,7 @@ def _multinomial_exponential(engine, probs, rows, n_sample, name, out_shape):
 def _multinomial_cdf(engine, rows, n_sample, name, out_shape):
     acc = np.float64 if name == "float64" else np.float32   # half/bfloat16 accumulate in float
     vals = rows.astype(acc)
-    if np.any(vals < 0):
+    if not np.all(vals >= 0):   # NaN fails this first, as in the C++ loop
         raise RuntimeError("invalid multinomial distribution (encountering probability entry "
                            "< 0)")
     if not np.all(np.isfinite(vals)):

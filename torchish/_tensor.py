@@ -77,6 +77,14 @@ _NON_LEAF_HINT = (" If you want to use a computed variable in a subgraph that do
                   "differentiation use var_no_grad = var.detach().")
 
 
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
 def _new_tensor(cls=None):
     t = object.__new__(cls or Tensor)
     t._view = None
@@ -406,7 +414,10 @@ class Tensor:
 
     @property
     def grad(self):
-        return self._grad
+        grad = self._grad
+        if grad is None and self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return grad
 
     @grad.setter
     def grad(self, value):

@@ -134,6 +134,22 @@ def _xla_conv(x, w, *args, **kwargs):
     return lax.conv_general_dilated(x, w, *args, precision=HIGHEST, **kwargs)
 
 
+def _biased(x, w, bias, nd, *args, opmath=True, **kwargs):
+    """The convolution plus bias. PyTorch's CPU kernels (oneDNN, or im2col + addmm) accumulate
+    a half-precision (bfloat16, float16) convolution in float32, add the bias there and round
+    once; JAX would round the convolution, then the sum. (Its transposed convolutions round
+    the gemm's columns, their col2im sums and the bias addition each: `opmath=False` keeps two
+    of those roundings, the nearer approximation.)"""
+    dtype = x.dtype
+    if opmath and dtype in (jnp.bfloat16, jnp.float16):
+        x, w = x.astype(jnp.float32), w.astype(jnp.float32)
+        bias = None if bias is None else bias.astype(jnp.float32)
+    out = _xla_conv(x, w, *args, **kwargs)
+    if bias is not None:
+        out = out + bias.reshape((-1,) + (1,) * nd)
+    return out.astype(dtype)
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     _conv_types(input, weight, bias, False, nd, f"conv{nd}d")
     x = input if input.ndim == nd + 2 else input[None]
@@ -161,9 +177,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
                            f"({sep.join(map(str, padded))}). Kernel size: "
                            f"({sep.join(str(d * (k - 1) + 1) for d, k in zip(dilation, kernel))})"
                            f". Kernel size can't be greater than actual input size")
-    out = _xla_conv(x, weight, stride, pads, rhs_dilation=dilation, feature_group_count=groups)
-    if bias is not None:
-        out = out + bias.reshape((-1,) + (1,) * nd)
+    out = _biased(x, weight, bias, nd, stride, pads, rhs_dilation=dilation,
+                  feature_group_count=groups)
     return out if input.ndim == nd + 2 else out[0]
 
 
@@ -197,10 +212,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     w = jnp.flip(w, axis=tuple(range(2, nd + 2)))
     pads = [(d * (k - 1) - p, d * (k - 1) - p + o)
             for d, k, p, o in zip(dilation, kernel, padding, output_padding)]
-    out = _xla_conv(x, w, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
-                    feature_group_count=groups)
-    if bias is not None:
-        out = out + bias.reshape((-1,) + (1,) * nd)
+    out = _biased(x, w, bias, nd, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
+                  feature_group_count=groups, opmath=False)
     return out if input.ndim == nd + 2 else out[0]
 
 

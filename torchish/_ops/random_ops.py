@@ -246,11 +246,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
     probs = np.asarray(input.detach()._data)
-    if np.any(probs < 0) or not np.all(np.isfinite(probs)):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     two_d = probs.reshape(-1, probs.shape[-1])
-    if np.any(two_d.sum(-1) == 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    # (invalid probabilities raise from the sampler, in the order and words of PyTorch's path)
     idx = engine_of(generator).multinomial(two_d, num_samples, replacement)
     return _leaf(np.asarray(idx, np.int64).reshape(probs.shape[:-1] + (num_samples,)),
                  input.device, False)

@@ -7,6 +7,8 @@ introsort / nth_element, whose order among equal elements is unspecified (PyTorc
 it as not guaranteed); for rows of up to 16 elements it is the stable order used here.
 NaN sorts as the largest value, as in PyTorch.
 """
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -226,11 +228,46 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _search(boundaries, input, right, out_int32)
 
 
-@op(promote=P.NONE, differentiable=False)
+def _histc_bound(value, from_data, arr):
+    """A histc range bound as PyTorch's message prints it (C++ `<<`, i.e. "%g"). A NaN the
+    CPU kernel's vectorized min/max found is all ones (sign set, "-nan"), except when a
+    float32/float64 input has one element; half-precision inputs print "nan"."""
+    value = float(value)
+    if math.isnan(value):
+        if from_data:
+            negative = arr.dtype in (jnp.float32, jnp.float64) and (
+                arr.size > 1 or math.copysign(1.0, value) < 0)
+        else:
+            negative = math.copysign(1.0, value) < 0
+        return "-nan" if negative else "nan"
+    return f"{value:g}"
+
+
+def _histc_check(compute, input, *args, **kw):
+    # PyTorch raises when the range (given, or the data's own) is not finite; JAX would
+    # count nothing (NaN) or divide by an infinite width.
+    params = dict(zip(("bins", "min", "max"), args), **kw)
+    lo, hi = params.get("min", 0), params.get("max", 0)
+    data = lo == hi and input.numel() > 0
+    arr = jnp.asarray(input._data).reshape(-1) if data else None
+    if data:
+        lo, hi = float(jnp.min(arr)), float(jnp.max(arr))
+    if math.isfinite(lo) and math.isfinite(hi):
+        return None
+    return RuntimeError(f"torch.histc: range of [{_histc_bound(lo, data, arr)}, "
+                        f"{_histc_bound(hi, data, arr)}] is not finite")
+
+
+@op(promote=P.NONE, differentiable=False, check=_histc_check)
 def histc(input, bins=100, min=0, max=0):
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
     if not jnp.issubdtype(input.dtype, jnp.floating):
         from .pointwise import not_implemented
         raise not_implemented("histogram_cpu", input)
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
     flat = input.reshape(-1)
     lo, hi = jnp.asarray(min, input.dtype), jnp.asarray(max, input.dtype)
     if min == max and flat.size:  # the data's range, widened by 1 when it is a point
@@ -370,7 +407,11 @@ def bincount(input, weights=None, minlength=0):
     arr = _host(input)
     if arr.dtype.kind not in "iub" or arr.dtype.kind == "b":
         raise not_implemented("bincount_cpu", arr)
-    if arr.ndim != 1 or (arr.size and arr.min() < 0) or minlength < 0:
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if arr.ndim == 1 and arr.size == 0:   # PyTorch: int64 zeros, weights or not
+        return _out(np.zeros(minlength, np.int64), input, dt.int64)
+    if arr.ndim != 1 or arr.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and tuple(weights.shape) != tuple(arr.shape):
         raise RuntimeError("weights should be 1-d and have the same length as input")
@@ -378,8 +419,8 @@ def bincount(input, weights=None, minlength=0):
     counts = np.bincount(arr, weights=w, minlength=minlength)
     if weights is None:
         return _out(counts.astype(np.int64), input, dt.int64)
-    # float weights keep their dtype; others accumulate in double
-    out_dtype = weights.dtype if weights.dtype.is_floating_point else dt.float64
+    # float32 weights keep their dtype; all others (half, integral) accumulate in double
+    out_dtype = dt.float32 if weights.dtype is dt.float32 else dt.float64
     return _out(counts, input, out_dtype)
 
 

@@ -115,16 +115,41 @@ def set_autocast_dtype(device_type, dtype):
     _ac.dtypes[device_type] = dtype
 
 
+def _deprecated(old, new):
+    # PyTorch 2.13 warns (from C++, at the caller's line) for the per-device spellings
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
 def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return _ac.dtypes["cpu"]
 
 
 def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return _ac.dtypes["cuda"]
 
 
 def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return _ac.enabled["cpu"]
+
+
+def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    _ac.enabled["cpu"] = bool(enabled)
+    _ac.refresh()
+
+
+def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    _ac.dtypes["cpu"] = dtype
+
+
+def set_autocast_gpu_dtype(dtype):
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    _ac.dtypes["cuda"] = dtype
 
 
 def is_autocast_cache_enabled():

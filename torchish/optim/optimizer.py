@@ -682,7 +682,7 @@ class Optimizer:
                 inputs = [p, p.grad] + [st[k] for k in keys] + [hyper[k] for k in t_keys]
                 jaxpr = jax.make_jaxpr(fn)(*[x._data for x in inputs])
                 outs = call_jax(f"{type(self).__name__}StepBackward", fn, inputs)
-                state = self.state[p]
+                state = self.state[p] if out_keys else None
                 for i, (key, out) in enumerate(zip([None] + out_keys, outs)):
                     uses = needed_inputs(jaxpr, [j == i for j in range(len(outs))])
                     if not any(u and x.requires_grad for u, x in zip(uses, inputs)):
@@ -740,7 +740,9 @@ class Optimizer:
         new_params, new_states = fn(hp, p_arrays, g_arrays, s_arrays)
         for p, st, new_p, new_st in zip(params, tensors, new_params, new_states):
             p._set_data(new_p)
-            state = self.state[p]
+            # only a rule that keeps state creates the entry (torch's SGD without momentum
+            # never touches `self.state[p]`, so its state_dict's "state" stays empty)
+            state = self.state[p] if new_st else None
             for key, arr in new_st.items():
                 t = st.get(key)
                 if t is None:

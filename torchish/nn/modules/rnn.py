@@ -170,7 +170,7 @@ class RNNBase(Module):
 
     def check_input(self, input, batch_sizes):
         w0 = self._flat_weights[0]
-        if input.dtype != w0.dtype:
+        if input.dtype != w0.dtype and not _autocast.ACTIVE[0]:   # (see `_autocast_weights`)
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({w0.dtype}). "
                 f"Convert input: input.to({w0.dtype}), or convert model: model.to({input.dtype})")
@@ -243,6 +243,7 @@ class RNNBase(Module):
                        for name in names]
             h0 = hx[layer * D:(layer + 1) * D]
             c0 = cx[layer * D:(layer + 1) * D] if lstm else None
+            x, (h0, c0, *weights) = _autocast_args(self.mode, x, [h0, c0, *weights])
             res = _rnn_layer(x, h0, c0, weights, lengths, mode=self.mode, num_directions=D,
                              has_biases=self.bias, has_proj=self.proj_size > 0)
             x = res[0]
@@ -482,6 +483,23 @@ class RNNCellBase(Module):
         return input, hx, is_batched
 
 
+def _autocast_args(mode, input, tensors):
+    """(input, tensors) as an autocast region leaves them: an input of the region's dtype runs
+    PyTorch's LSTM/GRU (and cells) in that dtype, the others as they are; its Elman RNNs are
+    made of ops autocast lowers, so they always run in the region's dtype."""
+    if not _autocast.ACTIVE[0]:
+        return input, tensors
+    device = input.device.type
+    if not _autocast.enabled.get(device):
+        return input, tensors
+    low = _autocast.dtypes[device]
+    if mode.startswith("RNN"):
+        input, = _autocast.cast_values(_autocast.LOWER, [input], device)
+    if input.dtype is low:
+        tensors = _autocast.cast_values(_autocast.LOWER, tensors, device)
+    return input, tensors
+
+
 def _cell_step(cell, input, hx, cx, mode):
     """Run one cell step after the checks PyTorch's `*_cell` kernels make, in their order:
     shapes, then the dtypes of its two matmuls (which the dispatcher would otherwise promote)."""
@@ -491,8 +509,9 @@ def _cell_step(cell, input, hx, cx, mode):
         if mat1.dtype is not mat2.dtype and not _autocast.ACTIVE[0]:  # autocast casts cells
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                                f"{mat1.dtype._legacy} and {mat2.dtype._legacy}")
-    out = _rnn_cell(input, hx, cx, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
-                    mode=mode)
+    input, rest = _autocast_args(
+        mode, input, [hx, cx, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh])
+    out = _rnn_cell(input, *rest, mode=mode)
     if mode == "LSTM":
         c, o = out
         return _lstm_cell_hidden(o, c), c

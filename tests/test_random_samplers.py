@@ -1,7 +1,7 @@
-"""Gamma-based samples are PyTorch's CPU stream: `_standard_gamma` and `_sample_dirichlet`
-replayed on the host (torchish/_random_gamma.py), and every distribution drawing through
-them, compared with real PyTorch under the same seed; so is what the generator draws next
-(the Box-Muller cache included)."""
+"""Samplers that replay PyTorch's CPU kernels on the host, against real PyTorch: gamma-based
+samples (`_standard_gamma`, `_sample_dirichlet` in torchish/_random_gamma.py, and every
+distribution drawing through them) under the same seed, with what the generator draws next
+(the Box-Muller cache included); multinomial's errors for invalid probabilities."""
 import numpy as np
 import pytest
 
@@ -64,3 +64,16 @@ def test_gamma_rsample_gradient_is_pytorchs(cpu_tensors):
         L.distributions.Gamma(a, L.tensor([2.0, 0.5])).rsample((5,)).sum().backward()
         grads.append(a.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4)
+
+
+@pytest.mark.parametrize("probs, n, replacement", [
+    ([-1.0, 1.0], 2, True), ([float("inf"), 1.0], 2, True), ([float("nan"), 1.0], 2, True),
+    ([-1.0, 1.0], 1, True), ([-1.0, 1.0], 2, False), ([0.0, 0.0], 2, True),
+    ([[1.0, 2.0], [0.0, -1.0]], 3, True)])
+def test_multinomial_errors_are_pytorchs(probs, n, replacement):
+    raised = []
+    for L in (torchish, torch):
+        with pytest.raises(RuntimeError) as info:
+            L.multinomial(L.tensor(probs), n, replacement)
+        raised.append(str(info.value))
+    assert raised[0] == raised[1]
