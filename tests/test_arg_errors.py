@@ -136,10 +136,16 @@ def test_valid_calls_unaffected_under_jit():
 
 @pytest.mark.parametrize("expr", [
     "t.sum(keepdim=True)", "L.sum(t, keepdim=True)", "t.mean(keepdim=False)",
-    "L.mean(t, keepdim=True)", "L.sum(t, out=L.empty(()))"])
+    "L.mean(t, keepdim=True)", "L.sum(t, out=L.empty(()))", "t.prod(None)",
+    "t.prod(dim=None)", "L.prod(t, None)", "L.prod(t, dim=None)", "t.squeeze(None)",
+    "L.squeeze(t, None)", "t.squeeze(dim=None)", "t.squeeze_(None)", "t.max(None)",
+    "L.max(t, None)", "t.min(dim=None)", "t.max(keepdim=True)", "L.min(t, keepdim=True)",
+    "t.median(None)", "L.median(t, None)", "t.nanmedian(dim=None)", "t.median(keepdim=True)",
+    "t.min(None, True)"])
 def test_argument_only_an_absent_overload_takes(expr):
-    """`keepdim` belongs to the overload with `dim`, `out=` to sum's `dim` overload: PyTorch's
-    parser finds no overload, and says what it got."""
+    """`keepdim` belongs to the overload with `dim`, `out=` to sum's `dim` overload, and
+    `prod`'s or `squeeze`'s `dim` is never None (absent, it picks the overload without it):
+    PyTorch's parser finds no overload, and says what it got."""
     (ours, our_msg), (ref, ref_msg) = [
         _outcome(lambda: eval(expr, {"L": L, "t": L.ones(2, 3)})) for L in (torchish, torch)]
     assert ours is ref is TypeError
@@ -150,7 +156,8 @@ def test_argument_only_an_absent_overload_takes(expr):
     "t.sum()", "t.sum(None)", "t.sum(dim=None)", "L.sum(t, None)", "t.sum(())",
     "t.sum(dtype=L.float64)", "t.mean()", "t.mean(None)", "L.mean(t, dim=None)",
     "t.sort()[0]", "t.sort(stable=False)[0]", "L.sort(t, stable=True, dim=0)[0]",
-    "t.sort(stable=None)[0]", "t.sort(0, True)[0]"])
+    "t.sort(stable=None)[0]", "t.sort(0, True)[0]", "t.prod()", "t.prod(0)",
+    "t.squeeze()", "t.squeeze(0)", "t.squeeze((0, 1))", "t.clone().squeeze_()"])
 def test_a_given_default_picks_the_overload(expr):
     """PyTorch's overload depends on whether an argument is given at all, even with its
     default value: `x.sum(None)` is sum.dim_IntList (SumBackward1), `sort(stable=False)`

@@ -367,6 +367,44 @@ def test_allow_unused_and_materialize():
     run_both(program)
 
 
+def test_grad_is_grads_batched():
+    # rows of a Jacobian, a Hessian through create_graph, an unused input (materialized
+    # unbatched, as PyTorch does), and a second call on a retained graph
+    def program(T):
+        x = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        w = T.tensor([[1.0, 2.0, 0.5], [-1.0, 0.0, 3.0]], requires_grad=True)
+        u = T.tensor([1.0, 2.0], requires_grad=True)
+        jw, jx = T.autograd.grad(w @ x.exp(), (w, x), T.eye(2), is_grads_batched=True,
+                                 retain_graph=True)
+        g = T.autograd.grad((x ** 3).sum(), x, create_graph=True)[0]
+        (hess,) = T.autograd.grad(g, x, T.eye(3), is_grads_batched=True)
+        unused = T.autograd.grad(x * 2, [x, u], T.eye(3)[:2], is_grads_batched=True,
+                                 materialize_grads=True)
+        scalar = T.autograd.grad((x ** 2).sum(), x, T.tensor([1.0, 2.0]), is_grads_batched=True)
+        return jw, jx, hess, unused, scalar
+    run_both(program)
+
+
+BATCHED_GRAD_ERRORS = {
+    "shape": lambda T: (lambda x: T.autograd.grad(x * 2, x, T.ones(2, 3, 1),
+                                                  is_grads_batched=True))(
+        T.ones(3, requires_grad=True)),
+    "batch_sizes": lambda T: (lambda x: T.autograd.grad(
+        [x * 2, x.sum()], [x], [T.ones(2, 3), T.ones(3)], is_grads_batched=True))(
+        T.ones(3, requires_grad=True)),
+    "implicit": lambda T: (lambda x: T.autograd.grad((x * 2).sum(), x, None,
+                                                     is_grads_batched=True))(
+        T.ones(3, requires_grad=True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BATCHED_GRAD_ERRORS))
+def test_grad_is_grads_batched_errors(case):
+    a, b = errors_of(BATCHED_GRAD_ERRORS[case])
+    assert a is not None and b is not None, (a, b)
+    assert a == b
+
+
 def test_backward_inputs_argument():
     def program(T):
         x = T.tensor([1.0, 2.0], requires_grad=True)

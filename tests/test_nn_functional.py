@@ -297,6 +297,13 @@ case("sdpa_4d_float_mask", lambda L, F, q, k, v, m: SDPA(L, F, q, k, v, attn_mas
      [Q4, K4, V4, f32(2, 1, 4, 5)], (0, 1, 2))
 case("sdpa_4d_causal_scale", lambda L, F, q, k, v: SDPA(L, F, q, k, v, is_causal=True, scale=0.3),
      [Q4, K4, V4], (0, 1, 2))
+# the fused 4-D kernel takes attn_mask with is_causal and masks with both
+case("sdpa_4d_causal_and_bool_mask",
+     lambda L, F, q, k, v, m: SDPA(L, F, q, k, v, attn_mask=m, is_causal=True),
+     [Q4, K4, V4, R.random((4, 5)) > 0.3], (0, 1, 2))
+case("sdpa_4d_causal_and_float_mask",
+     lambda L, F, q, k, v, m: SDPA(L, F, q, k, v, attn_mask=m, is_causal=True),
+     [Q4, K4, V4, f32(2, 1, 4, 5)], (0, 1, 2))
 case("sdpa_3d", SDPA, [f32(3, 4, 8), f32(3, 5, 8), f32(3, 5, 8)], (0, 1, 2))
 case("sdpa_gqa", lambda L, F, q, k, v: SDPA(L, F, q, k, v, enable_gqa=True),
      [f32(2, 6, 4, 8), K4, V4], (0, 1, 2))
@@ -414,6 +421,12 @@ ERRORS = {
     "sdpa_causal_and_mask": lambda L, F: F.scaled_dot_product_attention(
         L.zeros(1, 2, 3), L.zeros(1, 2, 3), L.zeros(1, 2, 3),
         attn_mask=L.ones(2, 2, dtype=L.bool), is_causal=True),
+    "sdpa_causal_and_mask_dropout": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(1, 1, 2, 3), L.zeros(1, 1, 2, 3), L.zeros(1, 1, 2, 3),
+        attn_mask=L.ones(2, 2, dtype=L.bool), dropout_p=0.5, is_causal=True),
+    "sdpa_causal_and_grad_mask": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(1, 1, 2, 3), L.zeros(1, 1, 2, 3), L.zeros(1, 1, 2, 3),
+        attn_mask=L.zeros(2, 2, requires_grad=True), is_causal=True),
 }
 
 

@@ -265,6 +265,51 @@ def test_loss_module_buffers_and_legacy_reduction():
             assert L.nn.L1Loss(reduce=False).reduction == "none"
 
 
+BCE_ERRORS = [
+    ([1.5], [1.5], None, None),            # the input's range is checked first
+    ([0.5], [-0.1], None, None),           # then the target's
+    ([0.5], [float("nan")], None, None),   # NaN is out of range
+    ([float("nan")], [0.5], None, None),
+    ([0.5], [1.5], None, "float64"),       # a dtype mismatch comes before the range
+    ([0.5], [1.0], "float64", None),
+    ([0.5], [1], None, "int64"),
+    ([0], [1], "int64", "int64"),          # no integer kernel
+]
+
+
+@pytest.mark.parametrize("x, y, xdt, ydt", BCE_ERRORS)
+def test_bce_loss_errors(x, y, xdt, ydt):
+    errors = []
+    for L in (torch, torchish):
+        xt = L.tensor(x, dtype=None if xdt is None else getattr(L, xdt))
+        yt = L.tensor(y, dtype=None if ydt is None else getattr(L, ydt))
+        with pytest.raises(Exception) as err:
+            L.nn.BCELoss()(xt, yt)
+        errors.append((type(err.value).__name__, str(err.value)))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bce_gradients_at_saturated_inputs(dtype):
+    """An input of exactly 0 or 1 (a saturated sigmoid) has PyTorch's finite gradient, not
+    NaN; the target's gradient is PyTorch's too; a float64 class weight keeps the dtype."""
+    got = []
+    for L in (torch, torchish):
+        dt = getattr(L, dtype)
+        z = L.tensor([20.0, -20.0, 0.3, 0.0], dtype=dt, requires_grad=True)
+        y = L.tensor([1.0, 0.0, 1.0, 0.5], dtype=dt, requires_grad=True)
+        loss = L.nn.functional.binary_cross_entropy(L.sigmoid(z), y, reduction="sum")
+        loss.backward()
+        p = L.tensor([0.0, 1.0, 1e-30, 0.5], dtype=dt, requires_grad=True)
+        L.nn.functional.binary_cross_entropy(p, L.tensor([0.0, 1.0, 1.0, 0.0], dtype=dt)).backward()
+        weighted = L.nn.functional.binary_cross_entropy(
+            L.tensor([0.3, 0.6], dtype=dt), L.tensor([1.0, 0.0], dtype=dt),
+            weight=L.tensor([1.0, 2.0], dtype=L.float64))
+        got.append((z.grad.tolist() + y.grad.tolist() + p.grad.tolist(), str(weighted.dtype)))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-12 if dtype == "float64" else 1e-6)
+    assert got[0][1] == got[1][1]
+
+
 def test_dropout_module_modes():
     m = torchish.nn.Dropout(0.5)
     x = torchish.ones(10, 10)

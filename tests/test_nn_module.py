@@ -950,6 +950,26 @@ def test_deepcopy_of_parameter_drops_grad_as_torch():
     assert res[0] == res[1]
 
 
+def test_deepcopy_of_non_leaf_raises_as_torch():
+    # a computed tensor (a non-leaf) refuses deepcopy, so does a module holding one, as the
+    # old-style weight_norm's `weight` attribute is; a tensor without grad copies
+    res = []
+    for L in LIBS:
+        got = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wn = L.nn.utils.weight_norm(L.nn.Linear(2, 2))
+        for obj in (L.ones(2, requires_grad=True) * 2, wn, L.ones(2) * 2):
+            try:
+                copy.deepcopy(obj)
+                got.append(None)
+            except RuntimeError as exc:
+                got.append(str(exc))
+        res.append(got)
+    assert res[0] == res[1]
+    assert res[1][0] is not None and res[1][2] is None
+
+
 def test_full_backward_hook_warns_when_no_input_requires_grad():
     # PyTorch warns (pointing at the backward() call) and calls the hook with grad_input None
     got = []

@@ -95,6 +95,15 @@ def test_batch_norm_errors():
     raises_like(lambda: F.batch_norm(x, None, None), lambda: TF.batch_norm(jx, None, None))
     raises_like(lambda: F.batch_norm(torch.zeros(1, 4), None, None, training=True),
                 lambda: TF.batch_norm(torchish.zeros(1, 4), None, None, training=True))
+    # a BatchNorm fed the wrong channel count: the running stats are checked first, then
+    # weight, then bias
+    for sizes in [(2, 2, 2, 2), (4, 2, 2, 2), (4, 4, 2, 2), (4, 4, 4, 2)]:
+        for training in (True, False):
+            tt, jt = [[L.ones(n) for n in sizes] for L in (torch, torchish)]
+            raises_like(lambda: F.batch_norm(x, *tt, training=training),
+                        lambda: TF.batch_norm(jx, *jt, training=training))
+    raises_like(lambda: torch.nn.BatchNorm2d(2)(torch.zeros(2, 3, 2, 2)),
+                lambda: tnn.BatchNorm2d(2)(torchish.zeros(2, 3, 2, 2)))
 
 
 def test_layer_group_rms_norm():

@@ -752,3 +752,120 @@ def test_std_var_warn_without_degrees_of_freedom(call):
         out = out[0] if isinstance(out, tuple) else out
         seen.append(np.asarray(out.numpy()).tolist().__repr__())
     assert seen[0] == seen[2] and seen[1] == seen[3]
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"),
+                                    ("int64", "int64"), ("float16", "float16")])
+@pytest.mark.parametrize("name", ["polar", "complex"])
+def test_polar_complex_check_dtypes(name, dtypes):
+    # polar checks its inputs as complex does: same dtype, a floating one; no Half polar
+    if name == "complex" and dtypes[0] == "float16":
+        pytest.skip("complex32 (ComplexHalf) is not a torchish dtype")
+    errs = []
+    for lib in (torch, torchish):
+        a, b = (lib.ones(2, dtype=getattr(lib, d)) for d in dtypes)
+        with pytest.raises(Exception) as e:
+            getattr(lib, name)(a, b)
+        errs.append((type(e.value), str(e.value)))
+    assert errs[0] == errs[1]
+
+
+def test_complex_to_real_cast_warns_once_and_keeps_real_part():
+    from torchish._ops import creation
+    z = np.array([1 + 2j, -3.5 - 1j], np.complex64)
+    ref = torch.tensor(z).to(torch.float32).numpy()
+    creation._complex_to_real_warned[0] = False
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        a = torchish.tensor(z).to(torchish.float32)   # warns, naming this line
+        b = torchish.tensor(z).float()               # once per process, as PyTorch
+        c = torchish.zeros(2).copy_(torchish.tensor(z))
+    assert [(w.category, str(w.message), w.filename) for w in ws] == [
+        (UserWarning, "Casting complex values to real discards the imaginary part", __file__)]
+    for t in (a, b, c):
+        assert t.dtype is torchish.float32
+        np.testing.assert_array_equal(t.numpy(), ref)
+
+
+def _graph(fn, depth=7):
+    if fn is None or depth == 0:
+        return "None" if fn is None else "..."
+    kids = ",".join(_graph(f[0], depth - 1) for f in fn.next_functions)
+    return fn.name() + ("(" + kids + ")" if kids else "")
+
+
+_MATMUL_CASES = {
+    "3d@2d": ((2, 3, 4), (4, 5), ""), "3d@2d_nograd_w": ((2, 3, 4), (4, 5), "b"),
+    "3dT@2d": ((3, 2, 4), (4, 5), "t"), "3d@1d": ((2, 3, 4), (4,), ""),
+    "1d@3d": ((4,), (2, 4, 5), ""), "2d@3d": ((3, 4), (2, 4, 5), ""),
+    "2d_nograd@3d": ((3, 4), (2, 4, 5), "a"), "3d@3d": ((2, 3, 4), (2, 4, 5), ""),
+    "3d@3d_batch1": ((1, 3, 4), (2, 4, 5), ""), "4d@3d": ((2, 2, 3, 4), (2, 4, 5), ""),
+    "4d@1d": ((2, 2, 3, 4), (4,), ""), "qk": ((2, 2, 5, 4), (2, 2, 5, 4), "k"),
+    "empty": ((0, 3, 4), (4, 5), ""),
+}
+
+
+@pytest.mark.parametrize("case", list(_MATMUL_CASES))
+def test_matmul_records_pytorchs_graph(case):
+    # matmul of >2-D operands records PyTorch's steps: fold into mm / mv, or expand + bmm,
+    # then _unsafe_view (the graph of nn.Linear on a sequence, of q @ k.transpose(-2, -1))
+    sa, sb, flags = _MATMUL_CASES[case]
+    a0, b0 = _data(*sa), _data(*sb)
+    facts = []
+    for lib in (torch, torchish):
+        a = lib.tensor(a0, requires_grad="a" not in flags)
+        b = lib.tensor(b0, requires_grad="b" not in flags)
+        x = a.transpose(0, 1) if "t" in flags else a
+        y = b.transpose(-2, -1) if "k" in flags else b
+        out = x @ y
+        out.pow(2).sum().backward()
+        grads = [None if t.grad is None else t.grad.numpy() for t in (a, b)]
+        facts.append((_graph(out.grad_fn), tuple(out.shape), out.stride(), out.detach().numpy(),
+                      grads))
+    ref, got = facts
+    assert got[:3] == ref[:3]
+    np.testing.assert_allclose(got[3], ref[3], rtol=1e-12, atol=1e-12)
+    for r, g in zip(ref[4], got[4]):
+        assert (r is None) == (g is None)
+        if r is not None:
+            np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12)
+
+
+def test_matmul_fold_size_error_is_mms():
+    # (3, 4) @ (2, 5, 6) with a gradient folds through other.mT: mm's error, not bmm's
+    errs = []
+    for lib in (torch, torchish):
+        a = lib.zeros(3, 4, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            a @ lib.zeros(2, 5, 6)
+        errs.append(str(e.value))
+    assert errs[0] == errs[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.reshape(4, 3), lambda t: t[:, ::2].reshape(-1), lambda t: t.t().reshape(4, 3),
+    lambda t: t.t().reshape(-1), lambda t: t.t().flatten(), lambda t: t.expand(2, 3, 4).reshape(6, 4),
+    lambda t: t[1:].reshape(-1),
+])
+def test_reshape_records_view_alias_or_clone(make):
+    # reshape: ViewBackward0 when contiguous, ReshapeAliasBackward0 when strided but viewable,
+    # else CloneBackward0 then UnsafeViewBackward0
+    got = []
+    for lib in (torch, torchish):
+        x = lib.tensor(_data(3, 4), requires_grad=True)
+        y = make(x)
+        got.append((_graph(y.grad_fn, 3), y._base is not None, y.shape, y.stride()))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("source", ["float32", "float64", "float16", "bfloat16"])
+def test_float_to_integer_casts_wrap_as_pytorchs(source):
+    """Out-of-range floats and NaN convert as PyTorch's CPU kernels do (x86 truncation to
+    int32/int64, then the low bits for 8- and 16-bit types), not saturated."""
+    values = [-1.5, 300.7, 255.9, -129.3, 70000.2, 3e9, -3e9, float("nan"), float("inf")]
+    got = []
+    for L in (torch, torchish):
+        x = L.tensor(values).to(getattr(L, source))
+        got.append([x.to(getattr(L, d)).tolist()
+                    for d in ("uint8", "int8", "int16", "int32", "int64")])
+    assert got[0] == got[1]

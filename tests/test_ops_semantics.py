@@ -987,6 +987,41 @@ def test_op_errors(fn):
     check(fn, message=True)
 
 
+# lerp does not promote: `end` and a `weight` of one or more dims need `input`'s dtype (a 0-d
+# weight is read as a number), integer and bool tensors have no kernel, and a Python weight
+# must fit the opmath type (float for float32/half)
+LERP = {
+    "end_long": lambda L: L.lerp(L.ones(3), L.ones(3, dtype=L.long), 0.5),
+    "end_double": lambda L: L.lerp(L.ones(3), L.ones(3, dtype=L.float64), 0.5),
+    "end_0d_double": lambda L: L.lerp(L.ones(3), L.tensor(2.0, dtype=L.float64), 0.5),
+    "weight_double": lambda L: L.lerp(L.ones(3), L.ones(3), L.ones(3, dtype=L.float64)),
+    "weight_bool": lambda L: L.lerp(L.zeros(2), L.ones(2), L.tensor([True, False])),
+    "weight_0d_double": lambda L: L.lerp(L.zeros(2), L.full((2,), 10.0),
+                                         L.tensor(0.3, dtype=L.float64)),
+    "weight_0d_long": lambda L: L.lerp(L.zeros(2), L.full((2,), 10.0), L.tensor(2)),
+    "weight_0d_complex": lambda L: L.lerp(L.zeros(2), L.full((2,), 10.0), L.tensor(0.3 + 1j)),
+    "long_scalar": lambda L: L.lerp(L.zeros(2, dtype=L.long), L.ones(2, dtype=L.long), 0.5),
+    "long_tensor": lambda L: L.lerp(L.zeros(2, dtype=L.long), L.ones(2, dtype=L.long),
+                                    L.tensor(1)),
+    "bool_tensor": lambda L: L.lerp(L.zeros(2, dtype=L.bool), L.zeros(2, dtype=L.bool),
+                                    L.zeros(2, dtype=L.bool)),
+    "complex_scalar_real_input": lambda L: L.lerp(L.ones(3), L.ones(3), 0.5j),
+    "overflow_float": lambda L: L.lerp(L.ones(3), L.ones(3), 1e50),
+    "overflow_half": lambda L: L.lerp(L.ones(3, dtype=L.half), L.ones(3, dtype=L.half), 1e50),
+    "half_big_ok": lambda L: L.lerp(L.ones(3, dtype=L.half), L.ones(3, dtype=L.half), 1e5),
+    "double_big_ok": lambda L: L.lerp(L.ones(3, dtype=L.float64), L.ones(3, dtype=L.float64),
+                                      1e50),
+    "inf_weight": lambda L: L.lerp(L.ones(3), L.ones(3), float("inf")),
+    "inplace_end_half": lambda L: L.ones(3).lerp_(L.ones(3, dtype=L.half), 0.5),
+    "buffer_ema_long_end": lambda L: L.zeros(6).lerp_(L.ones(6, dtype=L.long), 0.5),
+}
+
+
+@cases(LERP)
+def test_lerp_dtypes(fn):
+    check(fn, message=True)
+
+
 # ---- gradients at PyTorch's special points ---------------------------------------------------
 
 def _grad_of(fn, values):

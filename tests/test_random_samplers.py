@@ -1,7 +1,8 @@
 """Samplers that replay PyTorch's CPU kernels on the host, against real PyTorch: gamma-based
 samples (`_standard_gamma`, `_sample_dirichlet` in torchish/_random_gamma.py, and every
 distribution drawing through them) under the same seed, with what the generator draws next
-(the Box-Muller cache included); multinomial's errors for invalid probabilities."""
+(the Box-Muller cache included), their reparameterized gradients; multinomial's errors for
+invalid probabilities."""
 import numpy as np
 import pytest
 
@@ -56,14 +57,54 @@ def test_standard_gamma_is_bit_exact(cpu_tensors):
         np.testing.assert_array_equal(got, expected)
 
 
-def test_gamma_rsample_gradient_is_pytorchs(cpu_tensors):
+RSAMPLES = {
+    "gamma": lambda L, a, b: L.distributions.Gamma(a, b).rsample((5,)),
+    "beta": lambda L, a, b: L.distributions.Beta(a, b).rsample((5,)),
+    "dirichlet": lambda L, a, b: L.distributions.Dirichlet(L.stack([a, b], -1)).rsample((4,))
+    * L.tensor([1.0, 3.0]),
+    "student_t": lambda L, a, b: L.distributions.StudentT(a, b).rsample((3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RSAMPLES))
+def test_rsample_gradients_are_pytorchs(name, cpu_tensors):
+    """Reparameterized gradients use PyTorch's `_standard_gamma_grad`/`_dirichlet_grad`
+    approximations at PyTorch's samples."""
     grads = []
     for L in (torchish, torch):
         L.manual_seed(1)
-        a = L.tensor([0.7, 3.0], requires_grad=True)
-        L.distributions.Gamma(a, L.tensor([2.0, 0.5])).rsample((5,)).sum().backward()
-        grads.append(a.grad.numpy())
-    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4)
+        a = L.tensor([0.7, 3.0, 9.0], requires_grad=True)
+        b = L.tensor([2.0, 0.5, 8.0], requires_grad=True)
+        RSAMPLES[name](L, a, b).sum().backward()
+        grads.append((a.grad.numpy(), b.grad.numpy()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
+
+
+def _draws(dtype, n=4000):
+    rng = np.random.default_rng(0)
+    alpha = np.exp(rng.uniform(-3, 4, n)).astype(dtype)
+    total = alpha + np.exp(rng.uniform(-3, 4, n)).astype(dtype)
+    x = np.clip(rng.beta(alpha, total - alpha), 1e-6, 1 - 1e-6).astype(dtype)
+    return alpha, total, x, np.maximum(rng.gamma(alpha), 1e-30).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 5e-4)])
+def test_reparameterized_gradient_approximations(dtype, rtol):
+    """Every branch of the approximations (small and large samples and concentrations) over
+    a wide range. In float32 a few Dirichlet gradients differ more: PyTorch runs some series
+    in float32, whose cancellations magnify the last-bit differences of XLA's and the C
+    library's float32 log and pow."""
+    import jax.numpy as jnp
+    from torchish.distributions._reparam_grads import dirichlet_grad, standard_gamma_grad
+    alpha, total, x, g = _draws(dtype)
+    np.testing.assert_allclose(
+        np.asarray(standard_gamma_grad(jnp.asarray(alpha), jnp.asarray(g))),
+        torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(g)).numpy(),
+        rtol=1e-10 if dtype is np.float64 else 1e-6)
+    np.testing.assert_allclose(
+        np.asarray(dirichlet_grad(jnp.asarray(x), jnp.asarray(alpha), jnp.asarray(total))),
+        torch._dirichlet_grad(torch.tensor(x), torch.tensor(alpha), torch.tensor(total)).numpy(),
+        rtol=rtol)
 
 
 @pytest.mark.parametrize("probs, n, replacement", [

@@ -661,3 +661,32 @@ def test_model_state_dicts_cross_libraries(tmp_path):
     theirs.load_state_dict(torch.load(path, weights_only=True, map_location="cpu"))
     np.testing.assert_allclose(ti_np(other(torchish.tensor(x))),
                                theirs(torch.from_numpy(x)).detach().cpu().numpy(), rtol=1e-5)
+
+
+def _corrupt_archives():
+    buf = io.BytesIO()
+    torch.save({"a": torch.ones(3)}, buf)
+    data = buf.getvalue()
+    src = zipfile.ZipFile(io.BytesIO(data))
+
+    def only(*keep):
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as z:
+            for n in keep:
+                z.writestr("archive/" + n, src.read("archive/" + n))
+        return out.getvalue()
+    return {"truncated_zip": data[:100], "cut_tail": data[:-1], "empty": b"",
+            "junk": b"garbage bytes here", "no_version": only("data.pkl", "data/0"),
+            "no_data_pkl": only("version", "data/0"), "no_storage": only("version", "data.pkl")}
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+@pytest.mark.parametrize("case", list(_corrupt_archives()))
+def test_corrupt_checkpoint_errors_match_torch(case, weights_only):
+    # torch.load's texts: miniz's for broken archives, the unpickler's own for non-zip bytes
+    data = _corrupt_archives()[case]
+    with pytest.raises(Exception) as ref:
+        torch.load(io.BytesIO(data), weights_only=weights_only)
+    with pytest.raises(Exception) as got:
+        S.load(io.BytesIO(data), weights_only=weights_only)
+    assert (type(got.value), str(got.value)) == (type(ref.value), str(ref.value))

@@ -525,8 +525,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=Non
                   requires_grad=requires_grad)
 
 
-@op(promote=P.NONE, grad_fn="ComplexBackward0", method=False, scalar_operands=False)
-def complex(real, imag):
+def _complex_parts_check(real, imag):
     if real.dtype != imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {dt.from_np(real.dtype)._legacy} "
                            f"but got scalar type {dt.from_np(imag.dtype)._legacy} for second "
@@ -535,11 +534,20 @@ def complex(real, imag):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{dt.from_np(real.dtype)._legacy} and "
                            f"{dt.from_np(imag.dtype)._legacy}")
+
+
+@op(promote=P.NONE, grad_fn="ComplexBackward0", method=False, scalar_operands=False)
+def complex(real, imag):
+    _complex_parts_check(real, imag)
     return jax.lax.complex(*jnp.broadcast_arrays(real, imag))
 
 
 @op(promote=P.NONE, grad_fn="PolarBackward0", method=False, scalar_operands=False)
 def polar(abs, angle):
+    # PyTorch checks polar's inputs as complex's (same texts); it has no Half kernel
+    if abs.dtype == angle.dtype == np.float16:
+        raise NotImplementedError('"polar_cpu" not implemented for \'Half\'')
+    _complex_parts_check(abs, angle)
     return jax.lax.complex(*jnp.broadcast_arrays(abs * jnp.cos(angle), abs * jnp.sin(angle)))
 
 
@@ -556,9 +564,41 @@ def imag(input):
 
 # ---- dtype / device conversion -----------------------------------------------------------
 
+_complex_to_real_warned = [False]
+
+
+def warn_if_complex_to_real(src, dst):
+    """PyTorch's copy kernel warns (once per process) when a cast drops imaginary parts."""
+    if src.is_complex and not dst.is_complex and not _complex_to_real_warned[0]:
+        import warnings
+        from .._warnings import user_stacklevel
+        _complex_to_real_warned[0] = True
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=user_stacklevel())
+
+
+def cast(x, np_dtype):
+    """`x.astype`, taking the real part first for complex -> real (as PyTorch; JAX deprecates
+    the implicit form), and float -> signed or 8-bit integers as PyTorch's CPU kernels convert
+    (x86 truncation: out of range or NaN is the most negative value, and narrower integers
+    take the low bits of the int32; XLA would saturate)."""
+    if jnp.iscomplexobj(x) and not jnp.issubdtype(np_dtype, jnp.complexfloating):
+        x = jnp.real(x)
+    target = np.dtype(np_dtype)
+    if jnp.issubdtype(x.dtype, jnp.floating) and target.kind in "iu" and (
+            target.kind == "i" or target.itemsize == 1):
+        wide = np.int64 if target == np.int64 else np.int32
+        limit = float(2 ** (np.iinfo(wide).bits - 1))
+        if x.dtype.itemsize < 4:   # (half types: compared in float32, where the limit fits)
+            x = x.astype(np.float32)
+        outside = jnp.isnan(x) | (x >= limit) | (x < -limit)
+        return jnp.where(outside, np.iinfo(wide).min, x.astype(wide)).astype(target)
+    return x.astype(np_dtype)
+
+
 @op(promote=P.NONE, grad_fn="ToCopyBackward0", function=False, method=False, saves=())
 def _to_dtype(input, dtype):
-    return input.astype(dtype.np)
+    return cast(input, dtype.np)
 
 
 def _parse_to(args, kwargs):
@@ -588,6 +628,7 @@ def to(self, *args, **kwargs):
     dtype, device, copy = _parse_to(args, kwargs)
     out = self
     if dtype is not None and dtype is not self.dtype:
+        warn_if_complex_to_real(self.dtype, dtype)
         out = _to_dtype(out, dtype)
     if device is not None and _norm(device) != self.device:
         dev = _norm(device)

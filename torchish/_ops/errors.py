@@ -114,8 +114,11 @@ class ArgumentTypeError(TypeError):
         if values and self.param in values and self.form == "must":
             got = type(values[self.param])
         got = type_name(got)
-        if self.form == "combination":   # the argument, passed by keyword, fits no overload
-            got = f"{self.param}={got}, " if self_param else f"Tensor, {self.param}={got}"
+        if self.form == "combination":   # the argument fits no overload
+            if caller is not None and self.param not in _keywords_of_call(caller):
+                got = got if self_param else f"Tensor, {got}"   # passed by position
+            else:
+                got = f"{self.param}={got}, " if self_param else f"Tensor, {self.param}={got}"
             return TypeError(f"{name}() received an invalid combination of arguments - got "
                              f"({got})")
         names = [n for n in self.op.sig.parameters if n != self_param]

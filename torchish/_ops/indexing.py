@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from .. import _dtype as dt
 from .._storage import apply_template, split_steps
 from .registry import Promote, op, check_inplace
+from .pointwise import _overload
 
 P = Promote
 
@@ -253,6 +254,12 @@ def _int_scalars(key):
     saves=("indices",))
 def _index_put(input, indices, values, key, accumulate=False):
     idx = _rebuild_key(key, indices)
+    target = input[idx].shape   # (traced: only the shape is used)
+    try:
+        jnp.broadcast_shapes(values.shape, target)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(target)}") from None
     values = values.astype(input.dtype)
     if accumulate and input.dtype == jnp.bool_:  # bool accumulation is a logical or
         return input.at[idx].max(values)
@@ -270,8 +277,9 @@ def _mask_put(input, mask, value):
 @op(promote=P.NONE, grad_fn="torch::autograd::CopyBackwards", inplace=True, function=False,
     method=False, saves=(), scalar_operands=("other",))
 def copy(input, other, non_blocking=False):   # (PyTorch's binding names `src` `other`)
+    from .creation import cast
     _expand_check(other.shape, input.shape)
-    return jnp.broadcast_to(other.astype(input.dtype), input.shape)
+    return jnp.broadcast_to(cast(other, input.dtype), input.shape)
 
 
 _copy_on_one_device = Tensor.copy_
@@ -281,6 +289,9 @@ def _copy_(self, other, non_blocking=False):
     """`Tensor.copy_`: as PyTorch, `other` may live on another device (it is moved first)."""
     if isinstance(other, Tensor) and other.device != self.device and not _traced(self):
         other = other.to(self.device)
+    if isinstance(other, Tensor):
+        from .creation import warn_if_complex_to_real
+        warn_if_complex_to_real(other.dtype, self.dtype)
     return _copy_on_one_device(self, other, non_blocking)
 
 
@@ -345,7 +356,8 @@ def index_put_(self, indices, values, accumulate=False):
 
 
 def index_put(self, indices, values, accumulate=False):
-    return index_put_(self.clone(), indices, values, accumulate)
+    _, static, arrays = _normalize_key(self, tuple(indices))
+    return _index_put(self, arrays, values, static, accumulate)
 
 
 Tensor.__getitem__ = getitem
@@ -366,6 +378,8 @@ def _dim(d, ndim):
 
 def _grid(index, dim):
     """Full coordinates for gather/scatter: arange on every dim but `dim`."""
+    if index.ndim == 0:   # (of a 1-d input: the one position it names)
+        return (index,)
     idx = []
     for d in range(index.ndim):
         if d == dim:
@@ -455,24 +469,44 @@ def gather(input, dim, index, *, sparse_grad=False):
     return input[_grid(index, d)]
 
 
-def _take_along_dim_check(compute, input, indices, dim=None):
-    # with dim=None PyTorch gathers from the flattened input, checking the indices
-    if dim is None:
-        return _gather_bounds_check(compute, input.reshape(-1), indices, dim=0)
-    return None
-
-
-@op(promote=P.NONE, grad_fn="TakeAlongDimBackward0", saves=("indices",),
-    check=_take_along_dim_check)
 def take_along_dim(input, indices, dim=None):
+    """PyTorch's composite: input and indices broadcast to each other (but along `dim`), then
+    `gather` (a GatherBackward0 node over ExpandBackward0); without `dim`, a gather from the
+    flattened input."""
+    from .errors import broadcast_error
+    for position, (name, value) in enumerate((("input", input), ("indices", indices)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"take_along_dim(): argument '{name}' (position {position}) must "
+                            f"be Tensor, not {type(value).__name__}")
+    if indices.dtype is not dt.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{indices.dtype._legacy}")
     if dim is None:
-        return jnp.take_along_axis(input.reshape(-1), indices.reshape(-1), 0)
-    return jnp.take_along_axis(input, indices, _dim(dim, input.ndim))
+        return gather(input.view(-1), 0, indices.view(-1))
+    if indices.ndim != input.ndim:
+        raise RuntimeError(
+            f"torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
+            f"dimensions for indices")
+    d = _dim(dim, input.ndim)
+
+    def common(shape, size_at_d, other):
+        shape = list(shape)
+        shape[d] = size_at_d
+        error = broadcast_error([shape, other])
+        if error:
+            raise RuntimeError(error)
+        return jnp.broadcast_shapes(tuple(shape), tuple(other))
+    indices = indices.broadcast_to(common(input.shape, indices.shape[d], indices.shape))
+    return gather(input.broadcast_to(common(indices.shape, input.shape[d], input.shape)), d,
+                  indices)
 
 
 def _src_part(src, index):
     if jnp.ndim(src) == 0:
         return src
+    if index.ndim == 0:   # a 0-d index reads src's first element
+        return src.reshape(-1)[0]
     return src[tuple(slice(0, n) for n in index.shape)]
 
 
@@ -480,8 +514,21 @@ def _scatter_name(kinds, statics):
     return "ScatterBackward1" if isinstance(kinds[2], type) else "ScatterBackward0"
 
 
+def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
+    # a 0-d tensor `src` is a tensor (the src overload), though the body sees a 0-d array as
+    # for a number (the value overload)
+    if isinstance(src, Tensor) and src.ndim == 0 and index.numel():
+        if src.dtype != input.dtype:
+            return RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        if index.ndim != 0:
+            return RuntimeError("Index tensor must have the same number of dimensions as src "
+                                "tensor")
+    return _gather_bounds_check(compute, input, index, src, *args, dim=dim, **kw)
+
+
 @op(promote=P.NONE, grad_fn=_scatter_name, inplace=True, saves=("index",),
-    tensors=("input", "index", "src"), scalar_operands=("src",), check=_gather_bounds_check)
+    tensors=("input", "index", "src"), scalar_operands=("src",), check=_scatter_check,
+    optional_tensors=())   # (src absent: the `value` overload, with no edge for it)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _dim(dim, input.ndim)
     _gather_check("scatter", input, d, index)
@@ -694,7 +741,7 @@ def index_copy(input, dim, index, source):
                          lambda ref, src: ref.set(src))
 
 
-@op(promote=P.NONE, grad_fn="IndexFillBackward0", inplace=True, saves=("index",),
+@op(promote=P.NONE, grad_fn=_overload("IndexFillBackward", 2), inplace=True, saves=("index",),
     scalar_operands=("value",), check=_index_bounds_check(
         "index {v} is out of bounds for dimension {d} with size {n}", negative=True))
 def index_fill(input, dim, index, value):
@@ -773,8 +820,9 @@ def masked_scatter(self, mask, source):
     return masked_scatter_(base, mask, source)
 
 
-for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter"):
+for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter",
+           "take_along_dim"):
     setattr(Tensor, _n, globals()[_n])
 
 PLAIN = ["where", "masked_select", "nonzero", "argwhere", "masked_scatter", "index_put",
-         "index_put_"]
+         "index_put_", "take_along_dim"]

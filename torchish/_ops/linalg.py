@@ -7,6 +7,8 @@ import jax
 import jax.numpy as jnp
 
 from .. import _autocast
+from .. import _dtype as dt
+from ..autograd import grad_mode
 from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
 from .registry import Promote, op
@@ -163,7 +165,84 @@ def matmul(input, other):
         return mm(input, other)
     if a == 1 and b == 2:
         return mm(input.unsqueeze(0), other).squeeze_(0)  # as PyTorch: SqueezeBackward4
+    if _decomposable(input, other):
+        if (input.requires_grad or other.requires_grad) and grad_mode.is_grad_enabled():
+            return _matmul_steps(input, other)
+    elif input.dtype is other.dtype and input.dtype is not dt.bool and \
+            _should_fold(input, other):
+        return _matmul_steps(input, other)   # mm's / mv's size error, as PyTorch's fold
+    # without a graph to show, one fused op computes the same values
     return _matmul_nd(input, other)
+
+
+def _decomposable(input, other):
+    """Shapes and dtypes for which `_matmul_steps` raises nothing (else `_matmul_nd` raises
+    PyTorch's error)."""
+    if input.dtype is not other.dtype or input.dtype is dt.bool:
+        return False
+    m2 = other.shape[-2] if other.ndim > 1 else other.shape[0]
+    if input.shape[-1] != m2:
+        return False
+    try:
+        jnp.broadcast_shapes(tuple(input.shape[:-2]), tuple(other.shape[:-2]))
+    except ValueError:
+        return False
+    return True
+
+
+def _should_fold(input, other):
+    # PyTorch's rule for folding the batch of the larger operand into one mm / mv
+    larger = input.ndim >= other.ndim
+    size, stride = (list(input.shape), list(input.stride())) if larger else \
+        (list(other.shape), list(other.stride()))
+    if not larger:
+        size[-2:], stride[-2:] = size[:-3:-1], stride[:-3:-1]   # other.mT
+    if not (len(size) >= 3 and (other.ndim if larger else input.ndim) <= 2):
+        return False
+    if (other if larger else input).requires_grad:
+        return True
+    if input.ndim == 2:
+        return False
+    if math.prod(size) == 0:
+        return True
+    return all(stride[i] == stride[i + 1] * size[i + 1] for i in range(len(size) - 2))
+
+
+def _matmul_steps(input, other):
+    """PyTorch's matmul for >2-D operands spelled out op by op, so that it records the graph
+    PyTorch records (reshape, mm / mv / bmm, _unsafe_view: the graph of every `nn.Linear` on a
+    sequence and of attention's `q @ k.transpose(-2, -1)`)."""
+    from .shape import _reshape_copy as unsafe_view
+    a, b = input.ndim, other.ndim
+    if _should_fold(input, other):
+        transpose = b > a
+        t1 = other.mT if transpose else input
+        t2 = (input.t() if a == 2 else input) if transpose else other
+        shape = tuple(t1.shape[:-1])
+        folded = t1.reshape(math.prod(shape), t1.shape[-1])
+        if t2.ndim == 1:
+            return unsafe_view(mv(folded, t2), shape)
+        out = unsafe_view(mm(folded, t2), shape + (t2.shape[1],))
+        return out.mT.contiguous() if transpose else out
+    n, m1 = (input.shape[-2] if a > 1 else 1), input.shape[-1]
+    m2, p = (other.shape[-2], other.shape[-1]) if b > 1 else (other.shape[0], 1)
+    batch1, batch2 = tuple(input.shape[:-2]), tuple(other.shape[:-2])
+    if a == 3 and b == 3 and batch1[0] != batch2[0]:
+        # a batch of one that needs a gradient is squeezed away (then folded)
+        if batch1[0] == 1 and input.requires_grad:
+            return matmul(input.squeeze(0), other)
+        if batch2[0] == 1 and other.requires_grad:
+            return matmul(input, other.squeeze(0))
+    batch = tuple(jnp.broadcast_shapes(batch1, batch2))
+    count = math.prod(batch)
+    t1 = input.expand(batch + (n, m1)).reshape(count, n, m1)
+    if b == 1:
+        t2 = other.expand(batch + (m2,)).reshape(count, m2).unsqueeze(2)
+    else:
+        t2 = other.expand(batch + (m2, p)).reshape(count, m2, p)
+    out = bmm(t1, t2)
+    shape = batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ())
+    return unsafe_view(out.squeeze(-1) if b == 1 else out, shape)
 
 
 def _rmatmul(self, other):
@@ -568,7 +647,7 @@ _pinv.defvjp(_pinv_fwd, _pinv_bwd)
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgPinvBackward0", aliases=("pinverse",),
     tensors=("input", "atol", "rtol"), promoted=("input",), scalar_operands=("atol", "rtol"),
-    joint_scalars=True)
+    joint_scalars=True, non_differentiable=("atol", "rtol"))
 def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if input.shape[-1] == 0 or input.shape[-2] == 0:
         return jnp.zeros(input.shape[:-2] + (input.shape[-1], input.shape[-2]), input.dtype)

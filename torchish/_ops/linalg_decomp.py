@@ -468,7 +468,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     return _LU_UNPACK(P_, L, U)
 
 
-@op(promote=P.NONE, grad_fn="LinalgLuSolveBackward0", method=False, function=False)
+@op(promote=P.NONE, grad_fn="LinalgLuSolveBackward0", method=False, function=False,
+    non_differentiable=("pivots",))
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     name = "linalg.lu_solve"
     _at_least_2d(name, LU, "LU")

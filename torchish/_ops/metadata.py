@@ -3,7 +3,7 @@
 the same storage), `sum_to_size`, `is_same_size` and the pinned-memory queries."""
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .registry import check_inplace
+from .registry import FORWARD_AD, check_inplace, given, omitted
 from .shape import _sizes, squeeze, transpose, t, unsqueeze
 
 
@@ -19,10 +19,14 @@ def _restride(self, view, name):
                        node._out_avals, node._saved, node._fn)
         renamed._is_view = node._is_view
         renamed._packed = node._packed
+        renamed._shown = node._shown
         self._grad_fn = renamed
         self._output_nr = 0
     if self._base is not None:  # still a view of its base, its grad_fn current
         self._view_vc = self._vc[0]
+    if FORWARD_AD[0] and "_fw_tangent" in view.__dict__:   # the tangent takes the new shape
+        from ..autograd.forward_ad import set_tangent
+        set_tangent(self, view.__dict__["_fw_tangent"])
     return self
 
 
@@ -39,10 +43,15 @@ def transpose_(self, dim0, dim1):
     return _restride(self, transpose(self, dim0, dim1), "TransposeBackward1")
 
 
-def squeeze_(self, dim=None):
+def squeeze_(self, dim=omitted(None, nullable=False)):
+    if not given(dim):
+        check_inplace(self)
+        return _restride(self, squeeze(self), "SqueezeBackward3")
+    if dim is None:   # (as `squeeze`'s, PyTorch's overloads take no None)
+        raise TypeError("squeeze_() received an invalid combination of arguments - got "
+                        "(NoneType)")
     check_inplace(self)
-    name = "SqueezeBackward3" if dim is None else (
-        "SqueezeBackward5" if isinstance(dim, (tuple, list)) else "SqueezeBackward4")
+    name = "SqueezeBackward5" if isinstance(dim, (tuple, list)) else "SqueezeBackward4"
     if isinstance(dim, list):
         dim = tuple(dim)
     return _restride(self, squeeze(self, dim), name)

@@ -415,7 +415,8 @@ def _opmath(input):
 
 @op(promote=P.NONE, grad_fn="NativeBatchNormBackward0", function=False, method=False,
     tensors=("input", "weight", "bias", "running_mean", "running_var", "momentum"),
-    saves=("input", "weight"))
+    saves=("input", "weight"), non_differentiable=("running_mean", "running_var", "momentum"),
+    optional_tensors=("weight", "bias"))
 def _batch_norm(input, weight, bias, running_mean, running_var, momentum, training, eps):
     """Returns the output and, when training with running stats, their updated values
     (`momentum * batch + (1 - momentum) * running`, the variance unbiased)."""
@@ -423,8 +424,9 @@ def _batch_norm(input, weight, bias, running_mean, running_var, momentum, traini
         raise RuntimeError(f"batch_norm(): expected input to have at least 2 dimensions, "
                            f"but got {_sizes(input.shape)}")
     c = input.shape[1]
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    # PyTorch checks the running stats before the affine parameters
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
         _check_numel(name, t, c)
     shape = _channel_shape(input)
     axes = (0,) + tuple(range(2, input.ndim))

@@ -47,7 +47,9 @@ def _nll_name(kinds, statics):
 
 
 @op("_nll_loss", promote=P.DEFAULT, promoted=("input", "weight"), grad_fn=_nll_name, **_NN,
-    tensors=("input", "target", "weight"), saves=("input", "target", "weight"))
+    tensors=("input", "target", "weight"), saves=("input", "target", "weight"),
+    non_differentiable=("target", "weight"), kernel=lambda kinds, statics:
+    "nll_loss2d_forward" if statics["nd"] else "nll_loss_forward")
 def _nll_loss(input, target, weight, reduction, ignore_index, nd):
     if input.ndim == 1:
         x, t = input[None], target[None]
@@ -86,13 +88,34 @@ def _huber_loss(input, target, reduction, delta):
     return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
-@op("_binary_cross_entropy", promote=P.DEFAULT, grad_fn="BinaryCrossEntropyBackward0", **_NN,
-    tensors=("input", "target", "weight"))
-def _binary_cross_entropy(input, target, weight, reduction):
+_BCE_EPSILON = np.float32(1e-12)   # (a float constant in PyTorch's kernel, in either dtype)
+
+
+@jax.custom_jvp
+def _bce_terms(x, y):
     # PyTorch clamps each log term at -100 so that 0 * log(0) stays finite
-    log_x = jnp.maximum(jnp.log(input), -100.0)
-    log_1mx = jnp.maximum(jnp.log1p(-input), -100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    log_x = jnp.maximum(jnp.log(x), -100.0)
+    log_1mx = jnp.maximum(jnp.log1p(-x), -100.0)
+    return -(y * log_x + (1 - y) * log_1mx)
+
+
+@_bce_terms.defjvp
+def _bce_terms_jvp(primals, tangents):
+    # PyTorch's backward divides by max(x (1 - x), epsilon): finite where the clamped logs
+    # would give 0 * inf at an input of exactly 0 or 1 (a saturated sigmoid); the target's
+    # gradient is the unclamped log(1 - x) - log(x)
+    x, y = primals
+    dx, dy = tangents
+    gx = (x - y) / jnp.maximum((1 - x) * x, _BCE_EPSILON.astype(x.dtype))
+    gy = jnp.log1p(-x) - jnp.log(x)
+    return _bce_terms(x, y), gx * dx + gy * dy
+
+
+@op("_binary_cross_entropy", promote=P.DEFAULT, promoted=("input", "target"),
+    grad_fn="BinaryCrossEntropyBackward0", **_NN, tensors=("input", "target", "weight"),
+    non_differentiable=("weight",))
+def _binary_cross_entropy(input, target, weight, reduction):
+    loss = _bce_terms(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -100,7 +123,7 @@ def _binary_cross_entropy(input, target, weight, reduction):
 
 @op("_binary_cross_entropy_with_logits", promote=P.DEFAULT,
     grad_fn="BinaryCrossEntropyWithLogitsBackward0", **_NN,
-    tensors=("input", "target", "weight", "pos_weight"))
+    tensors=("input", "target", "weight", "pos_weight"), non_differentiable=("weight", "pos_weight"))
 def _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
     log_sig = jax.nn.log_sigmoid(input)
     if pos_weight is not None:
@@ -112,13 +135,14 @@ def _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reducti
 
 
 @op("_soft_margin_loss", promote=P.DEFAULT, grad_fn="SoftMarginLossBackward0", **_NN,
-    tensors=("input", "target"))
+    tensors=("input", "target"), non_differentiable=("target",))
 def _soft_margin_loss(input, target, reduction):
     return _reduce(jnp.log1p(jnp.exp(-target * input)), reduction)
 
 
 @op("_multi_margin_loss", promote=P.DEFAULT, promoted=("input", "weight"),
-    grad_fn="MultiMarginLossBackward0", **_NN, tensors=("input", "target", "weight"))
+    grad_fn="MultiMarginLossBackward0", **_NN, tensors=("input", "target", "weight"),
+    non_differentiable=("target", "weight"))
 def _multi_margin_loss(input, target, weight, p, margin, reduction):
     x = input if input.ndim == 2 else input.reshape(1, -1)  # 0-d: one sample, one class
     t = (target if target.ndim == 1 else target.reshape(1)).astype(jnp.int32)
@@ -136,7 +160,7 @@ def _multi_margin_loss(input, target, weight, p, margin, reduction):
 
 
 @op("_multilabel_margin_loss", promote=P.NONE, grad_fn="MultilabelMarginLossBackward0", **_NN,
-    tensors=("input", "target"))
+    tensors=("input", "target"), non_differentiable=("target",))
 def _multilabel_margin_loss(input, target, reduction):
     x = input if input.ndim == 2 else input.reshape(1, -1)  # 0-d: one sample, one class
     t = (target if target.ndim == 2 else target.reshape(1, -1)).astype(jnp.int32)
@@ -235,7 +259,8 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
 
 
 @op("_embedding_bag", promote=P.NONE, grad_fn="EmbeddingBagBackward0", **_NN,
-    tensors=("weight", "indices", "offsets", "per_sample_weights"))
+    tensors=("weight", "indices", "offsets", "per_sample_weights"),
+    optional_tensors=("per_sample_weights",))
 def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, padding_idx,
                    n_bags):
     idx = indices.astype(jnp.int32)
@@ -278,7 +303,7 @@ def _prelu(input, weight):
 
 
 @op("_rrelu_with_noise", promote=P.NONE, grad_fn="RreluWithNoiseBackward0", **_NN,
-    tensors=("input", "noise"))
+    tensors=("input", "noise"), non_differentiable=("noise",))
 def _rrelu_with_noise(input, noise):
     return jnp.where(input > 0, input, input * noise)
 
@@ -378,13 +403,15 @@ def _scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale
         value = jnp.repeat(value, rep, axis=-3)
     attn = jnp.matmul(q, jnp.swapaxes(key, -2, -1) * root)
     L, S = query.shape[-2], key.shape[-2]
-    if is_causal:
-        attn_mask = jnp.tril(jnp.ones((L, S), bool))
     if attn_mask is not None:
         if attn_mask.dtype == jnp.bool_:
             attn_mask = jnp.where(attn_mask, jnp.zeros((), attn.dtype),
                                   jnp.asarray(-jnp.inf, attn.dtype))
         attn = attn + attn_mask.astype(attn.dtype)
+    if is_causal:
+        # the fused kernel applies the causal mask on top of an explicit one
+        attn = jnp.where(jnp.tril(jnp.ones((L, S), bool)), attn,
+                         jnp.asarray(-jnp.inf, attn.dtype))
     # PyTorch's _safe_softmax: rows that are entirely -inf give zeros, not nan
     row_max = jnp.max(attn, axis=-1, keepdims=True)
     all_masked = jnp.isneginf(row_max)

@@ -1,5 +1,7 @@
 """Pointwise ops: arithmetic, comparison, logical and bitwise ops, clamp/where/masked_fill.
 The unary math functions and activations are in `pointwise_math.py`."""
+import math
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
@@ -59,13 +61,13 @@ def _check_bool_sub(x):
 
 
 @op(grad_fn="AddBackward0", inplace=True, saves=(), dunders=("__add__", "__radd__", "__iadd__"),
-    scalar_operands=True)
+    scalar_operands=True, scalars_as_tensors=True)
 def add(input, other, *, alpha=1):
     return input + _scaled(other, alpha)
 
 
 @op(grad_fn="SubBackward0", inplace=True, saves=(), dunders=("__sub__", "__isub__"),
-    aliases=("subtract",), scalar_operands=True)
+    aliases=("subtract",), scalar_operands=True, scalars_as_tensors=True)
 def sub(input, other, *, alpha=1):
     _check_bool_sub(input)
     return input - _scaled(other, alpha)
@@ -80,7 +82,7 @@ def rsub(input, other, *, alpha=1):
 
 @op(grad_fn="MulBackward0", inplace=True, dunders=("__mul__", "__rmul__", "__imul__"),
     aliases=("multiply",), saves={"input": ("other",), "other": ("input",)},
-    opmath_scalars=True, scalar_operands=True)
+    opmath_scalars=True, scalar_operands=True, scalars_as_tensors=True)
 def mul(input, other):
     return input * other
 
@@ -105,16 +107,9 @@ def _div(input, other, rounding_mode):
     "DivBackward0" if statics["rounding_mode"] is None else "DivBackward2",
     dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"),
     saves={"input": ("other",), "other": ("input", "other")}, opmath_scalars=True,
-    scalar_operands=True)
+    scalar_operands=True, scalars_as_tensors=True)
 def div(input, other, *, rounding_mode=None):
     return _div(input, other, rounding_mode)
-
-
-@op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", method=False, function=False,
-    dunders=("__rtruediv__",), scalar_operands=True)
-def _rdiv(input, other):
-    # `2 / x` is computed by PyTorch as `x.reciprocal() * 2`
-    return other / input
 
 
 # ATen's own composites divide by a C++ scalar (`div(Tensor, Scalar)`), recorded as
@@ -133,10 +128,12 @@ def floor_divide(input, other):
     return jnp.floor_divide(input, other)
 
 
-def _overload(stem, operand):
+def _overload(stem, operand, scalar_nr=0):
     """grad_fn names of an op with Scalar and Tensor overloads: `<stem>0` for a Python number
-    as `operand` (the dynamic argument's index), `<stem>1` for a Tensor."""
-    return lambda kinds, statics: stem + ("0" if isinstance(kinds[operand], type) else "1")
+    as `operand` (the dynamic argument's index), `<stem>1` for a Tensor (the other way round
+    for `scalar_nr=1`)."""
+    names = (stem + str(scalar_nr), stem + str(1 - scalar_nr))
+    return lambda kinds, statics: names[0] if isinstance(kinds[operand], type) else names[1]
 
 
 @op(grad_fn=_overload("RemainderBackward", 1), inplace=True,
@@ -269,7 +266,8 @@ def hypot(input, other):
     return jnp.hypot(input, other)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="CopysignBackward0", inplace=True, scalar_operands=("other",))
+@op(promote=P.INT_TO_FLOAT, grad_fn=_overload("CopysignBackward", 1, scalar_nr=1), inplace=True,
+    scalar_operands=("other",))
 def copysign(input, other):
     return jnp.copysign(input, other)
 
@@ -349,8 +347,34 @@ def xlogy(input, other):
     return jsp.xlogy(input, other)
 
 
-@op(opmath=True, grad_fn=_overload("LerpBackward", 2), inplace=True, scalar_operands=("weight",))
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _lerp_check(compute, input, end, weight):
+    """PyTorch's lerp does not promote: `end` (and a `weight` of one or more dims; a 0-d one
+    is read as a number) must have `input`'s dtype, integer and bool tensors have no kernel,
+    and a Python weight must fit the real opmath type of a real tensor."""
+    for name, other in (("end", end), ("weight", weight)):
+        if hasattr(other, "_data") and other.dtype is not input.dtype and (
+                name == "end" or other.ndim):
+            return RuntimeError(f"expected dtype {cpp_name(input._data)} for `{name}` but got "
+                                f"dtype {cpp_name(other._data)}")
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
+        kernel = "lerp_kernel_tensor" if hasattr(weight, "_data") else "lerp_kernel_scalar"
+        return not_implemented(kernel, input._data)
+    if not hasattr(weight, "_data") and not input.dtype.is_complex:
+        opmath = "double" if input.dtype.name == "float64" else "float"
+        if isinstance(weight, complex) or (
+                opmath == "float" and math.isfinite(weight) and abs(weight) > _FLOAT32_MAX):
+            return RuntimeError(f"value cannot be converted to type {opmath} without overflow")
+    return None
+
+
+@op(opmath=True, grad_fn=_overload("LerpBackward", 2), inplace=True, scalar_operands=("weight",),
+    check=_lerp_check)
 def lerp(input, end, weight):
+    if _is_bool(input):  # `_lerp_check` raises PyTorch's error; bool has no subtraction
+        return input
     # PyTorch switches formula at |weight| >= 0.5 for accuracy near the end point
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * (end - input),
                      end - (end - input) * (1 - weight))
@@ -476,7 +500,7 @@ def clamp_max(input, max):
 
 
 @op(grad_fn="WhereBackward0", method="input", promoted=("input", "other"), saves=("condition",),
-    scalar_operands=("input", "other"))
+    scalar_operands=("input", "other"), scalars_as_tensors=True)
 def where(condition, input, other):
     return jnp.where(condition, input, other)
 
@@ -493,7 +517,7 @@ def cpp_name(x):
     return CPP_NAMES[from_np(x.dtype).name]
 
 
-@op(promote=P.NONE, grad_fn="MaskedFillBackward0", inplace=True, saves=("mask",),
+@op(promote=P.NONE, grad_fn=_overload("MaskedFillBackward", 2), inplace=True, saves=("mask",),
     scalar_operands=("value",))
 def masked_fill(input, mask, value):
     if not _is_bool(mask):
@@ -518,9 +542,18 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return jnp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 
 
+def _rdiv(self, other):
+    """`2 / x`: PyTorch computes `x.reciprocal() * 2` (two roundings, and that graph)."""
+    try:
+        return self.reciprocal() * other
+    except TypeError:   # `"a" / x`: Python's own operand TypeError
+        return NotImplemented
+
+
 def _bind_rdiv():
     from .._tensor import Tensor
-    Tensor.__rdiv__ = Tensor.__rtruediv__  # Python 2's name, still called by some code
+    Tensor.__rtruediv__ = _rdiv
+    Tensor.__rdiv__ = _rdiv  # Python 2's name, still called by some code
 
 
 _bind_rdiv()

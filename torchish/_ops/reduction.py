@@ -2,6 +2,7 @@
 var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
 counting live in `sorting.py`."""
 import math
+import sys
 import warnings
 
 import jax
@@ -109,7 +110,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 @op(promote=P.INT_TO_LONG, given_with={"keepdim": "dim"},
     grad_fn=lambda kinds, statics: "ProdBackward1" if given(statics["dim"])
     and statics["dim"] is not None else "ProdBackward0")
-def prod(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
+def prod(input, dim=omitted(None, nullable=False), keepdim=omitted(False), *, dtype=None):
     return jnp.prod(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
@@ -508,31 +509,55 @@ def equal(input, other):
 
 # ---- overloads resolved in Python (one op per PyTorch overload) --------------------------
 
-def _overloaded(name, full, by_dim, binary=None):
-    def fn(input, dim=None, keepdim=False, *, out=None):
+_ABSENT = object()
+
+
+def _overloaded(name, full, by_dim, binary=None, method=False):
+    """`max`/`min`/`median`: the overload without `dim` (the whole tensor), with `dim`, or
+    (max/min) with another tensor. A None `dim`, or `keepdim` without `dim`, fits none of
+    PyTorch's overloads: its parser's TypeError."""
+    def fn(input, dim=_ABSENT, keepdim=_ABSENT, *, out=None):
         from .._tensor import Tensor
         if isinstance(dim, Tensor) and binary is not None:
             return binary(input, dim)
-        if dim is None:
+        if dim is None or (dim is _ABSENT and keepdim is not _ABSENT):
+            raise _no_overload(name, method, binary is not None, dim, keepdim, sys._getframe(1))
+        if dim is _ABSENT:
             return full(input)
-        return by_dim(input, dim, keepdim)
+        return by_dim(input, dim, False if keepdim is _ABSENT else keepdim)
     fn.__name__ = fn.__qualname__ = name
     # named so (in tracebacks, and for argument errors of its ops: `max(): argument ...`)
     fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
     return fn
 
 
+def _no_overload(name, method, has_binary, dim, keepdim, caller):
+    from .errors import _keywords_of_call
+    keywords = _keywords_of_call(caller)
+    if dim is _ABSENT:   # keepdim alone
+        if not has_binary:
+            return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        return TypeError(f"{name}() received an invalid combination of arguments - got "
+                         f"({'keepdim=bool, ' if method else 'Tensor, keepdim=bool'})")
+    if has_binary and keepdim is _ABSENT:   # several overloads take one argument
+        got = "dim=NoneType" if "dim" in keywords else "NoneType"
+        got = (got + ", " if "=" in got else got) if method else "Tensor, " + got
+        return TypeError(f"{name}() received an invalid combination of arguments - got ({got})")
+    where = "" if "dim" in keywords else f" (position {1 if method else 2})"
+    return TypeError(f"{name}(): argument 'dim'{where} must be int, not NoneType")
+
+
 def _bind_overloads():
     from .._tensor import Tensor
     from .pointwise import maximum, minimum
     from . import sorting
-    out = {"max": _overloaded("max", _max_all, _max_dim, maximum),
-           "min": _overloaded("min", _min_all, _min_dim, minimum),
-           "median": _overloaded("median", sorting._median_all, sorting._median_dim),
-           "nanmedian": _overloaded("nanmedian", sorting._nanmedian_all,
-                                    sorting._nanmedian_dim)}
-    for k, f in out.items():
-        setattr(Tensor, k, f)
+    overloads = {"max": (_max_all, _max_dim, maximum), "min": (_min_all, _min_dim, minimum),
+                 "median": (sorting._median_all, sorting._median_dim),
+                 "nanmedian": (sorting._nanmedian_all, sorting._nanmedian_dim)}
+    out = {}
+    for k, fns in overloads.items():
+        out[k] = _overloaded(k, *fns)
+        setattr(Tensor, k, _overloaded(k, *fns, method=True))
     out.update(trapz=trapz, allclose=allclose, equal=equal, var=var, std=std,
                var_mean=var_mean, std_mean=std_mean)
     Tensor.allclose, Tensor.equal, Tensor.var, Tensor.std = allclose, equal, var, std

@@ -64,6 +64,11 @@ STATIC_NAMES = frozenset({
 # Dynamic parameters with these names take a list of Tensors (PyTorch's TensorList).
 LIST_NAMES = frozenset({"tensors"})   # (cat, stack; take_along_dim's `indices` is one Tensor)
 
+# Dynamic parameters with these names are non-differentiable operands (see `op`'s
+# `non_differentiable`, which adds others: a loss's `target`, a class `weight`).
+NON_DIFFERENTIABLE_NAMES = frozenset({"index", "indices", "mask", "condition", "offsets",
+                                      "targets", "input_lengths", "target_lengths"})
+
 # Static parameters holding a dimension (or dimensions): PyTorch's parser refuses other types.
 DIM_NAMES = frozenset({"dim", "dim0", "dim1", "dim2"})
 
@@ -94,11 +99,14 @@ class Omitted:
     `x.sum()` is `sum` (SumBackward0) but `x.sum(None)` is `sum.dim_IntList` (SumBackward1);
     `sort(stable=False)` is SortBackward1. Declare `dim=omitted(None)`: the body, `view` and
     `check` receive the value, while `grad_fn` callables (and `given_with`) see the marker,
-    so `given(statics["dim"])` tells the two calls apart. Prints as its value."""
-    __slots__ = ("value",)
+    so `given(statics["dim"])` tells the two calls apart. Prints as its value.
+    `nullable=False`: PyTorch's overloads take the parameter only as a value (`prod`'s
+    `int dim`): an explicit None is the parser's "invalid combination" TypeError."""
+    __slots__ = ("value", "nullable")
 
-    def __init__(self, value):
+    def __init__(self, value, nullable=True):
         self.value = value
+        self.nullable = nullable
 
     def __repr__(self):
         return repr(self.value)
@@ -107,9 +115,10 @@ class Omitted:
 _OMITTED = {}
 
 
-def omitted(value=None):
+def omitted(value=None, *, nullable=True):
     """The marker default for `value` (one instance per value: plans are keyed on it)."""
-    return _OMITTED.setdefault(value, Omitted(value))
+    # (keyed by type too: False == 0)
+    return _OMITTED.setdefault((type(value), value, nullable), Omitted(value, nullable))
 
 
 def given(value):
@@ -133,7 +142,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
        inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
-       given_with=None):
+       given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
+       optional_tensors=None):
     """Declare an op; see the module docstring. Returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -181,6 +191,20 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
                rounds the result once, as PyTorch's CPU kernels do; JAX would round every
                intermediate (and constant) to the half type.
+    non_differentiable: tensor parameters PyTorch's derivative formulas declare
+               non-differentiable besides those named in `NON_DIFFERENTIABLE_NAMES` (indices,
+               masks): the node has no edge for them (`next_functions` leaves them out), and
+               one that requires grad is PyTorch's "not differentiable with respect to
+               argument" error.
+    scalars_as_tensors: a Python number in a tensor parameter counts as a (wrapped) tensor
+               operand, with a `(None, 0)` edge, as PyTorch's parser wraps numbers for
+               add/sub/mul/div; otherwise a number selects PyTorch's Scalar overload, whose
+               node has no edge for it (`x.pow(2)`, `x.clamp(0, 1)`).
+    optional_tensors: the parameters PyTorch types `Tensor?`: absent (None), its node still
+               has an (undefined) edge for them, `(None, 0)` in `next_functions`. Default:
+               the tensor parameters whose default is None.
+    kernel:    PyTorch's kernel name in its messages (default: the op's name without a
+               leading underscore), or a callable (kinds, statics) -> name.
     """
     def deco(body):
         opname = name or body.__name__
@@ -206,6 +230,12 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.casts_input = casts_input
         definition.identity_if = identity_if
         definition.given_with = dict(given_with or {})
+        definition.non_differentiable = tuple(
+            n for n in dyn if n in NON_DIFFERENTIABLE_NAMES) + tuple(non_differentiable)
+        definition.scalars_as_tensors = scalars_as_tensors
+        definition.optional_tensors = frozenset(p.name for p in params if p.name in dyn and (
+            p.default is None if optional_tensors is None else p.name in optional_tensors))
+        definition.kernel = kernel
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
                                   None)
@@ -317,7 +347,7 @@ def _bind(definition, sig):
             if checked:
                 fn = _generate(definition, sig, "dispatch_inplace", dunder, dunder=True)
             setattr(Tensor, dunder, fn)
-        elif dunder.startswith("__r") and dunder not in ("__rshift__",) and not (
+        elif dunder.startswith("__r") and dunder not in _SELF_FIRST_RDUNDERS and not (
                 definition.name == "rsub" or definition.name.startswith("_r")):
             setattr(Tensor, dunder, _swapped(definition, dunder) if checked else (
                 lambda self, other, _f=definition.function: _f(other, self)))
@@ -331,6 +361,10 @@ def _swapped(definition, dunder):
     raw = _generate(definition, definition.sig, "dispatch", dunder, dunder=True)
     return lambda self, other: raw(other, self)
 
+
+# reflected operators PyTorch binds to the op with the tensor first: `1 + x` is add(x, 1), so
+# its node's edges are (x, the number)
+_SELF_FIRST_RDUNDERS = frozenset({"__rshift__", "__radd__", "__rmul__"})
 
 _INPLACE_DUNDERS = frozenset(f"__i{n}__" for n in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
@@ -381,7 +415,10 @@ def _argcheck(opname, params, dyn, statics, scalar_operands, public):
     if unknown:
         raise ValueError(f"{opname}: scalar_operands names no dynamic parameter: {unknown}")
     required = {p.name for p in params if p.default is inspect.Parameter.empty}
-    dims = tuple((i, p in required) for i, p in enumerate(statics) if p in DIM_NAMES)
+    defaults = {p.name: p.default for p in params}
+    # (position, required, whether None is a valid value)
+    dims = tuple((i, p in required, p not in required and getattr(defaults[p], "nullable", True))
+                 for i, p in enumerate(statics) if p in DIM_NAMES)
     return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims
 
 
@@ -409,9 +446,9 @@ def _check_arguments(definition, statics, kinds):
         got = ["NoneType" if k is None else k.__name__ if isinstance(k, type) else "Tensor"
                for k in kinds]
         raise argument_error(definition, None, None, got, "mixed")
-    for i, required_dim in dims:
+    for i, required_dim, nullable in dims:
         value = statics[i]
-        if not ((value is None and not required_dim) or _is_index(value) or not given(value) or (
+        if not ((value is None and nullable) or _is_index(value) or not given(value) or (
                 isinstance(value, (list, tuple)) and all(map(_is_index, value)))):
             raise argument_error(definition, definition.statics[i], "int", type(value),
                                     "must" if required_dim else "combination")
@@ -442,7 +479,8 @@ def _kind_of(v):
 
 class Plan:
     __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
-                 "records", "out_dtype", "_kw", "_var", "_templates", "jvps")
+                 "records", "out_dtype", "_kw", "_var", "_templates", "jvps", "edgeless",
+                 "shown")
 
     def __init__(self, definition, statics, kinds, out_dtype):
         if definition.argcheck is not None:   # (never cached: raised on every such call)
@@ -467,7 +505,7 @@ class Plan:
         self._kw = {k: value_of(v) for k, v in self.statics.items()}
         self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
         # leaf position -> view template, for operands read from their base (see `_collect`)
-        self._templates = {i: k[2] for i, k in enumerate(kinds)
+        self._templates = {i: k[2] for i, k in enumerate(_flat_kinds(kinds))
                            if isinstance(k, tuple) and len(k) == 3}
         self.fwd = self._forward
         # keep_unused: an op that ignores its operands (zero_, fill_) still runs, and puts its
@@ -476,6 +514,9 @@ class Plan:
         self.bwd = {}
         self.records = {}   # (mask, diff_out) -> what `_record` needs (see `_record_info`)
         self.jvps = {}      # operands with tangents -> compiled tangent map (forward AD)
+        # operands PyTorch's node has no edge for: ((position, parameter or None), ...), and
+        # the positions `next_functions` shows (None: all)
+        self.edgeless, self.shown = _edgeless_operands(definition, kinds)
 
     def materialize(self, leaves):
         """The leaves with every fused view operand `(base, offsets)` read into its value."""
@@ -900,13 +941,15 @@ def _record(plan, leaves, tensors, outs, kinds):
     diff_out = tuple([_DIFFERENTIABLE[d] for _, d in avals])
     if True not in diff_out:
         return None
-    edges = [None if t is None else edge_of(t) for t in tensors]
+    edges = op_edges(plan, tensors) if plan.edgeless else [
+        None if t is None else edge_of(t) for t in tensors]
     mask = tuple([e is not None for e in edges])
     if True not in mask:
         return None
     name, vjp, saved_at, saves_result = _record_info(plan, mask, diff_out)
     saved = None if saved_at is None else _saved_of(tensors, saved_at)
     node = Node(name, edges, leaves, tensors, vjp, avals, saved, plan.fwd)
+    node._shown = plan.shown
     for i, o in enumerate(outs):
         if diff_out[i]:
             o._grad_fn = node
@@ -944,6 +987,19 @@ def _record_info(plan, mask, diff_out):
     return info
 
 
+def operand_positions(definition, kinds):
+    """{parameter: range of its positions in the flattened operands} (a list operand has one
+    position per element, an absent one none)."""
+    at = {}
+    pos = 0
+    for pname, kind in zip(definition.tensors, kinds):
+        count = 0 if kind is None else (len(kind[1]) if isinstance(kind, tuple) and
+                                        kind and kind[0] == "L" else 1)
+        at[pname] = range(pos, pos + count)
+        pos += count
+    return at
+
+
 def saved_positions(definition, kinds, mask, only=None):
     """Positions (in the flattened operands) of the inputs PyTorch saves for this op's
     backward, or None when it saves none; `mask` tells which operands need grads. `only`:
@@ -953,13 +1009,7 @@ def saved_positions(definition, kinds, mask, only=None):
         return None
     if saves == "result":
         return ()
-    at = {}   # parameter -> its positions (a list operand has one per element)
-    pos = 0
-    for pname, kind in zip(definition.tensors, kinds):
-        count = 0 if kind is None else (len(kind[1]) if isinstance(kind, tuple) and
-                                        kind and kind[0] == "L" else 1)
-        at[pname] = range(pos, pos + count)
-        pos += count
+    at = operand_positions(definition, kinds)   # parameter -> its positions
     if isinstance(saves, dict):  # {input: the inputs whose gradient needs it}
         needs = {n: any(mask[i] for i in r) for n, r in at.items()}
         # in the order PyTorch's formulas save them: by the first gradient that uses each
@@ -969,6 +1019,54 @@ def saved_positions(definition, kinds, mask, only=None):
     else:
         names = [n for n in (definition.tensors if saves == "inputs" else saves) if n in at]
     return tuple(i for n in names if only in (None, n) for i in at[n])
+
+
+def _edgeless_operands(definition, kinds):
+    """(((position, parameter), ...), shown): the operands PyTorch's node has no edge for
+    (parameter None: a Python number that selected a Scalar overload), and what
+    `next_functions` lists: operand positions, None for an absent optional tensor (PyTorch's
+    undefined edge), or None when that is every operand as it is."""
+    nondiff = definition.non_differentiable
+    at = operand_positions(definition, kinds)
+    scalar_overload = not definition.scalars_as_tensors and any(
+        isinstance(k, type) for k in kinds)
+    edgeless, shown = [], []
+    for pname, kind in zip(definition.tensors, kinds):
+        if pname in nondiff:
+            edgeless += [(i, pname) for i in at[pname]]
+        elif isinstance(kind, type) and scalar_overload:
+            edgeless.append((at[pname][0], None))
+        elif kind is None:
+            numbers = definition.scalar_operands
+            in_scalar_overload = scalar_overload and (numbers is True or pname in (numbers or ()))
+            if pname in definition.optional_tensors and not in_scalar_overload:
+                shown.append(None)
+        else:
+            shown += at[pname]
+    if not edgeless and None not in shown:
+        return (), None
+    return tuple(edgeless), tuple(shown)
+
+
+def op_edges(plan, tensors):
+    """The node's edges for these operands (None where PyTorch's node has none); a tensor
+    that requires grad in a non-differentiable parameter is PyTorch's error."""
+    edges = [None if t is None else edge_of(t) for t in tensors]
+    for i, pname in plan.edgeless:
+        if edges[i] is not None:
+            if pname is not None:
+                raise RuntimeError(
+                    f"The function '{kernel_name(plan)}' is not differentiable with respect "
+                    f"to argument '{pname}'. This input cannot have requires_grad True.")
+            edges[i] = None
+    return edges
+
+
+def kernel_name(plan):
+    k = plan.op.kernel
+    if k is None:
+        return plan.op.name.lstrip("_")
+    return k if isinstance(k, str) else k(plan.kinds, plan.statics)
 
 
 def _saved_of(tensors, positions):
@@ -1091,7 +1189,7 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         return
     base = self._base
     if base is None:
-        edges = [edge_of(t) if t is not None else None for t in tensors]
+        edges = op_edges(plan, tensors)
         mask = tuple(e is not None for e in edges)
         # `self` is overwritten: it is neither saved nor, for what the others save, an input
         # that needs a gradient
@@ -1101,6 +1199,7 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
         node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
                     [(self.shape, self.dtype)], saved, plan.fwd)
+        node._shown = plan.shown
         if saved_tensors.active():
             _pack_saved(node, leaves, [None] + list(tensors[1:]), positions)
         self._grad_fn = node
@@ -1119,13 +1218,14 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         return from_storage(write_view(storage, view, fwd(*args)))
 
     base_edge = edge_of(base)
+    edges = op_edges(plan, tensors)
     self._set_data(value)
     node = call_jax_record("torch::autograd::CopySlices", copy_slices, [base_old] + leaves[1:],
-                           [base] + list(tensors[1:]), [base_edge] + [
-                               edge_of(t) if t is not None else None for t in tensors[1:]],
+                           [base] + list(tensors[1:]), [base_edge] + edges[1:],
                            [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,
                                                             view.size, view.stride,
                                                             view.offset, _root_key(base)))
+    node._shown = plan.shown   # (PyTorch's CopySlices lists the base, then the op's others)
     base._grad_fn = node
     base._output_nr = 0
     refresh_view_grad_fn(self)

@@ -10,7 +10,7 @@ from .._storage import (RetypedStorage, View, base_view, contiguous_strides, roo
                         view_strides, _apply_steps)
 from .._dtype import dtype as _dtype_cls
 from .._tensor import contiguous_format, like_layout, preserve_format
-from .registry import Promote, op, REGISTRY
+from .registry import Promote, REGISTRY, given, omitted, op
 
 P = Promote
 
@@ -176,11 +176,20 @@ def _reshape_copy(input, shape):
     return jnp.reshape(input, shape)
 
 
+@op(promote=P.NONE, grad_fn="ReshapeAliasBackward0", saves=(),
+    view=lambda t, shape: _view_only(t, shape),
+    function=False, method=False)
+def _reshape_alias(input, shape):
+    return jnp.reshape(input, shape)
+
+
 def reshape(input, *shape):
     shape = infer_shape(_sizes(shape), input.numel())
     if _view_steps(input, shape) is not None:
-        return view(input, shape)
-    return _reshape_copy(input, shape)
+        # PyTorch views a contiguous input (ViewBackward0) and aliases a strided one
+        return view(input, shape) if input.is_contiguous() else _reshape_alias(input, shape)
+    # PyTorch: clone(contiguous) then _unsafe_view, two nodes (CloneBackward0 first)
+    return _reshape_copy(input.contiguous(), shape)
 
 
 def view_as(input, other):
@@ -299,13 +308,13 @@ def _squeeze_dims(shape, dim):
 
 def _squeeze_name(kinds, statics):
     d = statics.get("dim")
-    return "SqueezeBackward0" if d is None else (
+    return "SqueezeBackward0" if not given(d) else (
         "SqueezeBackward2" if isinstance(d, tuple) else "SqueezeBackward1")
 
 
 @op(promote=P.NONE, grad_fn=_squeeze_name, saves=(), inplace=False,
     view=lambda t, dim=None: [("squeeze", _squeeze_dims(t.shape, dim))])
-def squeeze(input, dim=None):
+def squeeze(input, dim=omitted(None, nullable=False)):
     return jnp.squeeze(input, _squeeze_dims(input.shape, dim))
 
 

@@ -96,14 +96,35 @@ def read_checkpoint(f, *, weights_only=True, backend=None, mmap=False, encoding=
         return _read_legacy(fh, weights_only, backend, encoding)
 
 
+# PyTorch's zip reader (miniz) appends this to every archive error
+_MINIZ = (". This is an internal miniz error. If you are seeing this error, there is a high "
+          "likelihood that your checkpoint file is corrupted. This can happen if the checkpoint "
+          "was not saved properly, was transferred incorrectly, or the file was modified after "
+          "saving.")
+
+
+def _missing(name):
+    return RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found"
+                        + _MINIZ)
+
+
 def _read_zip(fh, path, weights_only, backend, use_mmap, encoding):
-    zf = zipfile.ZipFile(fh)
+    try:
+        zf = zipfile.ZipFile(fh)
+    except zipfile.BadZipFile:
+        raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding "
+                           "central directory" + _MINIZ) from None
     names = zf.namelist()
     prefix = names[0].split("/", 1)[0] + "/" if names else ""
     if prefix + "constants.pkl" in names:
         raise RuntimeError("torchish.load can't load TorchScript archives (torch.jit.save).")
+    # the archive's version record is read (and required) when PyTorch opens it
+    if prefix + "version" not in names and prefix + ".data/version" not in names:
+        raise RuntimeError('Expected hasRecord("version") to be true, but got false.  (Could '
+                           'this error message be improved?  If so, please report an '
+                           'enhancement request to PyTorch.)')
     if prefix + "data.pkl" not in names:
-        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+        raise _missing("data.pkl")
     big = False
     if prefix + "byteorder" in names:
         order = zf.read(prefix + "byteorder")
@@ -119,6 +140,8 @@ def _read_zip(fh, path, weights_only, backend, use_mmap, encoding):
 
     def read_storage(key, np_dtype, numel):
         name = f"{prefix}data/{key}"
+        if name not in names:
+            raise _missing(f"data/{key}")
         if mm is None:
             raw, offset = zf.read(name), 0
         else:
@@ -150,16 +173,20 @@ def _storage_dtype(storage_type):
     return dtype
 
 
+def _no_persistent_load(pid):
+    raise pickle.UnpicklingError("A load persistent id instruction was encountered, but no "
+                                 "persistent_load function was specified.")
+
+
 def _read_legacy(fh, weights_only, backend, encoding):
     """The pre-1.6 format: magic, version, sys_info pickles, the object pickle, the sorted
     storage keys, then each storage as int64 numel + raw bytes (filled in after unpickling,
     like torch's `_set_from_file`)."""
     def small_pickle():
         return _WeightsOnlyUnpickler(fh, {}, None, encoding, backend).load()
-    try:
-        magic = small_pickle()
-    except (pickle.UnpicklingError, EOFError, KeyError, IndexError) as e:
-        raise RuntimeError(f"Invalid magic number; corrupt file? ({e})") from None
+    # as torch.load, the magic number goes through the chosen unpickler, whose errors (EOFError
+    # for an empty file, UnpicklingError for junk) reach the caller unchanged
+    magic = _unpickle(fh, weights_only, backend, _no_persistent_load, encoding)
     if magic != _MAGIC_NUMBER:
         raise RuntimeError("Invalid magic number; corrupt file?")
     if small_pickle() != _PROTOCOL_VERSION:

@@ -113,6 +113,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = (inputs,) if isinstance(inputs, GradientEdge) else _tensors(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     grads = _make_grads(outputs, grad_outputs, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
@@ -139,4 +142,57 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if g is not None and not isinstance(g, Tensor):
             g = _wrap(g, None if isinstance(t, GradientEdge) else t.device)
         result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """`grad(..., is_grads_batched=True)`: the first dim of every grad_output is a batch of
+    vectors. PyTorch vmaps the backward pass; here it runs once per vector (the graph kept
+    for all but the last) and the gradients are stacked, the same values."""
+    from .._ops.shape import stack
+    from .._tensor import Tensor
+    if isinstance(grad_outputs, Tensor) or grad_outputs is None:
+        grad_outputs = [grad_outputs] * (1 if grad_outputs is not None else len(outputs))
+    grad_outputs = list(grad_outputs)
+    batch = None
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if t.requires_grad and t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            # PyTorch's implicit grad is a 0-d tensor, which vmap cannot map over
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some "
+                             "input, but that input is a Tensor of dimensionality 0 so "
+                             "expected in_dim to satisfy 0 <= in_dim < 0.")
+        if tuple(g.shape[1:]) != tuple(t.shape):
+            # (PyTorch's message shows the grad_output's shape without its first two dims)
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                "are expected to match the shape of corresponding output, but a mismatch "
+                f"was detected: grad_output[{i}] has a shape of {g.shape[2:]} and "
+                f"output[{i}] has a shape of {t.shape}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
+        if batch is None:
+            batch = g.shape[0]
+        elif g.shape[0] != batch:
+            raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes [{batch}, {g.shape[0]}] for the mapped "
+                             "dimension")
+    if batch == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    if retain_graph is None:
+        retain_graph = create_graph
+    per_vector = [grad(outputs, inputs, [g[b] for g in grad_outputs],
+                       retain_graph=retain_graph if b == batch - 1 else True,
+                       create_graph=create_graph, allow_unused=allow_unused)
+                  for b in range(batch)]
+    result = []
+    for j, t in enumerate(inputs):
+        column = [gs[j] for gs in per_vector]
+        if column[0] is None:   # an unused input: materialized unbatched, as PyTorch does
+            result.append(_zeros(t.shape, dtype=t.dtype, device=t.device)
+                          if materialize_grads else None)
+        else:
+            result.append(stack(column))
     return tuple(result)

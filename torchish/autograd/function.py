@@ -16,6 +16,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self._node = None    # the node recorded for this call (names saved outputs in errors)
         self._outputs = {}   # id(output) -> output_nr
+        self._saved_forward = None   # save_for_forward: what `jvp` reads as saved_tensors
 
     def save_for_backward(self, *tensors):
         if grad_mode.GRAD_ENABLED[0] and not grad_mode._INFERENCE[0] and any(
@@ -28,8 +29,13 @@ class FunctionCtx:
         self._packed = saved_tensors.pack([(None, t) for t in tensors if t is not None]) \
             if saved_tensors.active() else None
 
+    def save_for_forward(self, *tensors):
+        self._saved_forward = tensors
+
     @property
     def saved_tensors(self):
+        if self._saved_forward is not None:   # (inside `jvp`)
+            return self._saved_forward
         if self._saved is None:
             from .graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
@@ -120,7 +126,8 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        raise NotImplementedError("jvp is not implemented for this Function")
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -128,12 +135,21 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
-        with grad_mode.no_grad():
-            if uses_setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+        from .._ops import registry
+        # dual inputs (forward AD): the forward runs on primals, `jvp` gives the tangents
+        forward_ad = registry.FORWARD_AD[0]
+        dual = forward_ad and any(
+            isinstance(a, Tensor) and "_fw_tangent" in a.__dict__ for a in args)
+        registry.FORWARD_AD[0] = False
+        try:
+            with grad_mode.no_grad():
+                if uses_setup:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            registry.FORWARD_AD[0] = forward_ad
         multi = isinstance(output, tuple)
         outs = list(output) if multi else [output]
         tensor_inputs = [a if isinstance(a, Tensor) else None for a in args]
@@ -156,7 +172,36 @@ class Function(metaclass=_FunctionMeta):
                     o._grad_fn = node
                     o._output_nr = i
                     o._requires_grad = False
+        if dual:
+            _forward_tangents(cls, ctx, args, outs)
         return tuple(outs) if multi else outs[0]
+
+
+def _forward_tangents(cls, ctx, args, outs):
+    """PyTorch's forward AD through a custom Function: `jvp(ctx, *input tangents)` gives the
+    outputs' tangents (zeros stand for the tangents of non-dual tensor inputs)."""
+    from .forward_ad import set_tangent, tangent_of
+    from .._tensor import Tensor
+    from .._ops.creation import zeros_like
+    tangents = []
+    for a in args:
+        t = tangent_of(a) if isinstance(a, Tensor) else None
+        if t is None and isinstance(a, Tensor) and ctx.materialize_grads:
+            t = zeros_like(a)
+        tangents.append(t)
+    from .._ops import registry
+    registry.FORWARD_AD[0] = False   # (the tangents it computes carry no tangents)
+    try:
+        with grad_mode.no_grad():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        registry.FORWARD_AD[0] = True
+        ctx._saved_forward = None
+    result = result if isinstance(result, tuple) else (result,)
+    for o, t in zip(outs, result):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and (
+                o.dtype.is_floating_point or o.dtype.is_complex):
+            set_tangent(o, t)
 
 
 def _own(out, args, ctx):

@@ -50,6 +50,61 @@ def _numerical(func, inputs, at, n_out, eps):
     return jac
 
 
+def _forward_mode(func, inputs, at, n_out):
+    """jac[o][k] as `_numerical`'s, column by column from forward-mode AD (dual tensors)."""
+    from . import forward_ad
+    from .._ops.creation import zeros
+    from .._ops.shape import stack
+    from .._tensor import Tensor
+    jac = [[None] * len(at) for _ in range(n_out)]
+    for k, i in enumerate(at):
+        x = inputs[i].detach()
+        cols = [[] for _ in range(n_out)]
+        for j in range(x.numel()):
+            tangent = zeros(x.numel(), dtype=x.dtype)
+            tangent[j] = 1
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x, tangent.reshape(x.shape))
+                outs = [o for o in _outputs(func, args) if isinstance(o, Tensor)
+                        and (o.dtype.is_floating_point or o.dtype.is_complex)]
+                for o, out in enumerate(outs):
+                    t = forward_ad.unpack_dual(out).tangent
+                    cols[o].append(zeros(out.numel(), dtype=out.dtype) if t is None
+                                   else t.detach().reshape(-1))
+        for o in range(n_out):
+            jac[o][k] = stack(cols[o]) if cols[o] else None
+    return jac
+
+
+_NOT_REENTRANT = (
+    "Backward is not reentrant, i.e., running backward with same input and grad_output "
+    "multiple times gives different values, although analytical gradient matches numerical "
+    "gradient.The tolerance for nondeterminism was {}.")
+
+
+def _reentrant(first, second, nondet_tol):
+    """Whether two backward passes gave the same Jacobians, within `nondet_tol`."""
+    for row_a, row_b in zip(first, second):
+        for a, b in zip(row_a, row_b):
+            if a is not None and float((a - b).abs().max()) > nondet_tol:
+                return False
+    return True
+
+
+def _mismatch(kind, expected, actual, outputs, at, atol, rtol):
+    """The error for the first Jacobian of `actual` outside tolerance of `expected`, or None."""
+    for o in range(len(outputs)):
+        for k, i in enumerate(at):
+            a, n = actual[o][k], expected[o][k]
+            if a is None or n is None:
+                continue
+            if not bool(((a - n).abs() <= atol + rtol * n.abs()).all()):
+                return GradcheckError(f"Jacobian {kind}mismatch for output {o} with respect to "
+                                      f"input {i},\nnumerical:{n}\nanalytical:{a}\n")
+    return None
+
+
 def _analytical(outputs, inputs, at):
     from .engine_api import grad
     from .._ops.creation import zeros
@@ -82,7 +137,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     at = _diff_inputs(inputs)
     if not at:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of the them have requires_grad=True.")
+                         "but none of them have requires_grad=True.")
     for i in at:
         t = inputs[i]
         if t.dtype.name not in ("float64", "complex128"):
@@ -91,21 +146,23 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "inputs are not of double precision floating point or complex. ")
     outputs = [o for o in _outputs(func, inputs) if isinstance(o, Tensor)]
     outputs = [o for o in outputs if o.dtype.is_floating_point or o.dtype.is_complex]
-    if not check_backward_ad:
-        return True
     numerical = _numerical(func, inputs, at, len(outputs), eps)
-    analytical = _analytical(outputs, inputs, at)
-    for o in range(len(outputs)):
-        for k, i in enumerate(at):
-            a, n = analytical[o][k], numerical[o][k]
-            if a is None or n is None:
-                continue
-            if not bool(((a - n).abs() <= atol + rtol * n.abs()).all()):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n")
+    checks = []
+    if check_backward_ad:
+        analytical = _analytical(outputs, inputs, at)
+        # (as PyTorch, a second backward pass must give the same Jacobians first)
+        if not _reentrant(analytical, _analytical(outputs, inputs, at), nondet_tol):
+            checks.append(GradcheckError(_NOT_REENTRANT.format(nondet_tol)))
+        checks.append(_mismatch("", numerical, analytical, outputs, at, atol, rtol))
+    if check_forward_ad:
+        forward = _forward_mode(func, inputs, at, len(outputs))
+        checks.append(_mismatch("computed with forward mode ", numerical, forward, outputs, at,
+                                atol, rtol))
+    error = next((e for e in checks if e is not None), None)
+    if error is not None:
+        if not raise_exception:
+            return False
+        raise error
     return True
 
 

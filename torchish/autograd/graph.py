@@ -30,8 +30,8 @@ class Node:
     """A recorded operation (the object behind `tensor.grad_fn`)."""
     __slots__ = ("_name", "_edges", "_leaves", "_inputs", "_vjp", "_out_avals", "_saved",
                  "_seq", "_tensor_hooks", "_retain", "_hooks", "_pre_hooks", "_fn",
-                 "_in_avals_cache", "_tensor_vjp", "_is_view", "_packed", "metadata",
-                 "__weakref__")
+                 "_in_avals_cache", "_tensor_vjp", "_is_view", "_packed", "_shown",
+                 "metadata", "__weakref__")
 
     def __new__(cls, name, *args, **kwargs):
         # PyTorch has one class per grad_fn kind: `type(t.grad_fn).__name__` is "MulBackward0"
@@ -57,6 +57,10 @@ class Node:
         self._tensor_vjp = None      # custom Functions: backward written with Tensors
         self._is_view = False        # recorded by a view op (its backward may be fused)
         self._packed = None          # saved-tensor hooks: [(leaf position, packed, unpack)]
+        # which of `_edges` PyTorch's node has, in its order (None: all; an entry None: an
+        # absent optional input); the others belong to operands it has no edge for (indices,
+        # masks, Python numbers), kept so `_edges` stays aligned with the pullback's results
+        self._shown = None
         self.metadata = {}
 
     def name(self):
@@ -69,7 +73,25 @@ class Node:
 
     @property
     def next_functions(self):
-        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._edges)
+        return tuple((e[0], e[1]) if e is not None else (None, 0)
+                     for e in self._public(self._edges))
+
+    def _public(self, per_edge):
+        """Of values aligned with `_edges`, those of the edges PyTorch's node has."""
+        shown = self._shown
+        return per_edge if shown is None else [
+            None if i is None else per_edge[i] for i in shown]
+
+    def _internal(self, public):
+        """Values given for the node's public edges, aligned with `_edges` again."""
+        shown = self._shown
+        if shown is None:
+            return list(public)
+        out = [None] * len(self._edges)
+        for i, v in zip(shown, public):
+            if i is not None:
+                out[i] = v
+        return out
 
     def register_hook(self, fn):
         self._hooks.append(fn)
@@ -83,7 +105,7 @@ class Node:
         return f"<{self._name.rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
     def __call__(self, *grads):
-        return self.apply_arrays([g._data for g in grads])
+        return self._public(self.apply_arrays([g._data for g in grads]))
 
     def _check_saved(self):
         if self._leaves is None and self._saved is not None:
@@ -510,9 +532,10 @@ def _unwrap_grad(g, create_graph):
 def _run_node_hooks(node, grads, cts, create_graph):
     """torch: hook(grad_inputs, grad_outputs) -> new grad_inputs or None."""
     for hook in node._hooks:
-        res = hook(tuple(_maybe_tensor(g) for g in grads), tuple(_maybe_tensor(c) for c in cts))
+        res = hook(tuple(_maybe_tensor(g) for g in node._public(grads)),
+                   tuple(_maybe_tensor(c) for c in cts))
         if res is not None:
-            grads = [_unwrap_grad(g, create_graph) for g in res]
+            grads = node._internal([_unwrap_grad(g, create_graph) for g in res])
     return grads
 
 

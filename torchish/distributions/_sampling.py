@@ -2,9 +2,9 @@
 `binomial`) and the traced fallbacks of host-only samplers (`multinomial`, `poisson`).
 
 Eagerly, gamma and Dirichlet samples are PyTorch's CPU stream, replayed on the host
-(`_random_gamma`); they are differentiated by implicit reparameterization: d sample /
-d concentration from `jax.lax.random_gamma_grad` at the drawn value, the rule of PyTorch's
-`_standard_gamma_grad` (for Dirichlet, through the normalisation of the gammas). Inside a
+(`_random_gamma`); they are differentiated by implicit reparameterization at the drawn
+value with PyTorch's own approximations (`_standard_gamma_grad`, `_dirichlet_grad`, in
+`_reparam_grads`), eagerly and in traced code alike. Inside a
 trace, and for `binomial` (whose CPU algorithm is not reproduced), they come from JAX's PRNG
 with a key forked from the torchish generator, so `manual_seed` still makes them reproducible.
 """
@@ -15,6 +15,7 @@ import numpy as np
 from .._ops.random_ops import _key
 from .._ops.registry import call_jax
 from ..random import engine_of
+from ._reparam_grads import dirichlet_grad, standard_gamma_grad
 from .utils import rng_traced
 
 
@@ -32,18 +33,23 @@ def _gamma_value(c, g):
 @_gamma_value.defjvp
 def _gamma_value_jvp(primals, tangents):
     c, g = primals
-    return g, jax.lax.random_gamma_grad(c, g) * tangents[0]
+    return g, standard_gamma_grad(c, g) * tangents[0]
 
 
-def _dirichlet_value(c, g):
-    return g / g.sum(-1, keepdims=True)
+@jax.custom_jvp
+def _dirichlet_value(c, x):
+    """The drawn Dirichlet sample `x`, as a function of its concentrations `c`."""
+    return x
 
 
-def _dirichlet_sample(c, g, x):
-    """`x` (PyTorch's value: normalised in double, clamped), differentiated as the normalised
-    gammas `g`."""
-    normalised = _dirichlet_value(c, _gamma_value(c, g))
-    return x + (normalised - jax.lax.stop_gradient(normalised))
+@_dirichlet_value.defjvp
+def _dirichlet_value_jvp(primals, tangents):
+    # d x_j / d c_i = grad_i (delta_ij - x_j): the Jacobian whose transpose is PyTorch's
+    # `_Dirichlet` backward
+    c, x = primals
+    total = jnp.broadcast_to(c.sum(-1, keepdims=True), c.shape)
+    scaled = dirichlet_grad(x, c, total) * tangents[0]
+    return x, scaled - x * scaled.sum(-1, keepdims=True)
 
 
 def _host_tensor(values, like):
@@ -57,25 +63,23 @@ def standard_gamma(concentration):
         return call_jax("StandardGammaBackward0", _gamma_value, [concentration, g],
                         key="standard_gamma")
     key = _key(None)
-    return call_jax("StandardGammaBackward0",
-                    lambda c: jax.random.gamma(key, c, dtype=c.dtype), [concentration])
+    return call_jax("StandardGammaBackward0", lambda c: _gamma_value(
+        c, jax.random.gamma(key, jax.lax.stop_gradient(c), dtype=c.dtype)), [concentration])
 
 
 def sample_dirichlet(concentration):
     if not rng_traced(concentration):
-        x, g = engine_of(None).dirichlet(np.asarray(concentration.detach()._data))
-        x, g = _host_tensor(x, concentration), _host_tensor(g, concentration)
-        # the value is PyTorch's (normalised in double, clamped); the gradient is that of
-        # the normalised gammas
-        return call_jax("_DirichletBackward", _dirichlet_sample, [concentration, g, x],
+        x, _ = engine_of(None).dirichlet(np.asarray(concentration.detach()._data))
+        x = _host_tensor(x, concentration)
+        return call_jax("_DirichletBackward", _dirichlet_value, [concentration, x],
                         key="sample_dirichlet")
     key = _key(None)
 
     def draw(c):
         # normalised gammas; tiny keeps an all-underflow row finite, as PyTorch clamps
-        g = jax.random.gamma(key, c, dtype=c.dtype)
+        g = jax.random.gamma(key, jax.lax.stop_gradient(c), dtype=c.dtype)
         g = jnp.maximum(g, jnp.finfo(c.dtype).tiny)
-        return _dirichlet_value(c, g)
+        return _dirichlet_value(c, g / g.sum(-1, keepdims=True))
     return call_jax("_DirichletBackward", draw, [concentration])
 
 

@@ -1,9 +1,8 @@
 """The gamma family: Gamma, Dirichlet (normalised gammas) and Beta (a two-class Dirichlet).
 
 Samples are reparameterized (`rsample`) through `_sampling`: eagerly PyTorch's CPU stream
-bit for bit; gradients by implicit reparameterization (for Dirichlet and Beta, through the
-normalised gammas: PyTorch's `_dirichlet_grad` approximates the same derivative differently,
-so those gradients agree to about 1e-2).
+bit for bit; gradients by implicit reparameterization with PyTorch's approximations
+(`_standard_gamma_grad`, `_dirichlet_grad`).
 """
 import numbers
 

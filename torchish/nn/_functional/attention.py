@@ -14,8 +14,10 @@ from ..._ops import nn_ops as _nn
 __all__ = ["scaled_dot_product_attention"]
 
 
-def _check(query, key, value, attn_mask, is_causal, enable_gqa):
-    if is_causal and attn_mask is not None:
+def _check(query, key, value, attn_mask, is_causal, enable_gqa, flash):
+    # only PyTorch's fused CPU kernel takes both (it masks with their intersection); the
+    # math path refuses the pair
+    if is_causal and attn_mask is not None and not flash:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
     if not (query.dtype == key.dtype == value.dtype):
@@ -32,13 +34,13 @@ def _check(query, key, value, attn_mask, is_causal, enable_gqa):
 @_autocast.casts("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
-    _check(query, key, value, attn_mask, is_causal, enable_gqa)
+    # PyTorch's fused CPU kernel takes 4-D inputs, no dropout and no mask that needs a gradient
+    flash = dropout_p <= 0.0 and query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and (
+        attn_mask is None or not attn_mask.requires_grad)
+    _check(query, key, value, attn_mask, is_causal, enable_gqa, flash)
     if dropout_p > 0.0:
         return _math_with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                   enable_gqa)
-    # PyTorch's fused CPU kernel takes 4-D inputs and no mask that needs a gradient
-    flash = query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and (
-        attn_mask is None or not attn_mask.requires_grad)
     return _nn._scaled_dot_product_attention(query, key, value, attn_mask, bool(is_causal),
                                              None if scale is None else float(scale),
                                              bool(enable_gqa), flash)

@@ -279,9 +279,17 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.size()}) that is different to the "
                          f"input size ({input.size()}) is deprecated. Please ensure they have "
                          "the same size.")
-    x = _concrete(input)
-    if x is not None and x.size and ((x < 0) | (x > 1)).any():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype._legacy} but expected "
+                           f"{input.dtype._legacy}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"binary_cross_entropy" not implemented for \'{input.dtype._legacy}\'')
+    # (NaN is out of range too: PyTorch checks `0 <= x <= 1`)
+    for name, t in (("input", input), ("target", target)):
+        v = _concrete(t)
+        if v is not None and v.size and not ((v >= 0) & (v <= 1)).all():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
     return _nn._binary_cross_entropy(input, target, weight, reduction)
