@@ -41,6 +41,8 @@ TAKE_ALONG_DIM = [
     "T.take_along_dim(x, i.int(), 1)", "T.take_along_dim(x, i, 2)",
     "T.take_along_dim(x, T.tensor([[0]]).expand(2, 2), 1)",
     "T.take_along_dim(x, T.tensor([20]))", "T.take_along_dim(x, T.tensor([[[0]]]), 1)",
+    "T.take_along_dim(x, T.tensor([[-1], [0], [-4]]), 1)",
+    "T.take_along_dim(x, T.tensor([[5, -5, 100, -9]]), 1)", "T.take_along_dim(x, T.tensor([-1]))",
 ]
 
 

@@ -37,7 +37,8 @@ PROGRAMS = [
     "F.layer_norm(x, (4,), w)", "F.group_norm(img, 1)",
     "F.batch_norm(img, None, None, training=True)",
     "F.batch_norm(img, T.zeros(3), T.ones(3))", "F.linear(x, x)",
-    "F.rrelu(x, training=True)",
+    "F.rrelu(x, training=True)", "T.normal(x, 1.0)", "T.normal(0.0, x.exp())",
+    "T.normal(x, x.exp())", "x.clone().normal_()", "x.clone().uniform_(0, 1)",
 ]
 
 

@@ -498,6 +498,8 @@ def take_along_dim(input, indices, dim=None):
             raise RuntimeError(error)
         return jnp.broadcast_shapes(tuple(shape), tuple(other))
     indices = indices.broadcast_to(common(input.shape, indices.shape[d], indices.shape))
+    if input.shape[d]:   # along `dim`, PyTorch takes every index modulo the size
+        indices = indices.remainder(input.shape[d])
     return gather(input.broadcast_to(common(indices.shape, input.shape[d], input.shape)), d,
                   indices)
 

@@ -46,11 +46,13 @@ def _fill(self, values, node=None, params=()):
 def _zero_gradient(out, name, inputs, fresh=True):
     """Record `out` as PyTorch records a sampler: a node `name` with edges to the `inputs`
     (its previous history, for an in-place sampler) whose gradient to each of them is zero:
-    samples are not differentiated through. A `fresh` output then requires grad."""
-    edges = [edge_of(t) if isinstance(t, Tensor) else None for t in inputs]
+    samples are not differentiated through. A `fresh` output then requires grad. (Numbers
+    among the inputs pick PyTorch's Scalar overload: no edge.)"""
+    inputs = [t for t in inputs if isinstance(t, Tensor)]
+    edges = [edge_of(t) for t in inputs]
     if not grad_mode.GRAD_ENABLED[0] or all(e is None for e in edges):
         return out
-    avals = [(t.shape, t.dtype.np) if isinstance(t, Tensor) else None for t in inputs]
+    avals = [(t.shape, t.dtype.np) for t in inputs]
 
     def zero_grads(cts, create_graph):
         grads = [None if e is None else jnp.zeros(*a) for e, a in zip(edges, avals)]
