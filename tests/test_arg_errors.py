@@ -168,3 +168,11 @@ def test_a_given_default_picks_the_overload(expr):
         out = eval(expr, {"L": L, "t": t})
         names.append(out.grad_fn.name())
     assert names[0] == names[1], expr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float64"])
+def test_expand_to_fewer_dims_names_the_tensor_type_and_count(dtype):
+    got = []
+    for L in (torchish, torch):
+        got.append(_outcome(lambda: L.zeros(3, 4, dtype=getattr(L, dtype)).expand(2)))
+    assert got[0] == got[1] and got[0][0] is RuntimeError

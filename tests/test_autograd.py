@@ -877,3 +877,92 @@ def test_reading_grad_of_a_non_leaf_warns_as_pytorch():
                      [str(w.message).split(" (Triggered")[0] for w in caught],
                      [w.filename for w in caught]))
     assert seen[0] == seen[1]
+
+
+def test_custom_function_mark_dirty_saves_the_modified_input():
+    # PyTorch saves a Function's tensors once its outputs are processed: a dirty input saved
+    # in forward is expected at the version mark_dirty left it
+    def program(T):
+        class InplaceRelu(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                x.clamp_(min=0)
+                ctx.save_for_backward(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * (x > 0).to(g.dtype)
+
+        a = T.tensor([-1.0, 2.0, 0.5], requires_grad=True)
+        b = a * 1.0
+        r = InplaceRelu.apply(b)
+        seen = [r is b, b._version, r.grad_fn.name()]
+        r.sum().backward()
+        return seen, a.grad
+    run_both(program)
+
+
+def test_once_differentiable_gradients_raise_when_differentiated_again():
+    def program(T):
+        from_mod = T.autograd.function.once_differentiable
+
+        class Twice(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            @from_mod
+            def backward(ctx, g):
+                return g * 3
+
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = T.autograd.grad((Twice.apply(x) ** 2).sum(), x, create_graph=True)
+        seen = [g.requires_grad, g.grad_fn.name(),
+                [f.name() for f, _ in g.grad_fn.next_functions]]
+        (g2,) = T.autograd.grad(Twice.apply(x).sum(), x, create_graph=True)
+        seen.append(g2.requires_grad)   # no incoming gradient requires grad: a plain tensor
+        try:
+            g.sum().backward()
+        except RuntimeError as e:
+            seen.append(str(e))
+        return seen, g
+    run_both(program)
+
+
+def test_backward_with_create_graph_warns_once_as_pytorch():
+    from torchish.autograd import engine_api
+    engine_api._CYCLE_WARNED[0] = False
+    x = torchish.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (x * x).sum().backward(create_graph=True)
+        first = x.grad.grad_fn
+        (x * x).sum().backward(create_graph=True)
+        torchish.autograd.grad((x * x).sum(), x, create_graph=True)
+    assert [str(w.message)[:60] for w in caught] == [
+        "Using backward() with create_graph=True will create a refere"]
+    assert caught[0].filename == __file__
+    # .grad holds a copy of the gradient (PyTorch's copy into a new tensor: no edge for it)
+    assert first.name() == "torch::autograd::CopyBackwards"
+    assert [None if f is None else f.name() for f, _ in first.next_functions] == [
+        None, "AddBackward0"]
+
+
+@pytest.mark.parametrize("op", ["tanh_", "sigmoid_", "exp_", "relu_", "sqrt_"])
+def test_inplace_op_saving_its_result_catches_a_later_change(op):
+    # these in-place ops' backward reads their result: changing it afterwards is PyTorch's
+    # "modified by an inplace operation" error at backward, not a silently wrong gradient
+    def program(T):
+        x = T.tensor([0.6, 1.2, 0.9], requires_grad=True)
+        y = x * 3
+        getattr(y, op)()
+        with T.no_grad():
+            y.mul_(1.0)
+        y.sum().backward()
+    theirs, ours = errors_of(program)
+    assert ours == theirs and ours[0] == "RuntimeError"

@@ -372,3 +372,76 @@ def test_cdist_gradients_are_named_after_its_fused_backward():
                              create_graph=True)
         return [facts(g) for g in gs], list(gs)
     run_both(program, rtol=1e-7, atol=1e-9)
+
+
+def _edges(g):
+    return [None if f is None else f.name() for f, _ in g.grad_fn.next_functions]
+
+
+def test_gradient_graphs_are_shaped_as_pytorchs():
+    # the gradient's node and its edges, in PyTorch's order: sum_to_size's view of a broadcast
+    # operand, `grad.mm(mat2.t())` led by the gradient, tanh_backward(grad, result) and
+    # `grad * result` reaching the input through the forward node, CopyBackwards' empty edge
+    def program(T):
+        F = T.nn.functional
+        x = T.tensor([[0.5], [-1.0], [2.0]], requires_grad=True)
+        w1 = T.tensor([[0.3], [-0.7]], requires_grad=True)
+        b1 = T.tensor([0.1, 0.2], requires_grad=True)
+        w2 = T.tensor([[0.5, -0.4]], requires_grad=True)
+        b2 = T.tensor([0.05], requires_grad=True)
+        u = F.linear(T.tanh(F.linear(x, w1, b1)), w2, b2)
+        (du,) = T.autograd.grad(u, x, T.ones_like(u), create_graph=True)
+        (gb,) = T.autograd.grad((u ** 2).sum(), b2, create_graph=True)
+        c = T.tensor([[1.0], [2.0]], requires_grad=True)
+        (gc,) = T.autograd.grad(((c + T.ones(3, 2, 4)) ** 2).sum(), c, create_graph=True)
+        v = T.tensor([0.5, -1.0], requires_grad=True)
+        (ge,) = T.autograd.grad((v.exp() * 2).sum(), v, create_graph=True)
+        (gs,) = T.autograd.grad((v.sigmoid() ** 2).sum(), v, create_graph=True)
+        tanh_node = du.grad_fn.next_functions[0][0]
+        out = [facts(du), _edges(du), [None if f is None else f.name()
+                                       for f, _ in tanh_node.next_functions],
+               facts(gb), _edges(gb), facts(gc), facts(ge), _edges(ge), _edges(gs)]
+        (d2u,) = T.autograd.grad(du.sum(), x, create_graph=True)
+        out += [d2u, facts(d2u), _edges(d2u)]
+        v.grad = None
+        (v.exp() ** 2).sum().backward(create_graph=True)
+        out += [v.grad, _edges(v.grad)]
+        return out
+    run_both(program)
+
+
+def test_second_order_through_inplace_ops():
+    # an in-place activation's gradient reads its result (tanh_, sigmoid_ on a view: the base's
+    # old value is what its producer made), so second derivatives reach the input through it
+    def program(T):
+        # (float64: float32 1 - tanh(6) ** 2 keeps few digits)
+        x = T.tensor([[0.5, -1.0], [2.0, -0.3]], dtype=T.float64, requires_grad=True)
+        out = []
+        for mode in range(3):
+            y = x * 3
+            if mode == 0:
+                y.tanh_()
+            elif mode == 1:
+                y[0].sigmoid_()
+            else:
+                y[:, 1].exp_()
+            (g,) = T.autograd.grad((y ** 2).sum(), x, create_graph=True)
+            (h,) = T.autograd.grad((g ** 2).sum(), x)
+            out += [g, h, facts(g)]
+        return out
+    run_both(program, rtol=1e-9, atol=1e-12)
+
+
+def test_matrix_product_gradient_nodes_take_pytorchs_transposes():
+    def program(T):
+        x = T.tensor([[0.5, -1.0, 0.2], [2.0, -0.3, 1.0]], requires_grad=True)
+        w = T.tensor([[0.1, 0.2], [0.3, -0.4], [0.5, 0.6]], requires_grad=True)
+        (gx, gw) = T.autograd.grad(((x @ w).tanh() ** 2).sum(), [x, w], create_graph=True)
+        out = []
+        for g in (gx, gw):
+            out.append([facts(g), _edges(g)])
+            out.append([[None if f is None else f.name() for f, _ in n.next_functions]
+                        for n, _ in g.grad_fn.next_functions if n is not None])
+        (d,) = T.autograd.grad((gx.sum() + gw.sum()), x, create_graph=True)
+        return out, gx, gw, d, facts(d)
+    run_both(program)

@@ -286,3 +286,42 @@ def test_functional_call_strict_unknown_and_repeated_keys():
     for a, b in zip(ours, theirs):
         if isinstance(b, list):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_dicts_keep_their_key_order_through_transforms():
+    # JAX rebuilds dicts with sorted keys; torch.func hands the function, and returns, the
+    # caller's order (per-sample gradients by vmap(grad(...)) over named_parameters)
+    def program(T):
+        model = T.nn.Linear(3, 2)
+        with T.no_grad():
+            model.weight.copy_(T.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+            model.bias.copy_(T.tensor([0.01, -0.02]))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        seen = []
+
+        def loss(p, x):
+            seen.append(list(p))
+            return T.func.functional_call(model, p, (x,)).pow(2).sum()
+        xs = T.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
+        per = T.func.vmap(T.func.grad(loss), in_dims=(None, 0))(params, xs)
+        jac = T.func.jacrev(loss)(params, xs[0])
+        return seen, [(k, v.tolist()) for k, v in per.items()], list(jac)
+    assert program(torch) == program(torchish)
+
+
+def test_transform_argument_errors_match_torch():
+    def program(T):
+        out = []
+        for fn, kw in [(lambda t: t * 2, {}), (lambda t: 3.0, {}),
+                       (lambda t: (t * 2).sum(), {"has_aux": True}),
+                       (lambda t: ((t * 2).sum(), 1), {"has_aux": True})]:
+            try:
+                T.func.grad(fn, **kw)(T.ones(2))
+            except Exception as e:  # noqa: BLE001 - comparing the exact error is the point
+                out.append((type(e).__name__, str(e)))
+        try:
+            T.func.vmap(lambda t: t.sum())(T.ones(3, 2), in_dims=1)
+        except TypeError as e:
+            out.append(str(e))
+        return out
+    assert program(torch) == program(torchish)

@@ -99,3 +99,60 @@ def test_reflected_division_is_a_reciprocal_product():
         x = T.tensor(values)
         assert (3.0 / x).tolist() == (x.reciprocal() * 3.0).tolist()
     assert (3.0 / torchish.tensor(values)).tolist() == (3.0 / torch.tensor(values)).tolist()
+
+
+# Ops PyTorch composes of other ops (einsum, tensordot, rms_norm, ...) record its inner nodes
+# when a graph is recorded: the whole graph below the output, node by node, is PyTorch's.
+# Leaves: x (3x4), w (4), s (3x3), a (2x3x4), b (2x4x5), q (1x2x3x4), k (1x2x5x4), all
+# requiring grad.
+COMPOSITES = [
+    "T.einsum('bij,bjk->bik', a, b)", "T.einsum('bhqd,bhkd->bhqk', q, k)",
+    "T.einsum('ij,j->i', x, w)", "T.einsum('ii->i', s)", "T.einsum('ij->ji', x)",
+    "T.einsum('ij->', x)", "T.einsum('i,j->ij', w, w)", "T.einsum('ik,kj->ji', x, x.t())",
+    "T.einsum('ij,ij->i', x, x)", "T.einsum('...ij,...jk->...ik', a, b[0])",
+    "T.einsum('ij,jk,kl->il', x, x.t(), x)", "T.einsum(x, [0, 1], w, [1], [0])",
+    "T.tensordot(a, b, ([2], [1]))", "T.tensordot(x, x, 2)",
+    "T.tensordot(x, x.t(), ([0, 1], [1, 0]))",
+    "T.inner(x, x)", "T.inner(w, w)", "T.outer(w, w)", "T.kron(x, s)",
+    "T.diff(x, n=2, prepend=x[:, :1])", "T.diff(x, n=0)", "T.diag(w)", "T.diag(s, 1)",
+    "T.block_diag(x, w)", "T.nanmean(x, 1)", "T.repeat_interleave(x, 2, dim=0)",
+    "T.repeat_interleave(w, T.tensor([1, 2, 0, 1]))", "T.trapezoid(x)", "T.trapezoid(x, w)",
+    "T.gradient(x, spacing=0.5, edge_order=2)[1]", "T.combinations(w, 2)",
+    "T.linalg.vander(w)", "T.special.ndtr(x)", "F.rms_norm(x, (4,), w)",
+    "F.rms_norm(a, (3, 4))", "F.cosine_similarity(x, w, -1)", "F.pairwise_distance(x, w)",
+    "F.softsign(x)", "F.tanhshrink(x)", "F.local_response_norm(a, 2)",
+    "F.pad(a, (1, 2, -1, 1), mode='circular')", "T.quantile(x, 0.3, dim=1)",
+    "x.nanquantile(T.tensor([0.2, 0.9]), 0, keepdim=True)", "T.cumulative_trapezoid(x, w)",
+]
+
+
+def _graph(T, program):
+    T.manual_seed(0)
+    leaves = dict(x=T.randn(3, 4), w=T.randn(4), s=T.randn(3, 3), a=T.randn(2, 3, 4),
+                  b=T.randn(2, 4, 5), q=T.randn(1, 2, 3, 4), k=T.randn(1, 2, 5, 4))
+    for v in leaves.values():
+        v.requires_grad_()
+    out = eval(program, dict(T=T, F=T.nn.functional, **leaves))  # noqa: S307 - fixed programs
+    names, seen, stack = [], set(), [(out.grad_fn, 0)]
+    while stack:   # depth first, each node once
+        fn, depth = stack.pop()
+        names.append((depth, None if fn is None else fn.name()))
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        stack.extend((f, depth + 1) for f, _ in reversed(fn.next_functions))
+    grads = T.autograd.grad(out.sum(), list(leaves.values()), allow_unused=True)
+    return names, out.tolist(), [None if g is None else g.tolist() for g in grads]
+
+
+@pytest.mark.parametrize("program", COMPOSITES)
+def test_composite_records_pytorchs_inner_nodes(program):
+    names, value, grads = _graph(torchish, program)
+    t_names, t_value, t_grads = _graph(torch, program)
+    assert names == t_names
+    np = pytest.importorskip("numpy")
+    np.testing.assert_allclose(value, t_value, rtol=1e-5, atol=1e-6)
+    for g, t_g in zip(grads, t_grads):
+        assert (g is None) == (t_g is None)
+        if g is not None:
+            np.testing.assert_allclose(g, t_g, rtol=1e-5, atol=1e-6)

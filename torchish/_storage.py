@@ -23,6 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._eager_jit import eager_jit
+
 
 class Storage:
     __slots__ = ("data", "device", "__weakref__")
@@ -259,8 +261,8 @@ def _reinterpret(x, dtype, shape, like):
 @functools.lru_cache(maxsize=1024)
 def _compiled_reinterpret(dtype, shape, with_like):
     if with_like:
-        return jax.jit(lambda x, like: _reinterpret(x, dtype, shape, like))
-    return jax.jit(lambda x: _reinterpret(x, dtype, shape, None))
+        return eager_jit(lambda x, like: _reinterpret(x, dtype, shape, like))
+    return eager_jit(lambda x: _reinterpret(x, dtype, shape, None))
 
 
 def reinterpret(x, dtype, shape, like=None):
@@ -481,7 +483,7 @@ def apply_template(x, template, offsets):
 
 @functools.lru_cache(maxsize=4096)
 def _compiled_template(template):
-    return jax.jit(lambda base, offsets: apply_template(base, template, offsets))
+    return eager_jit(lambda base, offsets: apply_template(base, template, offsets))
 
 
 def read_view(base, steps):
@@ -507,7 +509,12 @@ def write_view(base, view, value):
         inner = write_view(_reinterpret(base, first[1], first[2], None),
                            View(view.steps[1:], view.size, view.stride, view.offset), value)
         return _reinterpret(inner, base.dtype, base.shape, base)
-    idx = view.index_map().reshape(-1)
+    return _scatter_flat(base, view.index_map().reshape(-1), value)
+
+
+@eager_jit
+def _scatter_flat(base, idx, value):
+    # jitted: an eager scatter costs ~1 ms of tracing per in-place write through a view
     return base.reshape(-1).at[idx].set(value.reshape(-1)).reshape(base.shape)
 
 

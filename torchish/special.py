@@ -4,6 +4,8 @@ declared in `_ops/pointwise_math.py` under `special_*`."""
 from ._ops.registry import REGISTRY as _REGISTRY
 from ._unsupported import module_getattr
 from . import _ops  # noqa: F401  (fills the registry)
+from ._ops.pointwise import _add_scalar, _mul_scalar
+from ._ops.recording import records as _records
 
 
 def _reg(name):
@@ -33,7 +35,14 @@ erfcx = _reg("special_erfcx")
 i0e = _reg("special_i0e")
 i1 = _reg("special_i1")
 i1e = _reg("special_i1e")
-ndtr = _reg("special_ndtr")
+_ndtr = _reg("special_ndtr")
+
+
+def ndtr(input):
+    if _records(input):   # PyTorch's composite, op by op: (1 + erf(x / sqrt(2))) * 0.5
+        return _mul_scalar(_add_scalar(erf(_mul_scalar(input, 0.70710678118654752440)), 1),
+                           0.5)
+    return _ndtr(input)
 ndtri = _reg("special_ndtri")
 log_ndtr = _reg("special_log_ndtr")
 xlog1py = _reg("special_xlog1py")

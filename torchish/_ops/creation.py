@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._device import device as Device, get_default_device, jax_device, CPU
 from .._tensor import (Size, Tensor, _wrap, _to_python, like_layout, memory_order,
@@ -215,7 +216,7 @@ def _filler(size, np_dtype, jdev):
     """A compiled `full` for one shape/dtype/device: ~10 us a call instead of ~60 us for an
     uncached `jnp.full`; the fill value is an argument, so every value shares it."""
     sharding = jax.sharding.SingleDeviceSharding(jdev)
-    return jax.jit(lambda v: jnp.full(size, v, dtype=np_dtype), out_shardings=sharding)
+    return eager_jit(lambda v: jnp.full(size, v, dtype=np_dtype), out_shardings=sharding)
 
 
 def _filled(size, value, dtype, device, requires_grad):

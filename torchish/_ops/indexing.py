@@ -14,7 +14,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .. import _dtype as dt
-from .._storage import apply_template, split_steps
+from .._storage import _apply_steps, apply_template, split_steps
+from ..autograd import grad_mode
 from .registry import Promote, op, check_inplace
 from .pointwise import _overload
 
@@ -26,28 +27,56 @@ def _is_basic(item):
         not isinstance(item, bool)
 
 
-def _expand_ellipsis(key, ndim):
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis and not (
+def _consumed(key):
+    """How many dims of the input a key indexes."""
+    return sum(1 for k in key if k is not None and k is not Ellipsis and not (
         isinstance(k, Tensor) and k.dtype is dt.bool) and not isinstance(k, bool)) + sum(
         k.ndim for k in key if isinstance(k, Tensor) and k.dtype is dt.bool)
-    out = []
+
+
+def _expand_ellipsis(key, ndim, positions=False, consumed=None):
+    """The key with its `...` expanded; with `positions`, also each item's place in `key`."""
+    if consumed is None:
+        consumed = _consumed(key)
+    out, pos = [], []
     first = True
-    for k in key:
+    for i, k in enumerate(key):
         if k is Ellipsis:  # PyTorch expands the first `...`; later ones select nothing
             if first:
                 out.extend([slice(None)] * max(ndim - consumed, 0))
+                pos.extend([i] * max(ndim - consumed, 0))
             first = False
         else:
             out.append(k)
-    return out
+            pos.append(i)
+    return (out, pos) if positions else out
 
 
-def basic_steps(shape, key):
-    """View steps for a basic index key (ints, slices, None), with PyTorch's errors."""
+def _index_error(key, i, k, n, ndim):
+    """PyTorch's error for an int `k` out of range (item `i` of the expanded `key`): the key
+    as a whole is checked first, and the dim named is the int's place in the user's key."""
+    if _consumed(key) > ndim:
+        return IndexError(f"too many indices for tensor of dimension {ndim}")
+    where = _expand_ellipsis(key, ndim, positions=True)[1][i]
+    return IndexError(f"index {k} is out of bounds for dimension {where} with size {n}")
+
+
+def _expand_basic(key, ndim):
+    """`_expand_ellipsis` for a key of ints, slices, None and `...` only (the fast path)."""
+    if Ellipsis not in key:
+        return key
+    i = key.index(Ellipsis)
+    fill = max(ndim - (len(key) - key.count(None) - key.count(Ellipsis)), 0)
+    return key[:i] + (slice(None),) * fill + tuple(k for k in key[i + 1:] if k is not Ellipsis)
+
+
+def basic_steps(shape, key, user_key=None):
+    """View steps for a basic index key (ints, slices, None), with PyTorch's errors;
+    `user_key`: the key before its `...` was expanded (for error messages)."""
     steps = []
     dim = 0  # position in the output being built
     src = 0  # position in the input
-    for k in key:
+    for i, k in enumerate(key):
         if k is None:
             steps.append(("unsqueeze", dim))
             dim += 1
@@ -59,13 +88,14 @@ def basic_steps(shape, key):
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
             start, stop, step = k.indices(n)
-            if not (start == 0 and stop == n and step == 1):
-                stop = max(stop, start)
-                steps.append(("slice", dim, start, stop, step))
+            # skipped when it names the whole dim, but PyTorch keeps one with a negative
+            # start even then (`x[-3:, 0]` of 3 rows records a SliceBackward0)
+            if step != 1 or stop != n or start != 0 or k.start is not None and k.start != 0:
+                steps.append(("slice", dim, start, max(stop, start), step))
             dim += 1
         else:
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for dimension {src} with size {n}")
+                raise _index_error(key if user_key is None else user_key, i, k, n, len(shape))
             steps.append(("select", dim, k % n))
         src += 1
     return tuple(steps)
@@ -104,16 +134,31 @@ def _indexed_view(input, offsets, template):
     return apply_template(input, template, offsets)
 
 
+def _records(t):
+    """Whether an op on `t` records a graph node (grad mode on and `t` requires grad)."""
+    return grad_mode.GRAD_ENABLED[0] and (t._grad_fn is not None or t._requires_grad)
+
+
 def basic_view(input, steps):
     """`input` viewed through basic-indexing steps (select / slice / unsqueeze)."""
+    if len(steps) > 1 and _records(input):
+        # PyTorch applies a key dim by dim and records a node per step (`x[0, 0]` is two
+        # SelectBackward0); without a graph one fused view does the same in one dispatch
+        for step in steps:
+            template, offsets = split_steps((step,))
+            input = _indexed_view(input, offsets, template)
+        return input
     template, offsets = split_steps(steps)
     return _indexed_view(input, offsets, template)
 
 
 @op(promote=P.NONE, grad_fn="IndexBackward0", saves=("indices",), function=False,
     method=False)
-def _advanced_index(input, indices, key):
-    return input[_rebuild_key(key, indices)]
+def _advanced_index(input, indices, key, steps=()):
+    # `steps`: the key's basic part (ints, slices, None, bool scalars), applied first as in
+    # PyTorch, so an int never counts as an advanced index (NumPy would move the indexed dims
+    # of `x[:, idx, :, 0]` to the front)
+    return _apply_steps(input, steps)[_rebuild_key(key, indices)]
 
 
 def _rebuild_key(key, arrays):
@@ -123,6 +168,8 @@ def _rebuild_key(key, arrays):
             out.append(arrays[k[1]])
         elif isinstance(k, tuple) and k and k[0] == "S":
             out.append(slice(*k[1:]))
+        elif isinstance(k, tuple) and k and k[0] == "B":   # a bool scalar's size-1 dim
+            out.append(np.zeros(int(k[1]), np.int64))
         else:
             out.append(k)
     return tuple(out)
@@ -132,6 +179,9 @@ def _to_index_tensor(k):
     from .creation import tensor
     if isinstance(k, Tensor):
         return k
+    if isinstance(k, float):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         "Variables are valid indices (got float)")
     arr = np.asarray(k)
     if arr.dtype == np.bool_:
         return tensor(arr)
@@ -143,59 +193,82 @@ def _to_index_tensor(k):
 
 
 def _normalize_key(self, key):
-    """(basic steps or None, advanced key, index tensors) for a user key."""
+    """(basic steps, advanced key, index tensors) for a user key; the advanced key is None
+    for a basic key. As PyTorch, the basic part of a mixed key (ints, slices, None, bool
+    scalars) is applied first, as view steps; the advanced key then indexes the result with
+    index tensors and full slices only."""
     if not isinstance(key, tuple):
         key = (key,)
     if all(_is_basic(k) for k in key):
-        return basic_steps(self.shape, _expand_ellipsis(key, self.ndim)), None, None
-    items = []
-    for k in key:
-        if _is_basic(k):
-            items.append(k)
-        elif isinstance(k, bool):
-            items.append(_to_index_tensor(np.array(k)))
-        else:
-            items.append(_to_index_tensor(k))
-    items = _expand_ellipsis(items, self.ndim)
-    static, arrays = [], []
-    dim = 0
-    for k in items:
+        return basic_steps(self.shape, _expand_basic(key, self.ndim), key), None, None
+    if any(isinstance(k, np.integer) for k in key):   # a NumPy int is an int (a select)
+        return _normalize_key(self, tuple(int(k) if isinstance(k, np.integer) else k
+                                          for k in key))
+    items = [k if _is_basic(k) or isinstance(k, bool) else _to_index_tensor(k) for k in key]
+    consumed = _consumed(items)
+    if consumed > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    items, where = _expand_ellipsis(items, self.ndim, True, consumed)
+    steps, static, arrays = [], [], []
+    shapes, checks = [], []   # the index tensors' shapes; their bounds checks, for later
+    shape = list(self.shape)   # the shape after the steps so far
+    dim = 0   # position in that shape
+    for i, k in enumerate(items):
+        if isinstance(k, Tensor) and k.dtype is dt.bool and k.ndim == 0 and not isinstance(
+                k._data, jax.core.Tracer):
+            k = bool(k.item())
+        if k is None or isinstance(k, bool):
+            # None: a new dim; True / False: a new dim indexed by [0] / [] (a copy)
+            steps.append(("unsqueeze", dim))
+            shape.insert(dim, 1)
+            static.append(("S", None, None, None) if k is None else ("B", k))
+            if k is not None:
+                shapes.append((int(k),))
+            dim += 1
+            continue
         if isinstance(k, Tensor):
             if k.dtype is dt.bool:
-                if k.ndim == 0:
-                    static.append(None)  # x[True] adds a dim of size 1 (or 0 for False)
-                    if not bool(k.item()):
-                        static[-1] = ("S", 0, 0, None)
-                    continue
-                _check_mask(self, k, dim)
+                _check_mask(shape, k, dim)
                 for idx in np.nonzero(np.asarray(k._data)):
                     static.append(("T", len(arrays)))
                     arrays.append(_int_tensor(idx))
+                    shapes.append(idx.shape)
                 dim += k.ndim
                 continue
             if k.dtype.is_floating_point or k.dtype.is_complex:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
-            _check_bounds(self, k, dim)
+            checks.append((k, len(shapes), shape[dim]))
+            shapes.append(k._data.shape)
             static.append(("T", len(arrays)))
             arrays.append(k)
-            dim += 1
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
-            static.append(("S", k.start, k.stop, k.step))
-            dim += 1
-        elif k is None:
-            static.append(None)
+            n = shape[dim]
+            start, stop, step = k.indices(n)
+            if step != 1 or stop != n or start != 0 or k.start is not None and k.start != 0:
+                steps.append(("slice", dim, start, max(stop, start), step))
+                shape[dim] = len(range(start, stop, step))
+            static.append(("S", None, None, None))
         else:
-            n = self.shape[dim]
+            n = shape[dim]
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
-            static.append(k)
-            dim += 1
-    if dim > self.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-    return None, tuple(static), arrays
+                raise IndexError(f"index {k} is out of bounds for dimension {where[i]} with "
+                                 f"size {n}")
+            steps.append(("select", dim, k % n))
+            del shape[dim]
+            continue
+        dim += 1
+    if len(shapes) > 1:
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
+    for k, position, n in checks:   # (PyTorch names the dim among the indexed ones)
+        _check_bounds(k, position, n)
+    return tuple(steps), tuple(static), arrays
 
 
 def _int_tensor(idx):
@@ -203,23 +276,19 @@ def _int_tensor(idx):
     return tensor(np.asarray(idx, dtype=np.int64))
 
 
-def _check_mask(self, mask, dim):
-    shape = self.shape[dim:dim + mask.ndim]
-    for i, (a, b) in enumerate(zip(mask.shape, shape)):
+def _check_mask(shape, mask, dim):
+    for i, (a, b) in enumerate(zip(mask.shape, shape[dim:dim + mask.ndim])):
         if a != b:
             raise IndexError(f"The shape of the mask [{', '.join(map(str, mask.shape))}] at "
                              f"index {i} does not match the shape of the indexed tensor "
-                             f"[{', '.join(map(str, self.shape))}] at index {dim + i}")
+                             f"[{', '.join(map(str, shape))}] at index {dim + i}")
 
 
-def _check_bounds(self, index, dim):
-    if dim >= self.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+def _check_bounds(index, dim, n):
     data = index._data
     if isinstance(data, jax.core.Tracer) or index.numel() == 0:
         return
     arr = np.asarray(data)
-    n = self.shape[dim]
     bad = (arr >= n) | (arr < -n)
     if bad.any():
         v = int(arr[bad].reshape(-1)[0])
@@ -227,15 +296,18 @@ def _check_bounds(self, index, dim):
 
 
 def getitem(self, key):
-    if isinstance(key, bool) or isinstance(key, Tensor) and key.dtype is dt.bool and \
-            key.ndim == 0:
-        # x[True] / x[False]: a new leading dim of size 1 / 0
-        return basic_view(self, (("unsqueeze", 0),) + (() if bool(key) else (
-            ("slice", 0, 0, 0, 1),)))
-    steps, static, arrays = _normalize_key(self, _int_scalars(key))
-    if steps is not None:
+    key = _int_scalars(key)
+    if isinstance(key, slice):
+        # a lone slice records a SliceBackward0 even when it covers the whole dim
+        # (`x[:]`), where `x[:, :]` is an alias
+        steps = basic_steps(self.shape, (key,)) or (("slice", 0, 0, self.shape[0], 1),)
         return basic_view(self, steps)
-    return _advanced_index(self, arrays, static)
+    steps, static, arrays = _normalize_key(self, key)
+    if static is None:
+        return basic_view(self, steps)
+    if steps and _records(self):
+        return _advanced_index(basic_view(self, steps), arrays, static)
+    return _advanced_index(self, arrays, static, steps)
 
 
 def _int_scalars(key):
@@ -337,26 +409,46 @@ def setitem(self, key, value):
         check_inplace(self)
         Tensor._mask_put_(self, key[0], value)
         return
-    steps, static, arrays = _normalize_key(self, key)
+    if len(key) == 1 and isinstance(key[0], bool):
+        # a lone bool: PyTorch writes `x.unsqueeze(0)` for True, nothing for False
+        if not key[0]:
+            return
+        steps, static, arrays = (("unsqueeze", 0),), None, None
+    else:
+        steps, static, arrays = _normalize_key(self, _int_scalars(key))
     if not isinstance(value, Tensor):
         from .creation import tensor
         value = tensor(value, dtype=self.dtype, device=self.device)
-    if steps is not None:
-        # through a view, as PyTorch: the base gets CopySlices
-        target = basic_view(self, steps) if steps else self
+    # through a view, as PyTorch: the base gets CopySlices
+    target = basic_view(self, steps) if steps else self
+    if static is None and value.ndim == 0 and target.shape != value.shape:
+        target._fill_(value)   # (PyTorch fills from a 0-dim value: FillBackward3)
+        return
+    if value.ndim and value.shape[0] == 1 and (static is not None or
+                                               value.shape != target.shape):
+        # PyTorch views the value without its leading size-1 dims first (ViewBackward0)
+        lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+        value = value.view(value.shape[lead:])
+    if static is None:
+        if value.shape != target.shape and (value.ndim > target.ndim or _records(value)):
+            value = value.expand(target.shape)   # (PyTorch's node, and its error)
         target.copy_(value)
         return
-    check_inplace(self)
-    Tensor._index_put_(self, arrays, value, static)
+    check_inplace(target)
+    Tensor._index_put_(target, arrays, value, static)
 
 
 def index_put_(self, indices, values, accumulate=False):
-    _, static, arrays = _normalize_key(self, tuple(indices))
-    return Tensor._index_put_(self, arrays, values, static, accumulate)
+    steps, static, arrays = _normalize_key(self, tuple(indices))
+    target = basic_view(self, steps) if steps else self
+    Tensor._index_put_(target, arrays, values, static, accumulate)
+    return self
 
 
 def index_put(self, indices, values, accumulate=False):
-    _, static, arrays = _normalize_key(self, tuple(indices))
+    steps, static, arrays = _normalize_key(self, tuple(indices))
+    if steps:   # (a 0-d bool index: a new dim)
+        return index_put_(self.clone(), indices, values, accumulate)
     return _index_put(self, arrays, values, static, accumulate)
 
 

@@ -11,6 +11,7 @@ from .. import _dtype as dt
 from ..autograd import grad_mode
 from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
+from .recording import composite
 from .registry import Promote, op
 
 P = Promote
@@ -321,10 +322,25 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _add_scaled(input, _product(_outer, vec1, vec2), beta, alpha)
 
 
+def _check_1d(x, name):
+    if x.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.ndim}-D")
+
+
 @op(promote=P.DEFAULT, grad_fn="MulBackward0", aliases=("ger",),
     saves={"input": ("vec2",), "vec2": ("input",)})
 def outer(input, vec2):
+    _check_1d(input, "self")
+    _check_1d(vec2, "vec2")
     return _outer(input, vec2)
+
+
+def _outer_steps(input, vec2):
+    """PyTorch's outer: the first vector as a column times the second (ViewBackward0 under
+    MulBackward0)."""
+    _check_1d(input, "self")
+    _check_1d(vec2, "vec2")
+    return input.reshape(input.shape[0], 1) * vec2
 
 
 @op(promote=P.DEFAULT, grad_fn="ViewBackward0", method=False, tensors=("operands",))
@@ -368,17 +384,161 @@ def einsum(*args):
         i, x = next((i, x) for i, x in enumerate(operands) if not isinstance(x, Tensor))
         raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
                         f"{type(x).__name__}")
-    return _einsum(einsum_plan(equation, shapes), list(operands))
+    plan = einsum_plan(equation, shapes)
+    if any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled():
+        return _einsum_steps(plan, list(operands))
+    return _einsum(plan, list(operands))
 
 
-@op(promote=P.DEFAULT, grad_fn="TensordotBackward0", method=False)
-def tensordot(a, b, dims=2):
+def _einsum_labels(plan):
+    """The checked explicit equation as per-operand label lists ('...' one item) and the
+    output's."""
+    lhs, rhs = plan.split("->")
+
+    def labels(text):
+        return ["..." if t == "." else t for t in text.replace("...", ".")]
+    return [labels(t) for t in lhs.split(",")], labels(rhs)
+
+
+def _einsum_steps(plan, operands):
+    """PyTorch's einsum op by op, for the graph it records: each operand permuted to one
+    dim order (output dims, then contracted ones; diagonals for repeated labels, size-1 dims
+    for missing ones), then pairwise products (`_sumproduct_pair`: mul, or permute, reshape,
+    bmm, view, permute), in opt_einsum's order for three or more operands."""
+    ins, out = _einsum_labels(plan)
+    ell = max((x.ndim - len(labs) + 1 for labs, x in zip(ins, operands) if "..." in labs),
+              default=0)
+    index, n = {}, 0
+    for lab in out:
+        if lab == "...":
+            ell_index, n = n, n + ell
+        else:
+            index[lab], n = n, n + 1
+    out_size = n
+    if "..." not in out:
+        ell_index, n = n, n + ell
+    for lab in sorted({lab for labs in ins for lab in labs if lab != "..."}):
+        if lab not in index:
+            index[lab], n = n, n + 1
+    ops = []
+    for labs, x in zip(ins, operands):
+        perm, first, j = [-1] * n, {}, 0
+        for lab in labs:
+            if lab == "...":   # (missing leading dims are added below, as size 1)
+                for k in range(ell - (x.ndim - len(labs) + 1), ell):
+                    perm[ell_index + k], j = j, j + 1
+            elif lab in first:   # a repeated label: its diagonal, where the label first was
+                x = x.diagonal(0, first[lab], j).movedim(-1, first[lab])
+            else:
+                first[lab] = j
+                perm[index[lab]], j = j, j + 1
+        for k in range(n):   # size-1 dims for labels (and ellipsis dims) this operand lacks
+            if perm[k] == -1:
+                x = x.unsqueeze(j)
+                perm[k], j = j, j + 1
+        ops.append(x.permute(perm))
+    if len(ops) == 1:
+        if n > out_size:
+            return ops[0].sum(list(range(out_size, n)))
+        return ops[0]
+    counts = [sum(op.shape[d] != 1 for op in ops) if d >= out_size else 0 for d in range(n)]
+    path = None
+    if len(ops) > 2:
+        import opt_einsum
+        path = opt_einsum.contract_path(plan, *[tuple(x.shape) for x in operands],
+                                        shapes=True, optimize="auto")[0]
+        if any(len(pair) != 2 for pair in path):   # not a path of pairs: no graph to match
+            return _einsum(plan, operands)
+    step = 0
+    while len(ops) > 1:
+        i, j = (0, 1) if path is None else sorted(path[step])
+        step += 1
+        a, b = ops[i], ops[j]
+        del ops[j], ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(out_size, n):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:
+                    sum_dims.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:
+                if a.shape[d] != 1:
+                    a_sum.append(d)
+                    counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_sum.append(d)
+                    counts[d] = 0
+        if a_sum:
+            a = a.sum(a_sum, keepdim=True)
+        if b_sum:
+            b = b.sum(b_sum, keepdim=True)
+        product = _sumproduct_pair(a, b, sum_dims)
+        if path is None:
+            ops.insert(0, product)
+        else:
+            ops.append(product)
+    result = ops[0]
+    if n > out_size:   # the contracted dims, all of size 1 now
+        return result.view(tuple(result.shape[:out_size]))
+    return result
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """The product of two operands of equal rank summed over `sum_dims` (kept, as size 1):
+    dims in both (lro), only in the left (lo) or right (ro) become the batch, rows and
+    columns of one bmm."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for d in range(left.ndim):
+        sl, sr = left.shape[d] != 1, right.shape[d] != 1
+        if d in sum_dims:
+            if sl and sr:
+                sum_size *= left.shape[d]
+            elif sl:
+                left = left.sum(d, keepdim=True)
+            elif sr:
+                right = right.sum(d, keepdim=True)
+        elif sl and sr:
+            lro.append(d)
+            lro_size *= left.shape[d]
+        elif sl:
+            lo.append(d)
+            lo_size *= left.shape[d]
+        else:
+            ro.append(d)
+            ro_size *= right.shape[d]
+    if lo and ro and ro[-1] < lo[0]:   # bmm then yields the output's dim order directly
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    out_shape = [left.shape[d] for d in lro] + [left.shape[d] for d in lo] + \
+        [1] * len(sum_dims) + [right.shape[d] for d in ro]
+    lperm = lro + lo + list(sum_dims) + ro
+    rperm = lro + list(sum_dims) + ro + lo
+    operm = [0] * len(out_shape)
+    for k, d in enumerate(lro + lo + list(sum_dims) + ro):
+        operm[d] = k
+    left = left.permute(lperm).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(rperm).reshape(lro_size, sum_size, ro_size)
+    return bmm(left, right).view(out_shape).permute(operm)
+
+
+def _tensordot_dims(a, b, dims):
+    """The contracted dims of `a` and `b` (non-negative), after PyTorch's checks."""
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
         da, db = tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims))
     else:
         da, db = (tuple(d) if isinstance(d, (tuple, list)) else (d,) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     da = tuple(d % a.ndim for d in da)
     db = tuple(d % b.ndim for d in db)
     for x, y in zip(da, db):
@@ -386,12 +546,47 @@ def tensordot(a, b, dims=2):
         if s1 != s2 and s1 != 1 and s2 != 1:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} "
                                f"in dim {x} and second has size {s2} in dim {y}")
+    return da, db
+
+
+@op(promote=P.NONE, grad_fn="TensordotBackward0", method=False)
+def tensordot(a, b, dims=2):
+    da, db = _tensordot_dims(a, b, dims)
+    for x, y in zip(da, db):
+        s1, s2 = a.shape[x], b.shape[y]
         # PyTorch broadcasts a contracted size-1 dim: sum the other operand over it
-        if s1 == 1 and s2 != 1:
-            b = jnp.sum(b, axis=y, keepdims=True)
-        elif s2 == 1 and s1 != 1:
+        if s2 == 1:
             a = jnp.sum(a, axis=x, keepdims=True)
+        elif s1 == 1:
+            b = jnp.sum(b, axis=y, keepdims=True)
     return jnp.tensordot(a, b, axes=(da, db))
+
+
+def _tensordot_steps(a, b, dims=2):
+    """PyTorch's tensordot op by op: the free dims of `a` first and of `b` last (permutes),
+    one mm of the two as matrices (a dot when both are vectors), reshaped to the result."""
+    da, db = _tensordot_dims(a, b, dims)
+    t1, t2, csize = a, b, 1
+    for x, y in zip(da, db):
+        s1, s2 = a.shape[x], b.shape[y]
+        if s2 == 1:   # a broadcast contracted dim is summed away first
+            t1 = t1.sum(x, keepdim=True)
+        elif s1 == 1:
+            t2 = t2.sum(y, keepdim=True)
+        else:
+            csize *= s1
+    free1 = [i for i in range(a.ndim) if i not in da]
+    free2 = [i for i in range(b.ndim) if i not in db]
+    size1 = math.prod(t1.shape[i] for i in free1)
+    size2 = math.prod(t2.shape[i] for i in free2)
+    shape = [t1.shape[i] for i in free1] + [t2.shape[i] for i in free2]
+    t1 = t1.permute(free1 + list(da))
+    t2 = t2.permute(list(db) + free2)
+    if size1 == 1 and size2 == 1:   # a full contraction: dot, or an elementwise product
+        if t1.is_contiguous() and t2.is_contiguous():
+            return dot(t1.flatten(), t2.flatten()).reshape(shape)
+        return (t1.squeeze() * t2.squeeze()).sum().reshape(shape)
+    return mm(t1.reshape(size1, csize), t2.reshape(csize, size2)).reshape(shape)
 
 
 @op(promote=P.DEFAULT, grad_fn="KronBackward0")
@@ -404,6 +599,18 @@ def kron(input, other):
             sum(((1, n) for n in b.shape), ()))
         return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
     return jnp.kron(input, other)
+
+
+def _kron_steps(input, other):
+    """PyTorch's kron: the operands viewed with interleaved size-1 dims, multiplied, and the
+    product viewed as the result (UnsafeViewBackward0 around MulBackward0)."""
+    from .shape import _reshape_copy as unsafe_view
+    nd = max(input.ndim, other.ndim)
+    a = (1,) * (nd - input.ndim) + tuple(input.shape)
+    b = (1,) * (nd - other.ndim) + tuple(other.shape)
+    product = unsafe_view(input, sum(((n, 1) for n in a), ())) * \
+        unsafe_view(other, sum(((1, n) for n in b), ()))
+    return unsafe_view(product, tuple(x * y for x, y in zip(a, b)))
 
 
 @op(promote=P.DEFAULT, grad_fn="LinalgCrossBackward0")
@@ -756,15 +963,27 @@ def _inner_name(kinds, statics):
     return "MulBackward0" if kinds[0][1] or kinds[1][1] else "ViewBackward0"
 
 
+def _inner_check(input, other):
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+
+
 @op(promote=P.DEFAULT, grad_fn=_inner_name)
 def inner(input, other):
     """Sum over the last dims of both (a product when either is 0-d)."""
     if input.ndim == 0 or other.ndim == 0:
         return input * other
-    if input.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
-                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    _inner_check(input, other)
     return jnp.tensordot(input, other, axes=((-1,), (-1,)))
+
+
+def _inner_steps(input, other):
+    """PyTorch's inner: a product when either is 0-d, else tensordot's graph."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    _inner_check(input, other)
+    return _tensordot_steps(input, other, ([-1], [-1]))
 
 
 def _float_input(name, A):
@@ -856,3 +1075,9 @@ def _bind():
 _bind()
 PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance", "slogdet",
          "logdet", "matrix_exp", "chain_matmul"]
+# ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
+for _name, _steps in (("outer", _outer_steps), ("tensordot", _tensordot_steps),
+                      ("inner", _inner_steps), ("kron", _kron_steps)):
+    _fns = composite(_name, _steps)
+    globals().update(_fns)
+    PLAIN += list(_fns)

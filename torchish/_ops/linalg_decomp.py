@@ -612,7 +612,23 @@ def linalg_vander(x, N=None):
 
 
 def vander(x, *, N=None):
+    from .. import _tensor
+    from ..autograd import grad_mode
+    if isinstance(x, _tensor.Tensor) and x.requires_grad and grad_mode.is_grad_enabled():
+        return _vander_steps(x, N)
     return linalg_vander(x, N)
+
+
+def _vander_steps(x, N):
+    """PyTorch's linalg.vander op by op: a column of ones beside the cumulative products of
+    the expanded points."""
+    from .shape import cat
+    x = x.unsqueeze(-1) if x.ndim == 0 else x
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)).cumprod(-1)
+    return cat([powers.new_ones(tuple(x.shape) + (1,)), powers], -1)
 
 
 def cond(A, p=None):

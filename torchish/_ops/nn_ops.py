@@ -376,6 +376,14 @@ def _pairwise_distance(x1, x2, p, eps, keepdim):
     return _vector_norm(d, float(p), (nd - 1,), keepdim)
 
 
+@op("_norm_dim", promote=P.NONE, grad_fn="NormBackward1", **_NN, tensors=("input",))
+def _norm_dim(input, p, dim, keepdim):
+    """ATen's `norm(Tensor, Scalar p, int[] dim, bool keepdim)` (NormBackward1)."""
+    if input.ndim == 0:
+        return _vector_norm(input.reshape(1), float(p), (0,), False).reshape(())
+    return _vector_norm(input, float(p), (dim,), keepdim)
+
+
 @op("_pdist", promote=P.NONE, grad_fn="PdistBackward0", **_NN, tensors=("input",))
 def _pdist(input, p):
     n = input.shape[0]

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 import numpy as np
 
+from .._eager_jit import eager_jit
 from .registry import REGISTRY, Promote, op
 from .return_types import RETURN_TYPES
 
@@ -121,6 +122,21 @@ def _div_scalar(input, other):
     return input / other
 
 
+# ATen's `add(Tensor, Scalar)` (AddBackward1, no edge for the number), which C++ composites
+# such as rms_norm and pairwise_distance record; Python's `x + 1` is AddBackward0.
+@op("_add_scalar", grad_fn="AddBackward1", tensors=("input", "other"), function=False,
+    method=False, saves=(), scalar_operands=("other",), opmath_scalars=True)
+def _add_scalar(input, other):
+    return input + other
+
+
+# ATen's `mul(Tensor, Scalar)` (MulBackward1), as C++ composites (ndtr) record it
+@op("_mul_scalar", grad_fn="MulBackward1", tensors=("input", "other"), function=False,
+    method=False, saves=(), scalar_operands=("other",), opmath_scalars=True)
+def _mul_scalar(input, other):
+    return input * other
+
+
 @op(grad_fn="FloorDivideBackward0", inplace=True, differentiable=False,
     dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"), scalar_operands=True)
 def floor_divide(input, other):
@@ -154,7 +170,7 @@ def fmod(input, other):
 # operands when they are concrete, and raises what it returns once the forward has run (shape
 # and dtype errors come first, as in PyTorch). Under tracing (torchish.compile, jax.jit, vmap)
 # nothing is checked and the result at a zero divisor is XLA's.
-_any_zero = jax.jit(lambda x: jnp.any(x == 0))  # one fused compare-and-reduce dispatch
+_any_zero = eager_jit(lambda x: jnp.any(x == 0))  # one fused compare-and-reduce dispatch
 
 
 def _integer_divisor_check(compute, input, other, rounding_mode="floor", **_):

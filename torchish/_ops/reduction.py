@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from .._warnings import user_stacklevel
+from ..autograd import grad_mode
+from .recording import composite
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
@@ -105,6 +107,13 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     _mean_dtype("nanmean", dtype)
     _require_float("nanmean", input)
     return jnp.nanmean(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
+
+
+def _nanmean_steps(input, dim=None, keepdim=False, *, dtype=None):
+    """PyTorch's nanmean: nansum over the count of non-NaN elements (DivBackward0)."""
+    _mean_dtype("nanmean", dtype)   # (an input that requires grad is floating point)
+    count = input.isnan().logical_not().sum(dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype).div(count)
 
 
 @op(promote=P.INT_TO_LONG, given_with={"keepdim": "dim"},
@@ -474,6 +483,29 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return jnp.sum(inner * steps, axis=d) / 2
 
 
+def _trapezoid_steps(y, x=None, *, dx=None, dim=-1):
+    """PyTorch's trapezoid op by op: with spacing `dx`, the sum less half the two ends,
+    times dx; with sample points `x`, the sum of their differences times the pair sums,
+    halved (an empty dim: zeros, no graph)."""
+    from .pointwise import _div_scalar, _mul_scalar
+    d = _trapezoid_args(y, x, dx, dim)
+    n = y.shape[d]
+    fused = REGISTRY["trapezoid"].function
+    if x is not None and not (x.ndim == y.ndim or (x.ndim == 1 and x.shape[0] == n)):
+        return fused(y, x, dx=dx, dim=dim)   # the op's errors
+    if n == 0:
+        with grad_mode.no_grad():
+            return fused(y, x, dx=dx, dim=dim)
+    if x is None:
+        ends = _mul_scalar(y.select(d, 0) + y.select(d, -1), 0.5)
+        return _mul_scalar(y.sum(d) - ends, 1 if dx is None else dx)
+    if x.ndim == 1:
+        x = x.view([n if i == d else 1 for i in range(y.ndim)])
+    steps = x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1)
+    pairs = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+    return _div_scalar((pairs * steps).sum(d), 2.0)
+
+
 @op(promote=P.INT_TO_FLOAT, grad_fn="CumsumBackward0", tensors=("y", "x"), method=False)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     d = _trapezoid_args(y, x, dx, dim)
@@ -485,6 +517,24 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if x.ndim == 1:
         steps = steps.reshape([-1 if i == d else 1 for i in range(y.ndim)])
     return jnp.cumsum(inner * steps / 2, axis=d)
+
+
+def _cumulative_trapezoid_steps(y, x=None, *, dx=None, dim=-1):
+    """PyTorch's cumulative_trapezoid op by op: the running sum of the pair sums times half
+    the spacing, or times the differences of `x` (then halved)."""
+    from .pointwise import _div_scalar, _mul_scalar
+    d = _trapezoid_args(y, x, dx, dim)
+    n = y.shape[d]
+    if x is not None and not (x.ndim == y.ndim or (x.ndim == 1 and x.shape[0] == n)):
+        return REGISTRY["cumulative_trapezoid"].function(y, x, dx=dx, dim=dim)  # its errors
+    k = max(n - 1, 0)
+    pairs = y.narrow(d, min(1, n), k) + y.narrow(d, 0, k)
+    if x is None:
+        return _mul_scalar(pairs, (1 if dx is None else dx) / 2).cumsum(d)
+    if x.ndim == 1:
+        x = x.view([n if i == d else 1 for i in range(y.ndim)])
+    steps = x.narrow(d, min(1, n), k) - x.narrow(d, 0, k)
+    return _div_scalar((pairs * steps).cumsum(d), 2.0)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -567,3 +617,9 @@ def _bind_overloads():
 
 
 OVERLOADS = _bind_overloads()
+# ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
+for _name, _steps in (("nanmean", _nanmean_steps), ("trapezoid", _trapezoid_steps),
+                      ("cumulative_trapezoid", _cumulative_trapezoid_steps)):
+    _fns = composite(_name, _steps)
+    globals().update(_fns)
+    OVERLOADS.update(_fns)

@@ -29,6 +29,7 @@ import sys
 import jax
 import jax.numpy as jnp
 
+from .._eager_jit import eager_jit
 from .. import _autocast, profiler
 from .. import _dtype as dt
 from .._device import CPU, has_accelerator
@@ -510,7 +511,7 @@ class Plan:
         self.fwd = self._forward
         # keep_unused: an op that ignores its operands (zero_, fill_) still runs, and puts its
         # result, on their device (pruned, they would leave it to JAX's default device)
-        self.jit = jax.jit(self._forward, keep_unused=True)
+        self.jit = eager_jit(self._forward, keep_unused=True)
         self.bwd = {}
         self.records = {}   # (mask, diff_out) -> what `_record` needs (see `_record_info`)
         self.jvps = {}      # operands with tangents -> compiled tangent map (forward AD)
@@ -836,7 +837,7 @@ def _jvp_of(plan, mask):
                 args[i] = value
             return plan.fwd(*args)
         return jax.jvp(fwd, [primals[i] for i in where], list(tangents))[1]
-    return jax.jit(tangents)
+    return eager_jit(tangents)
 
 
 def dispatch_out(definition, targs, sargs, out, name):
@@ -979,12 +980,15 @@ def _record_info(plan, mask, diff_out):
     what recording this plan with these inputs needing grads takes, worked out once."""
     info = plan.records.get((mask, diff_out))
     if info is None:
-        saves = plan.op.saves
-        saves_result = saves == "result" or (isinstance(saves, tuple) and "result" in saves)
         info = plan.records[(mask, diff_out)] = (
             _grad_name(plan.op, plan.kinds, plan.statics), _plan_vjp(plan, mask, diff_out),
-            saved_positions(plan.op, plan.kinds, mask), saves_result)
+            saved_positions(plan.op, plan.kinds, mask), _saves_result(plan.op))
     return info
+
+
+def _saves_result(definition):
+    saves = definition.saves
+    return saves == "result" or (isinstance(saves, tuple) and "result" in saves)
 
 
 def operand_positions(definition, kinds):
@@ -1089,7 +1093,7 @@ def _plan_vjp(plan, mask, diff_out):
     key = (mask, diff_out)
     fn = plan.bwd.get(key)
     if fn is None:
-        fn = jax.jit(_make_vjp(plan.fwd, mask, diff_out, plan.materialize))
+        fn = eager_jit(_make_vjp(plan.fwd, mask, diff_out, plan.materialize))
         plan.bwd[key] = fn
     return fn
 
@@ -1200,10 +1204,12 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
                     [(self.shape, self.dtype)], saved, plan.fwd)
         node._shown = plan.shown
-        if saved_tensors.active():
-            _pack_saved(node, leaves, [None] + list(tensors[1:]), positions)
         self._grad_fn = node
         self._output_nr = 0
+        if _saves_result(plan.op):  # (tanh_ saves its result: a later in-place change to it
+            node._saved = (saved or []) + [saved_entry(self, node)]  # is caught in backward)
+        if saved_tensors.active():
+            _pack_saved(node, leaves, [None] + list(tensors[1:]), positions)
         return
     # In-place on a view: the base gets CopySlices, the view AsStridedBackward0 (as PyTorch).
     view = self._view
@@ -1281,7 +1287,7 @@ def call_jax_record(name, fn, leaves, inputs, edges, out_avals, key=None):
     if key is not None:
         vjp = _FN_VJP.get((key, mask))
     if vjp is None:
-        vjp = jax.jit(_make_vjp(fn, mask, diff_out)) if key is not None else \
+        vjp = eager_jit(_make_vjp(fn, mask, diff_out)) if key is not None else \
             _make_vjp(fn, mask, diff_out)
         if key is not None:
             _FN_VJP[(key, mask)] = vjp

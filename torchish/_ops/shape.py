@@ -8,8 +8,10 @@ import numpy as np
 
 from .._storage import (RetypedStorage, View, base_view, contiguous_strides, root_storage,
                         view_strides, _apply_steps)
+from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
 from .._tensor import contiguous_format, like_layout, preserve_format
+from ..autograd import grad_mode
 from .registry import Promote, REGISTRY, given, omitted, op
 
 P = Promote
@@ -332,12 +334,12 @@ def unsqueeze(input, dim):
     return jnp.expand_dims(input, _unsq(input.ndim, dim))
 
 
-def _expand_shape(shape, sizes):
+def _expand_shape(shape, sizes, dtype):
     sizes = _sizes(sizes)
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the "
-                           "number of sizes provided ({len(sizes)}) must be greater or equal to "
-                           f"the number of dimensions in the tensor ({len(shape)})")
+        raise RuntimeError(f"expand({dt.type_name(dtype)}{{{list(shape)}}}, size={list(sizes)}): "
+                           f"the number of sizes provided ({len(sizes)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     out = list(sizes[:lead])
     for i, n in enumerate(shape):
@@ -353,9 +355,9 @@ def _expand_shape(shape, sizes):
 
 
 @op(promote=P.NONE, grad_fn="ExpandBackward0", saves=(),
-    view=lambda t, *sizes: [("expand", _expand_shape(t.shape, sizes))])
+    view=lambda t, *sizes: [("expand", _expand_shape(t.shape, sizes, t.dtype))])
 def expand(input, *sizes):
-    return jnp.broadcast_to(input, _expand_shape(input.shape, sizes))
+    return jnp.broadcast_to(input, _expand_shape(input.shape, sizes, dt.from_np(input.dtype)))
 
 
 def expand_as(input, other):
@@ -800,6 +802,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input
         return _repeat_interleave(arange(counts.numel(), device=counts.device),
                                   tuple(counts.tolist()), 0)
+    if isinstance(input, Tensor) and input.requires_grad and grad_mode.is_grad_enabled():
+        return _repeat_interleave_steps(input, repeats, dim, output_size)
     if isinstance(repeats, Tensor):
         repeats = repeats.item() if repeats.ndim == 0 else tuple(repeats.tolist())
     if dim is None and not isinstance(repeats, int) and len(repeats) != input.numel():
@@ -807,6 +811,36 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                            f"repeats.size(0) = {len(repeats)} and input.size(0) = "
                            f"{input.numel()}")
     return _repeat_interleave(input, repeats, dim)
+
+
+def _repeat_interleave_steps(input, repeats, dim, output_size):
+    """PyTorch's repeat_interleave op by op (the graph it records): a count per element
+    selects with index_select; one count for all expands a new dim and flattens it away."""
+    from .._tensor import Tensor
+    if dim is None:
+        input, dim = input.flatten(), 0
+    if isinstance(repeats, Tensor):
+        d = _wrap_dim(dim, input.ndim)
+        n = input.shape[d] if input.ndim else 1
+        if repeats.ndim == 0 or (repeats.ndim == 1 and repeats.shape[0] == 1):
+            repeats = repeats.reshape(1).expand(n)
+        elif repeats.ndim == 1:
+            if repeats.shape[0] != n:
+                raise RuntimeError(f"repeats must have the same size as input along dim, but "
+                                   f"got repeats.size(0) = {repeats.shape[0]} and "
+                                   f"input.size({d}) = {n}")
+        else:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        return input.index_select(d, repeat_interleave(repeats, output_size=output_size))
+    d = _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    if repeats < 0:
+        raise RuntimeError("Repeats can not be negative")
+    input = input.unsqueeze(d + 1)
+    shape = list(input.shape)
+    shape[d + 1] = repeats
+    if output_size is not None and output_size != input.shape[d] * repeats:
+        raise RuntimeError("allocated size does not match required size")
+    return input.expand(shape).clone().flatten(d, d + 1)
 
 
 def _unfold_geometry(shape, dimension, size, step):

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .recording import composite
 from .registry import Promote, given, omitted, op
 from .libstdcxx_sort import mode_indices
 from .reduction import axis1, check_nonempty
@@ -343,6 +344,66 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile_body(input, q, dim, keepdim, interpolation, True)
 
 
+def _quantile_steps(input, q, dim=None, keepdim=False, *, interpolation="linear",
+                    ignore_nan=False):
+    """PyTorch's quantile op by op (the graph it records: sort, view, gather, lerp_ and
+    in-place squeeze): ranks from q over the sorted values, interpolated."""
+    from .. import _dtype as dt
+    from .._tensor import Tensor
+    from .creation import full_like, tensor
+    from .shape import _wrap_dim, broadcast_tensors
+    name = "nanquantile" if ignore_nan else "quantile"
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if input.dtype not in (dt.float32, dt.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    error = _quantile_check(None, input, q, ignore_nan=ignore_nan)
+    if error is not None:
+        raise error
+    q = q.detach() if isinstance(q, Tensor) else tensor(q, dtype=input.dtype)
+    shape = []
+    if dim is not None and input.ndim:
+        d = _wrap_dim(dim, input.ndim)
+        shape = list(input.shape)
+        if keepdim:
+            shape[d] = 1
+        else:
+            del shape[d]
+    elif keepdim:
+        shape = [1] * input.ndim
+    if dim is None:
+        ordered = input.flatten().sort()[0]
+    elif _wrap_dim(dim, max(input.ndim, 1)) == input.ndim - 1:
+        ordered = input.sort()[0]
+    else:
+        ordered = input.unsqueeze(-1).transpose(_wrap_dim(dim, max(input.ndim, 1)), -1).sort()[0]
+    ordered = ordered.view(shape + [ordered.shape[-1]])
+    last = ordered.shape[-1] - 1
+    if ignore_nan:
+        ranks = q * (ordered.isnan().logical_not().sum(-1, keepdim=True) - 1)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+    else:
+        ranks, nan = broadcast_tensors(q * last, ordered.isnan().any(-1, keepdim=True))
+        ranks = ranks.masked_fill(nan, last)
+    if interpolation in ("lower", "higher", "nearest"):
+        ranks = getattr(ranks, {"lower": "floor", "higher": "ceil",
+                                "nearest": "round"}[interpolation])()
+    below = ranks.long()
+    out = ordered.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        out.lerp_(ordered.gather(-1, ranks.ceil().long()), weights)
+    if q.ndim == 0:
+        return out.squeeze_(-1)
+    return out.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
+
+
+def _nanquantile_steps(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile_steps(input, q, dim, keepdim, interpolation=interpolation,
+                           ignore_nan=True)
+
+
 # ---- host-side: results whose shape depends on the values -----------------------------------
 
 def _host(t):
@@ -432,3 +493,8 @@ def _bind():
 
 _bind()
 PLAIN = ["unique", "unique_consecutive", "bincount"]
+# ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
+for _name, _steps in (("quantile", _quantile_steps), ("nanquantile", _nanquantile_steps)):
+    _fns = composite(_name, _steps)
+    globals().update(_fns)
+    PLAIN += list(_fns)

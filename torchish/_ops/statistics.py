@@ -183,6 +183,7 @@ def _edge(a, d, i, n=1):
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    from .pointwise import _div_scalar, _mul_scalar
     """Finite differences along each dim: central inside, one-sided of `edge_order` at the
     ends; `spacing` a scalar, one per dim, or coordinate tensors."""
     if edge_order not in (1, 2):
@@ -204,10 +205,16 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                       + (dr * dr - dl * dl) * _edge(a, d, 1, n - 2)) / (dl * dr * (dl + dr))
             h0, h1 = _edge(dx, d, 0), _edge(dx, d, -1)
         else:
+            # as ATen: differences over the spacing (a C++ scalar: DivBackward1), the
+            # central ones then halved
             h = h.item() if isinstance(h, Tensor) else h
-            center = (_edge(a, d, 2, n - 2) - _edge(a, d, 0, n - 2)) / (2 * h)
+            center = _div_scalar(_div_scalar(_edge(a, d, 2, n - 2) - _edge(a, d, 0, n - 2), h),
+                                 2)
             h0 = h1 = h
-        if edge_order == 1:
+        if edge_order == 1 and not isinstance(h, Tensor):
+            first = _div_scalar(_edge(a, d, 1) - _edge(a, d, 0), h)
+            last = _div_scalar(_edge(a, d, -1) - _edge(a, d, -2), h)
+        elif edge_order == 1:
             first = (_edge(a, d, 1) - _edge(a, d, 0)) / h0
             last = (_edge(a, d, -1) - _edge(a, d, -2)) / h1
         elif isinstance(h, Tensor) and h.ndim:
@@ -222,8 +229,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                     - (d1 + d2) / (d1 * d2) * _edge(a, d, -2)
                     + (2 * d2 + d1) / (d2 * (d1 + d2)) * _edge(a, d, -1))
         else:
-            first = (-1.5 * _edge(a, d, 0) + 2 * _edge(a, d, 1) - 0.5 * _edge(a, d, 2)) / h0
-            last = (0.5 * _edge(a, d, -3) - 2 * _edge(a, d, -2) + 1.5 * _edge(a, d, -1)) / h1
+            first = _div_scalar(_mul_scalar(_edge(a, d, 0), -1.5) + _mul_scalar(_edge(a, d, 1), 2)
+                                - _mul_scalar(_edge(a, d, 2), 0.5), h)
+            last = _div_scalar(_mul_scalar(_edge(a, d, -3), 0.5)
+                               - _mul_scalar(_edge(a, d, -2), 2)
+                               + _mul_scalar(_edge(a, d, -1), 1.5), h)
         from .shape import cat
         out.append(cat([first, center, last], d))
     return tuple(out)

@@ -9,6 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as dt
+from ..autograd import grad_mode
+from .recording import composite
 from .registry import Promote, op
 from .shape import _meta, _wrap_dim, meshgrid, retype, stack
 
@@ -29,11 +31,26 @@ def triu(input, diagonal=0):
     return jnp.triu(input, diagonal)
 
 
-@op(promote=P.NONE, grad_fn="DiagBackward0", saves=())
-def diag(input, diagonal=0):
+def _diag_check(input):
     if input.ndim not in (1, 2):
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+@op(promote=P.NONE, grad_fn="DiagBackward0", saves=())
+def diag(input, diagonal=0):
+    _diag_check(input)
     return jnp.diag(input, diagonal)
+
+
+@op(promote=P.NONE, grad_fn="DiagonalBackward0_copy", saves=(), function=False, method=False)
+def _diagonal_copy(input, offset=0):
+    return jnp.diagonal(input, offset)
+
+
+def _diag_steps(input, diagonal=0):
+    """PyTorch's diag: diag_embed of a vector, diagonal_copy of a matrix."""
+    _diag_check(input)
+    return diag_embed(input, diagonal) if input.ndim == 1 else _diagonal_copy(input, diagonal)
 
 
 @op(promote=P.NONE, grad_fn="DiagEmbedBackward0", saves=())
@@ -61,13 +78,32 @@ def vander(x, N=None, increasing=False):
     return jnp.vander(x, x.shape[0] if N is None else N, increasing=increasing)
 
 
-@op(grad_fn="DiffBackward0", saves=(), tensors=("input", "prepend", "append"))
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def _diff_check(input, n, dim, prepend, append):
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _wrap_dim(dim, input.ndim)
+    for other in (prepend, append):
+        if other is None:
+            continue
+        if other.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                               "input")
+        for i in builtins.range(input.ndim):
+            if i != d and other.shape[i] != input.shape[i]:
+                raise RuntimeError(
+                    f"diff expects the shape of tensor to prepend or append to match that of "
+                    f"input except along the differencing dimension; input.size({i}) = "
+                    f"{input.shape[i]}, but got tensor.size({i}) = {other.shape[i]}")
+    return d
+
+
+@op(grad_fn="DiffBackward0", saves=(), tensors=("input", "prepend", "append"))
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    d = _diff_check(input, n, dim, prepend, append)
+    if n == 0:   # PyTorch ignores prepend and append then
+        return input
     x = jnp.concatenate([p for p in (prepend, input, append) if p is not None], axis=d)
     for _ in range(n):
         a = jax.lax.slice_in_dim(x, 1, x.shape[d], axis=d)
@@ -76,7 +112,25 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-@op(grad_fn="CatBackward0", saves=(), function=False, method=False)
+def _diff_steps(input, n=1, dim=-1, prepend=None, append=None):
+    """PyTorch's diff op by op: cat the ends on, then `n` differences of narrowed slices
+    (n = 0 copies the input, ends or not, into zeros: CopyBackwards)."""
+    from .creation import zeros_like
+    from .shape import cat
+    d = _diff_check(input, n, dim, prepend, append)
+    if n == 0:
+        return zeros_like(input).copy_(input)
+    x = input
+    if prepend is not None or append is not None:
+        x = cat([t for t in (prepend, input, append) if t is not None], d)
+    length = x.shape[d] - 1
+    for _ in builtins.range(builtins.min(n, x.shape[d])):
+        x = x.narrow(d, 1, length) - x.narrow(d, 0, length)
+        length -= 1
+    return x
+
+
+@op("_block_diag", grad_fn="BlockDiagBackward0", saves=(), function=False, method=False)
 def _block_diag(tensors):
     mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
     for i, t in enumerate(tensors):
@@ -121,10 +175,21 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_empty(0)
+    from .creation import tensor
+    if input.requires_grad and grad_mode.is_grad_enabled():
+        # PyTorch's graph: r expanded grids of the input, each masked by the index order
+        n = input.shape[0]
+        grids = np.meshgrid(*[np.arange(n)] * r, indexing="ij")
+        ordered = np.less_equal if with_replacement else np.less
+        mask = np.ones((n,) * r, bool)
+        for a, b in zip(grids, grids[1:]):
+            mask &= ordered(a, b)
+        mask = tensor(mask)
+        return stack([g.masked_select(mask) for g in meshgrid(*[input] * r, indexing="ij")],
+                     1)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = np.array(list(pick(builtins.range(input.shape[0]), r)), np.int64).reshape(-1, r)
-    from .creation import tensor
     return stack([input.index_select(0, tensor(idx[:, j])) for j in builtins.range(r)], 1)
 
 
@@ -231,3 +296,8 @@ def _bind():
 
 _bind()
 PLAIN = ["diagflat", "combinations", "unravel_index", "view_as_real", "view_as_complex"]
+# ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
+for _name, _steps in (("diag", _diag_steps), ("diff", _diff_steps)):
+    _fns = composite(_name, _steps)
+    globals().update(_fns)
+    PLAIN += list(_fns)

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from jax.extend.core import Literal
 
 from .graph import Node, edge_of, saved_entry, torch_grad
+from .._eager_jit import eager_jit
 
 __all__ = ["record_backward"]
 
@@ -75,6 +76,9 @@ _FUSED = {
     "HardshrinkBackward0": "HardshrinkBackwardBackward0",
     "CdistBackward0": "CdistBackwardBackward0",
 }
+
+# Fused backward nodes of a result (leaves: the result, the gradient it was called with)
+_OF_RESULT_BACKWARD = frozenset(("TanhBackwardBackward0", "SigmoidBackwardBackward0"))
 
 # (forward node, gradient position or None for every position) -> name, where PyTorch's
 # formula for that gradient ends in an op other than the primitive JAX ends with. A value
@@ -188,14 +192,64 @@ _CALLS = frozenset(("pjit", "jit", "closed_call", "core_call"))
 _SAME = frozenset(("convert_element_type", "copy", "copy_p"))
 
 
+# Forward nodes whose PyTorch derivative reads the op's result rather than its input
+# (derivatives.yaml: `tanh_backward(grad, result)`, `grad * result`): their gradient is
+# recorded as this function of (result, incoming gradient), so its graph reaches the input
+# through the forward node itself, as PyTorch's does.
+_LN2 = 0.6931471805599453
+_FROM_RESULT = {
+    "ExpBackward0": lambda y, g: g * y,
+    "Exp2Backward0": lambda y, g: g * y * _LN2,
+    "Expm1Backward0": lambda y, g: g * (y + 1),
+    "SqrtBackward0": lambda y, g: g / (2 * y),
+    "RsqrtBackward0": lambda y, g: -0.5 * g * y ** 3,
+    "TanBackward0": lambda y, g: g * (1 + y * y),
+    "TanhBackward0": lambda y, g: g * (1 - y * y),
+    "SigmoidBackward0": lambda y, g: g * (1 - y) * y,
+    "ReciprocalBackward0": lambda y, g: -g * (y * y),
+    "ReluBackward0": lambda y, g: jnp.where(y > 0, g, jnp.zeros_like(g)),
+}
+_RESULT_VJPS = {}
+
+
+def _result_vjp(name):
+    fn = _RESULT_VJPS.get(name)
+    if fn is None:
+        rule = _FROM_RESULT[name]
+        fn = _RESULT_VJPS[name] = lambda leaves, cts: [
+            None if cts[0] is None else rule(leaves[0], cts[0].astype(leaves[0].dtype))]
+    return fn
+
+
+def _result_operand(node):
+    """The saved result of a `_FROM_RESULT` node (one real output, one operand), or None."""
+    if node._name not in _FROM_RESULT or node._packed is not None or node._saved is None or \
+            node._leaves is None or len(node._leaves) != 1 or len(node._out_avals) != 1:
+        return None
+    outs = [t for t, _, p in node._saved if p is not None and p[0] is node]
+    # (complex: conjugates; an output since rebased onto another node, as a view modified
+    # in place, keeps the input form)
+    if len(outs) != 1 or not outs[0].dtype.is_floating_point or outs[0]._grad_fn is not node:
+        return None
+    return outs[0]
+
+
 def record_backward(node, cts):
     """Run `node`'s backward on Tensors, itself recorded (for create_graph=True)."""
     from .._tensor import Tensor, _wrap
 
     node._check_saved()
-    leaves = node._leaf_values()
+    result = _result_operand(node)
+    if result is not None:
+        return _record(_result_vjp(node._name), [result._data], [result], cts, node._name)
+    return _record(node._vjp, node._leaf_values(), node._inputs, cts, node._name,
+                   node._edges)
+
+
+def _record(node_vjp, leaves, inputs, cts, fwd_name, old_edges=None):
+    from .._tensor import Tensor, _wrap
+
     n = len(leaves)
-    inputs = node._inputs
     args, tensors = [], []
     for i, leaf in enumerate(leaves):
         t = inputs[i] if inputs is not None else None
@@ -203,7 +257,15 @@ def record_backward(node, cts):
             same = t is not None and t._storage.data is leaf[0]
         else:
             same = t is not None and t._data is leaf
-        # a Tensor changed in place since the forward is no operand: its old value is a constant
+        if not same and t is not None and not isinstance(leaf, tuple) and \
+                old_edges is not None and old_edges[i] is not None and \
+                isinstance(old_edges[i][0], Node):
+            # a Tensor changed in place since the forward (CopySlices' base): its old value
+            # is what the node its edge leads to produced, so the gradient depends on it there
+            t = _wrap(leaf, t.device)
+            t._grad_fn, t._output_nr = old_edges[i]
+            same = True
+        # otherwise an operand changed in place is no operand: its old value is a constant
         args.append(t._data if same else leaf)
         tensors.append(t if same else None)
     for c in cts:
@@ -212,8 +274,9 @@ def record_backward(node, cts):
         args.append(None if c is None else c._data)
         tensors.append(c)
     edges = [None if t is None else edge_of(t) for t in tensors]
-    plan = _plan_for(node._vjp, n, args, tuple(e is not None for e in edges), node._name)
-    values = node._vjp(args[:n], args[n:])
+    plan = _plan_for(node_vjp, n, args, tuple(e is not None for e in edges), fwd_name,
+                     tuple(t is not None for t in tensors))
+    values = node_vjp(args[:n], args[n:])
     device = next((t.device for t in tensors if t is not None), None)
     grads = []
     for value, out in zip(values, plan.outs):
@@ -225,13 +288,27 @@ def record_backward(node, cts):
         elif out[0] == "const":
             grads.append(_wrap(value, device))
         else:
-            _, name, deps, vjp, saves = out
+            _, name, deps, vjp, saves, summed, shown, transposed = out
+            node_edges = [edges[i] for i in deps]
+            for k in transposed:   # `mat2.t()` in PyTorch's formula: a TBackward0 node
+                node_edges[k] = _t_edge(tensors[deps[k]], edges[deps[k]], device)
             g = _wrap(value, device)
             saved = None
             if saves is not None:
                 saved = [saved_entry(tensors[i]) for i in saves if tensors[i] is not None]
-            g._grad_fn = Node(name, [edges[i] for i in deps], args, tensors, vjp,
-                              [(g.shape, g.dtype)], saved)
+            if summed is None:
+                g._grad_fn = Node(name, node_edges, args, tensors, vjp,
+                                  [(g.shape, g.dtype)], saved)
+                g._grad_fn._shown = shown
+            else:   # sum_to_size: a keepdim sum, then a view dropping the leading dims
+                keep, sum_vjp, view_vjp = summed
+                k = _wrap(value.reshape(keep), device)
+                k._grad_fn = Node("SumBackward1", node_edges, args, tensors,
+                                  sum_vjp, [(k.shape, k.dtype)], saved)
+                k._grad_fn._shown = shown
+                k._output_nr = 0
+                g._grad_fn = Node(name, [(k._grad_fn, 0)], [k._data], [k], view_vjp,
+                                  [(g.shape, g.dtype)], None)
             g._output_nr = 0
             grads.append(g)
     return grads
@@ -239,26 +316,27 @@ def record_backward(node, cts):
 
 class _Plan:
     """Per gradient of a pullback: None (no gradient), ("pass", operand), ("const",) or
-    ("node", name, dependencies needing grads, pullback, operands to save or None)."""
+    ("node", name, dependencies needing grads, pullback, operands to save or None, what
+    `_sum_then_view` gives or None, the node's `_shown` edges or None)."""
     __slots__ = ("outs",)
 
     def __init__(self, outs):
         self.outs = outs
 
 
-def _plan_for(vjp, n, args, mask, fwd_name):
+def _plan_for(vjp, n, args, mask, fwd_name, tmask):
     flat, tree = jax.tree_util.tree_flatten(args)
     avals = tuple(map(jax.typeof, flat))
-    key = (vjp, n, tree, avals, mask, fwd_name)
+    key = (vjp, n, tree, avals, mask, fwd_name, tmask)
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) >= _MAX_PLANS:
             _PLANS.clear()
-        plan = _PLANS[key] = _make_plan(vjp, n, args, tree, avals, mask, fwd_name)
+        plan = _PLANS[key] = _make_plan(vjp, n, args, tree, avals, mask, fwd_name, tmask)
     return plan
 
 
-def _make_plan(vjp, n, args, tree, avals, mask, fwd_name):
+def _make_plan(vjp, n, args, tree, avals, mask, fwd_name, tmask):
     # which operand each flat leaf belongs to (an operand may be a (base, offsets) tuple)
     owner = []
     for i, a in enumerate(args):
@@ -281,6 +359,10 @@ def _make_plan(vjp, n, args, tree, avals, mask, fwd_name):
         if name is not None:  # PyTorch's fused backward op is differentiable in its operands
             diff = val
         deps = sorted({owner[k] for k in range(len(avals)) if diff >> k & 1})
+        if fwd_name in _OF_RESULT_BACKWARD and n == 2 and 1 in deps:
+            # tanh_backward(grad_output, result)'s gradient for the result reads grad_output:
+            # PyTorch's formula is a product (`grad * -2 * result * grad_output`)
+            name = "MulBackward0"
         used = sorted({owner[k] for k in range(len(avals)) if val >> k & 1})
         if producer[0] == "in" and (avals[producer[1]].shape, avals[producer[1]].dtype) == (
                 aval.shape, aval.dtype):
@@ -290,6 +372,12 @@ def _make_plan(vjp, n, args, tree, avals, mask, fwd_name):
         if not needed:
             outs[j] = ("const",)
             continue
+        # PyTorch's node has an edge per Tensor its formula reads, undefined for those not
+        # requiring grad; the pullback only differentiates the others
+        order = _edge_order(producer, tuple(i for i in deps if tmask[i]), n, owner)
+        needed = tuple(i for i in order if mask[i])
+        shown = None if len(order) == len(needed) else tuple(
+            needed.index(i) if mask[i] else None for i in order)
         name = name or _fused_at(fwd_name, j, args[:n], closed.jaxpr) or _name_of(producer)
         # A pullback is linear in its cotangents: a gradient of cotangents alone can be
         # differentiated again without the values (as PyTorch's AddBackward0 saves nothing);
@@ -297,8 +385,30 @@ def _make_plan(vjp, n, args, tree, avals, mask, fwd_name):
         # must raise.
         saves = tuple(i for i in used if i < n) or (
             () if any(a is None for a in args) else None)  # (a None has no aval to keep)
-        outs[j] = ("node", name, needed, jax.jit(_one_vjp(vjp, n, j, needed)), saves)
+        transposed = _transposed_operands(producer, needed, n, owner) \
+            if name == "MmBackward0" else ()
+        one = _one_vjp(vjp, n, j, needed, transposed)
+        summed = None
+        rank = _summed_rank(producer) if name == "ViewBackward0" else None
+        if rank is not None and rank > len(aval.shape):
+            summed = _sum_then_view(one, aval, rank)
+        outs[j] = ("node", name, needed, eager_jit(one), saves, summed, shown, transposed)
     return _Plan(outs)
+
+
+def _sum_then_view(one, aval, rank):
+    """(keepdim shape, pullbacks of the sum and of the view) of a gradient PyTorch computes as
+    `sum_to_size`: a keepdim sum over the broadcast dimensions, viewed without the leading ones."""
+    shape = tuple(aval.shape)
+    keep = (1,) * (rank - len(shape)) + shape
+
+    def sum_vjp(leaves, cts):
+        return one(leaves, [None if cts[0] is None else cts[0].reshape(shape)])
+
+    def view_vjp(leaves, cts):
+        ct = cts[0]
+        return [jnp.zeros(keep, aval.dtype) if ct is None else ct.reshape(keep)]
+    return keep, eager_jit(sum_vjp), eager_jit(view_vjp)
 
 
 def _fused_at(fwd_name, j, operands, jaxpr):
@@ -328,9 +438,47 @@ def _divides_by_constant(jaxpr):
     return False
 
 
-def _one_vjp(vjp, n, j, positions):
+def _t_edge(t, edge, device):
+    """The edge to a `t.t()` taken inside a gradient's formula (its TBackward0 node)."""
+    from .._tensor import _wrap
+    tt = _wrap(t._data.T, device)
+    tt._grad_fn = Node("TBackward0", [edge], [t._data], [t], _T_VJP, [(tt.shape, tt.dtype)],
+                       None)
+    tt._output_nr = 0
+    return (tt._grad_fn, 0)
+
+
+_T_VJP = eager_jit(lambda leaves, cts: [None if cts[0] is None else cts[0].T])
+
+
+def _transposed_operands(producer, needed, n, owner):
+    """Which of a matrix product gradient's edges (indices into `needed`) PyTorch's formula
+    takes transposed: `grad.mm(mat2.t())`, `mat1.t().mm(grad)`. JAX contracts the operand
+    along the other dimension instead (and writes the second as the transpose of a product)."""
+    flip = False
+    if producer[1].primitive.name == "transpose":
+        producer, flip = producer[2][0], True
+    eqn = producer[1]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    if lb or rb or len(lc) != 1 or len(rc) != 1:
+        return ()
+    # in the mm's order, the left operand contracts its dim 1, the right one its dim 0
+    sides = [(producer[3][1], rc[0] == 0), (producer[3][0], lc[0] == 1)] if flip else [
+        (producer[3][0], lc[0] == 0), (producer[3][1], rc[0] == 1)]
+    out = []
+    for mask, transposed in sides:
+        ops = {owner[k] for k in range(len(owner)) if mask >> k & 1}
+        if transposed and len(ops) == 1:
+            (i,) = ops
+            if i < n and i in needed:
+                out.append(needed.index(i))
+    return tuple(out)
+
+
+def _one_vjp(vjp, n, j, positions, transposed=()):
     """The pullback of gradient `j` of `vjp` w.r.t. the operands at `positions`, as a node's
-    `vjp(leaves, cts)` returning one gradient per position (the node's edges)."""
+    `vjp(leaves, cts)` returning one gradient per position (the node's edges); those at the
+    indices `transposed` are for the operand's transpose."""
     def fn(leaves, cts):
         def g_j(*diff):
             full = list(leaves)
@@ -340,14 +488,18 @@ def _one_vjp(vjp, n, j, positions):
         out, pullback = jax.vjp(g_j, *[leaves[i] for i in positions])
         ct = cts[0]
         ct = jnp.zeros_like(out) if ct is None else torch_grad(ct.astype(out.dtype))
-        return [torch_grad(g) for g in pullback(ct)]
+        grads = [torch_grad(g) for g in pullback(ct)]
+        for k in transposed:
+            grads[k] = grads[k].T
+        return grads
     return fn
 
 
 def _walk(jaxpr, in_infos):
     """(differentiable dependencies, value dependencies, producer) of every output of `jaxpr`
     given its inputs': bitmasks over the flat inputs; the producer is ("in", k) for flat input
-    k passed through unchanged, else ("eqn", eqn, the producers of its operands). A bool or
+    k passed through unchanged, else ("eqn", eqn, the producers of its operands, their
+    differentiable dependencies). A bool or
     integer value carries no derivative (a comparison's result never requires grad)."""
     env = {}
 
@@ -374,7 +526,7 @@ def _walk(jaxpr, in_infos):
             for d, m, _ in ins:
                 diff |= d
                 val |= m
-            producer = ("eqn", eqn, [p for _, _, p in ins])
+            producer = ("eqn", eqn, [p for _, _, p in ins], [d for d, _, _ in ins])
             outs = [(diff if _inexact(v) else 0, val, producer) for v in eqn.outvars]
         for v, info in zip(eqn.outvars, outs):
             env[v] = info
@@ -389,10 +541,42 @@ def _inexact(v):
     return jnp.issubdtype(v.aval.dtype, jnp.inexact)
 
 
+def _edge_order(producer, needed, n, owner):
+    """The order of a gradient node's edges: PyTorch's formulas mostly lead with the incoming
+    gradient (`grad * other`, `tanh_backward(grad, result)`), so cotangents come first; a
+    matrix product's follow its operands (`grad.mm(mat2.t())`, but `mat1.t().mm(grad)`,
+    which JAX writes as the transpose of a product led by the cotangent)."""
+    flip = False
+    if producer[0] == "eqn" and producer[1].primitive.name == "transpose" and \
+            producer[2][0][0] == "eqn" and producer[2][0][1].primitive.name == "dot_general":
+        producer, flip = producer[2][0], True
+    if producer[0] == "eqn" and producer[1].primitive.name == "dot_general":
+        masks = producer[3][::-1] if flip else producer[3]
+        order = []
+        for m in masks:
+            for k in range(len(owner)):
+                if m >> k & 1 and owner[k] in needed and owner[k] not in order:
+                    order.append(owner[k])
+        return tuple(order) + tuple(i for i in needed if i not in order)
+    return tuple(sorted(needed, key=lambda i: (i < n, i)))
+
+
+def _summed_rank(producer):
+    """The rank of what a chain of sums and reshapes (ending in `producer`) started from."""
+    rank = None
+    while producer[0] == "eqn" and producer[1].primitive.name in (
+            "reduce_sum", "reshape", "broadcast_in_dim", "expand_dims", "squeeze"):
+        eqn, operands = producer[1], producer[2]
+        if eqn.primitive.name == "reduce_sum":
+            rank = len(eqn.invars[0].aval.shape)
+        producer = operands[0]
+    return rank
+
+
 def _name_of(producer):
     if producer[0] != "eqn":
         return "CloneBackward0"
-    _, eqn, operands = producer
+    eqn, operands = producer[1], producer[2]
     prim = eqn.primitive.name
     inner = [p[1].primitive.name if p[0] == "eqn" else None for p in operands]
     if prim == "dot_general":
@@ -416,7 +600,10 @@ def _name_of(producer):
     if prim == "reduce_sum":
         return "ViewBackward0"  # PyTorch's sum_to_size: sum(keepdim=True), then view
     if prim in ("reshape", "broadcast_in_dim", "expand_dims") and inner[0] == "reduce_sum":
-        return "SumBackward1"   # ... or only the sum, when no dimension goes
+        # ... or only the sum, when no leading dimension goes (JAX may sum every broadcast
+        # dimension, then put the size-1 ones back)
+        return "ViewBackward0" if _summed_rank(operands[0]) > len(
+            eqn.outvars[0].aval.shape) else "SumBackward1"
     if prim == "cumsum" and eqn.params.get("reverse"):
         return "FlipBackward0"  # PyTorch's cumsum backward flips, sums, flips back
     name = _PRIMITIVES.get(prim)

@@ -1,4 +1,6 @@
 """`backward()` and `autograd.grad()`: argument checking on top of the engine in graph.py."""
+import warnings
+
 import jax
 
 from .graph import edge_of, run_backward
@@ -82,6 +84,15 @@ def _roots(outputs, grads):
     return roots
 
 
+_CYCLE_WARNED = [False]
+_CYCLE_MSG = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak.")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     outputs = _tensors(tensors)
@@ -90,6 +101,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _make_grads(outputs, grad_tensors, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _CYCLE_WARNED[0]:   # once per process, as PyTorch
+        _CYCLE_WARNED[0] = True
+        from .._warnings import user_stacklevel
+        warnings.warn(_CYCLE_MSG, UserWarning, stacklevel=user_stacklevel())
     only = None
     if inputs is not None:
         inputs = _tensors(inputs)

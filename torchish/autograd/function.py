@@ -155,6 +155,11 @@ class Function(metaclass=_FunctionMeta):
         tensor_inputs = [a if isinstance(a, Tensor) else None for a in args]
         record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
         outs = [_own(o, args, ctx) if isinstance(o, Tensor) else o for o in outs]
+        if ctx._dirty and ctx._saved:
+            # PyTorch saves the tensors once the outputs are processed: a dirty input saved in
+            # forward is expected at the version its in-place use left it
+            ctx._saved_versions = tuple(t._version if t is not None else None
+                                        for t in ctx._saved)
         if record:
             edges = [edge_of(t) if t is not None else None for t in tensor_inputs]
             avals = [(o.shape, o.dtype) if isinstance(o, Tensor) else (None, None) for o in outs]
@@ -251,9 +256,41 @@ def _run_backward(cls, ctx, node, in_dtypes, cts, create_graph):
     return out
 
 
+_ONCE_MSG = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
 def once_differentiable(fn):
     @functools.wraps(fn)
     def wrapper(ctx, *args):
+        from .._tensor import Tensor
         with grad_mode.no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not grad_mode.is_grad_enabled() or not any(
+                isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        # building a graph (create_graph): as PyTorch, the gradients are outputs of an Error
+        # node on detached copies, so differentiating them again raises
+        multi = isinstance(outputs, tuple)
+        outs = list(outputs) if multi else [outputs]
+        fakes = [o.detach().requires_grad_(True) if isinstance(o, Tensor) else None
+                 for o in outs]
+        tensors = [f for f in fakes if f is not None]
+        if not tensors:
+            return outputs
+        node = Node("torch::autograd::Error", [edge_of(t) for t in tensors],
+                    [t._data for t in tensors], tensors, _raise_once,
+                    [(t.shape, t.dtype) for t in tensors], None)
+        k = 0
+        for i, f in enumerate(fakes):
+            if f is not None:
+                o = f.detach()
+                o._grad_fn = node
+                o._output_nr = k
+                k += 1
+                outs[i] = o
+        return tuple(outs) if multi else outs[0]
     return wrapper
+
+
+def _raise_once(leaves, cts):
+    raise RuntimeError(_ONCE_MSG)

@@ -17,6 +17,7 @@ import heapq
 import jax
 
 from . import graph
+from .._eager_jit import eager_jit
 
 _MIN_REPEATS = 2   # node-by-node runs of a structure before it is compiled whole
 _MAX_KEYS = 1024   # structures counted; the counts restart when full
@@ -68,7 +69,7 @@ def try_run(root_nodes, buffers, deps, retain_graph):
             return False
         if len(_COMPILED) >= _MAX_COMPILED:
             _COMPILED.clear()
-        fn = _COMPILED[key] = jax.jit(_make_pass(key))
+        fn = _COMPILED[key] = eager_jit(_make_pass(key))
         _SEEN.pop(key, None)
     elif fn is False:
         return False

@@ -11,6 +11,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 
+from .._eager_jit import EagerJit, eager_jit
 from . import anomaly, fused_backward, grad_mode, saved_tensors
 from .saved_tensors import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
                            saved_tensors_hooks)
@@ -471,7 +472,7 @@ def _apply_fused(node, cts, positions, fused):
            tuple(node._edges[i][1] for i in positions), tuple(len(v._out_avals) for v in views))
     fn = _FUSED_VJPS.get(key)
     if fn is None:
-        fn = _FUSED_VJPS[key] = jax.jit(_make_fused(*key))
+        fn = _FUSED_VJPS[key] = eager_jit(_make_fused(*key))
     grads, inner = fn(node._leaf_values(), cts, [v._leaf_values() for v in views])
     for v, g in zip(views, inner):
         fused[v] = g
@@ -491,7 +492,7 @@ def _make_fused(vjp, positions, view_vjps, out_nrs, n_outs):
     return fused
 
 
-_JIT_TYPES = (type(jax.jit(lambda x: x)),)
+_JIT_TYPES = (type(jax.jit(lambda x: x)), EagerJit)
 
 
 def _as_tensor_grad(g):
@@ -573,8 +574,11 @@ def _copy_grad(grad):
     from .._ops.registry import call_jax
     from .._tensor import _wrap
     if grad.requires_grad:
-        return call_jax("torch::autograd::CopyBackwards", _identity, [grad],
-                        key="CopyBackwards")
+        out = call_jax("torch::autograd::CopyBackwards", _identity, [grad],
+                       key="CopyBackwards")
+        # PyTorch copies into a new tensor: its node's first edge (that tensor) is undefined
+        out._grad_fn._shown = (None, 0)
+        return out
     return _wrap(grad._data, device=grad.device)
 
 

@@ -81,14 +81,22 @@ def _selected(args, argnums):
 
 
 class _Traced:
-    """`func` over Tensors as a function over arrays; remembers the structure of its output."""
+    """`func` over Tensors as a function over arrays; remembers the structure of its output.
+    `args`: the arguments as the caller passed them, whose dicts' key order `func` sees (JAX
+    hands it dicts rebuilt with sorted keys)."""
 
-    def __init__(self, func, has_aux=False):
-        self.func, self.has_aux, self.out = func, has_aux, None
+    def __init__(self, func, has_aux=False, args=None, check=None):
+        self.func, self.has_aux, self.out, self.args = func, has_aux, None, args
+        self.check = check   # called with the output and `has_aux` (the transform's errors)
 
     def __call__(self, *arrays, **kwargs):
+        tensors = _to_tensors(arrays)
+        if self.args is not None:
+            tensors = _reorder(tuple(self.args), tensors)
         with grad_mode.no_grad():  # JAX differentiates; the tape is not needed inside
-            out = self.func(*_to_tensors(arrays), **kwargs)
+            out = self.func(*tensors, **kwargs)
+        if self.check is not None:
+            self.check(out, self.has_aux)
         if self.out is None:
             self.out = _structure(out)
         return _to_arrays(out)
@@ -207,9 +215,28 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+def _check_scalar_output(out, has_aux):
+    """PyTorch's errors for a `grad` of a function that does not return one scalar Tensor."""
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError("grad_and_value(f)(*args): output of function f should be a "
+                               "tuple: (output, aux) if has_aux is True")
+        for leaf in jax.tree_util.tree_leaves(out[1], is_leaf=_is_t):
+            if not _is_t(leaf):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+        out = out[0]
+    if not isinstance(out, Tensor):
+        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                           f"got {type(out)}")
+    if out.dim() != 0:
+        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                           f"Tensor, got tensor with {out.dim()} dims. Maybe you wanted to use "
+                           "the vjp or jacrev APIs instead?")
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
-        traced = _Traced(func, has_aux)
+        traced = _Traced(func, has_aux, args, check=_check_scalar_output)
         vg = jax.value_and_grad(traced, argnums=argnums, has_aux=has_aux)
         g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func)
         value = _reorder((traced.main(), traced.aux()) if has_aux else traced.main(), value)
@@ -218,7 +245,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
 
 def vjp(func, *primals, has_aux=False):
-    traced = _Traced(func, has_aux)
+    traced = _Traced(func, has_aux, primals)
     # The value and the pullback's results go through `_apply`, so that they are on the tape
     # of the primals and of what `func` captures (a Module's parameters), as in PyTorch.
     out = _apply(lambda *p: jax.vjp(traced, *p, has_aux=has_aux)[::2] if has_aux
@@ -229,7 +256,7 @@ def vjp(func, *primals, has_aux=False):
         cts = cotangents[0] if len(cotangents) == 1 else cotangents
 
         def pull(p, c):
-            return jax.vjp(_Traced(func, has_aux), *p, has_aux=has_aux)[1](c)
+            return jax.vjp(_Traced(func, has_aux, primals), *p, has_aux=has_aux)[1](c)
         return _reorder(primals, _apply(pull, (primals, cts), "VjpBackward", func))
     value = _reorder(traced.main(), value)
     if has_aux:
@@ -238,7 +265,7 @@ def vjp(func, *primals, has_aux=False):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    traced = _Traced(func, has_aux)
+    traced = _Traced(func, has_aux, primals)
     out = _apply(lambda p, t: jax.jvp(traced, tuple(p), tuple(t), has_aux=has_aux),
                  (tuple(primals), tuple(tangents)), "JvpBackward", func)
     value, tangent = (_reorder(traced.main(), o) for o in out[:2])
@@ -248,13 +275,13 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 
 def linearize(func, *primals):
-    value, jvp_fn = jax.linearize(_Traced(func), *_to_arrays(primals))
+    value, jvp_fn = jax.linearize(_Traced(func, False, primals), *_to_arrays(primals))
     return _to_tensors(value), lambda *t: _to_tensors(jvp_fn(*_to_arrays(t)))
 
 
 def _jacobian(transform, func, argnums, has_aux, depth, name):
     def wrapper(*args, **kwargs):
-        traced = _Traced(func, has_aux)
+        traced = _Traced(func, has_aux, args)
         jac = transform(traced, argnums=argnums, has_aux=has_aux)
         out = _apply(lambda *a: jac(*a, **kwargs), args, name, func)
         layout = traced.main()
@@ -300,8 +327,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     axis = object()   # a fresh axis name, so a nested vmap's index is its own
 
     def wrapper(*args, **kwargs):
+        for name in ("func", "in_dims", "out_dims", "randomness", "chunk_size"):
+            if name in kwargs:   # PyTorch passes keyword arguments on with its own
+                raise TypeError(f"vmap_impl() got multiple values for argument '{name}'")
         dims = tuple(in_dims) if isinstance(in_dims, list) else in_dims
-        traced = _Traced(func)
+        traced = _Traced(func, False, args)
         key = _vmap_key(randomness)
 
         def body(*a):
@@ -311,7 +341,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             with _random_trace.traced_key(k):
                 return traced(*a, **kwargs)
         mapped = jax.vmap(body, in_axes=dims, out_axes=out_dims, axis_name=axis)
-        return _reorder(traced.out, _apply(mapped, args, "VmapBackward", func))
+        out = _apply(mapped, args, "VmapBackward", func)
+        return _reorder(traced.out, out)   # (known once `mapped` has run)
     return wrapper
 
 

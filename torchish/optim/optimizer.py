@@ -36,6 +36,7 @@ from itertools import chain
 import jax
 import jax.numpy as jnp
 
+from .._eager_jit import eager_jit
 from .._storage import held_elsewhere
 from .._tensor import Tensor
 
@@ -251,7 +252,7 @@ def _compiled(cls, static):
     key = (cls, static)
     fn = _JIT_CACHE.get(key)
     if fn is None:
-        fn = jax.jit(functools.partial(_trace_update, cls._rule, static), donate_argnums=(1, 3))
+        fn = eager_jit(functools.partial(_trace_update, cls._rule, static), donate_argnums=(1, 3))
         _JIT_CACHE[key] = fn
     return fn
 

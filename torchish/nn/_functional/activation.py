@@ -13,11 +13,12 @@ import torchish
 from ... import _autocast
 from ..._ops import registry as _registry
 from ..._ops import nn_ops as _nn
+from ..._ops.recording import records as _records
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "elu",
            "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu",
            "rrelu", "rrelu_", "glu", "hardsigmoid", "silu", "mish", "hardswish", "softmin",
-           "softmax", "log_softmax", "gumbel_softmax"]
+           "softmax", "log_softmax", "gumbel_softmax", "softsign", "tanhshrink"]
 
 _SIGNATURES = {}
 
@@ -216,3 +217,17 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         y_hard = torchish.zeros_like(logits).scatter_(dim, index, 1.0)
         return y_hard - y_soft.detach() + y_soft
     return y_soft
+
+
+# PyTorch's softsign and tanhshrink are Python composites; with a graph to record they are
+# spelled out (their nodes' edges reach abs / tanh), else one fused op computes them.
+def softsign(input):
+    if _records(input):
+        return input / (input.abs() + 1)
+    return _op("softsign")(input)
+
+
+def tanhshrink(input):
+    if _records(input):
+        return input - input.tanh()
+    return _op("tanhshrink")(input)

@@ -3,11 +3,36 @@ ValueErrors) around the registry's ops, the running-statistics update of batch n
 instance norm composed from batch norm over a (1, N*C, ...) view as ATen does."""
 import torchish
 from ..._ops import nn_norm as _norm
+from ..._ops.pointwise import _add_scalar
+from ..._ops.recording import records as _records
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm"]
 
-rms_norm = _norm.rms_norm
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, (list, tuple)):   # ATen's checks, in its order
+        if not normalized_shape:
+            raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                               "containing at least one element, but got normalized_shape = []")
+        if isinstance(weight, torchish.Tensor) and \
+                tuple(weight.shape) != tuple(normalized_shape):
+            raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but "
+                               f"got weight of shape {list(weight.shape)} and normalized_shape "
+                               f"= {list(normalized_shape)}")
+    if not _records(input, weight):
+        return _norm.rms_norm(input, normalized_shape, weight, eps)
+    # PyTorch's composite, op by op: x * rsqrt(mean(x ** 2) + eps) (* weight), in float32
+    # for a half-precision input
+    dims = _norm._normalized_axes(input, normalized_shape, "")
+    x = input.float() if input.dtype in (torchish.bfloat16, torchish.float16) else input
+    if eps is None:
+        eps = torchish.finfo(x.dtype).eps
+    out = x.mul(_add_scalar(x.pow(2).mean(dims, keepdim=True), eps).rsqrt())
+    if weight is not None:
+        out = out.mul(weight)
+    return out if out.dtype is input.dtype else out.to(input.dtype)
 
 _REDUCED = ("torch.bfloat16", "torch.float16")
 _FLOATS = ("torch.float32",) + _REDUCED
@@ -118,8 +143,26 @@ def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
                          f"input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
+    if _records(input):
+        return _local_response_norm_steps(input, size, alpha, beta, k)
     out = _norm._local_response_norm(input, size, alpha, beta, k)
     if not (input.is_floating_point() or input.is_complex()):
         # PyTorch's integer window average times a float alpha: the default dtype
         out = out.to(torchish.get_default_dtype())
     return out
+
+
+def _local_response_norm_steps(input, size, alpha, beta, k):
+    """PyTorch's local_response_norm op by op: the squares averaged over a window of
+    channels (a zero-padded avg_pool over a channel dim made spatial), scaled, raised."""
+    from .. import functional as F
+    div = input.mul(input)
+    if input.dim() == 3:
+        div = F.pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = F.avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = F.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = F.avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)

@@ -1,5 +1,6 @@
 """`F.pad`: constant (negative pads crop), reflect, replicate and circular modes."""
 from ..._ops import nn_ops as _nn
+from ...autograd import grad_mode as _grad_mode
 
 __all__ = ["pad"]
 
@@ -39,4 +40,33 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and size == 0:
             raise RuntimeError("input tensor must have non-empty spatial dimensions")
+    if mode == "circular" and input.requires_grad and _grad_mode.is_grad_enabled() and all(
+            input.shape[input.ndim - 1 - i] + pad[2 * i] + pad[2 * i + 1] > 0
+            for i in range(k)):
+        return _circular_steps(input, pad)
     return _nn._pad(input, pad, mode, 0.0)
+
+
+def _circular_steps(input, pad):
+    """ATen's circular pad op by op (the graph it records: slices copied into a new tensor,
+    CopySlices nodes): the input into the middle, then each end from the other side."""
+    k = len(pad) // 2
+    dims = [input.ndim - 1 - i for i in range(k)]
+    shape = list(input.shape)
+    for i, d in enumerate(dims):
+        shape[d] += pad[2 * i] + pad[2 * i + 1]
+    out = input.new_empty(shape)
+    out_slice, in_slice = out, input
+    for i, d in enumerate(dims):
+        lo, hi = max(pad[2 * i], 0), max(pad[2 * i + 1], 0)
+        out_slice = out_slice.narrow(d, lo, shape[d] - hi - lo)
+        start = max(-pad[2 * i], 0)
+        in_slice = in_slice.narrow(d, start, input.shape[d] - max(-pad[2 * i + 1], 0) - start)
+    out_slice.copy_(in_slice)
+    for i, d in enumerate(dims):
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo > 0:
+            out.narrow(d, 0, lo).copy_(out.narrow(d, shape[d] - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(d, shape[d] - hi, hi).copy_(out.narrow(d, max(lo, 0), hi))
+    return out

@@ -1,0 +1,71 @@
+"""When a call records a graph, for ops that PyTorch implements as a composite of other ops.
+
+Such an op keeps one fused dispatch for eager calls without a graph, and is spelled out op by
+op when grad mode is on and an operand requires grad, so that `grad_fn` and its
+`next_functions` name PyTorch's inner nodes (the pattern of `linalg.matmul`)."""
+from ..autograd import grad_mode
+
+
+def records(*tensors):
+    """Whether an op on these operands records a node (non-tensors are ignored)."""
+    return grad_mode.is_grad_enabled() and any(
+        getattr(t, "requires_grad", False) for t in tensors)
+
+
+def composite(name, steps):
+    """Op `name`'s function, alias and method bindings, which run `steps(*args, **kwargs)`
+    (PyTorch's composite, op by op) when the call records a graph, else the op itself (one
+    dispatch). Returns {binding name: function} for the module's `PLAIN` (the `torchish.X`
+    functions); the Tensor methods are rebound here. Calls whose tensor arguments are not all
+    Tensors go to the op, which raises PyTorch's argument errors."""
+    from .. import _tensor
+    from .out_arg import OUT_NAMES
+    from .registry import REGISTRY, _generate
+    d = REGISTRY[name]
+    Tensor = _tensor.Tensor
+    sig = d.sig
+
+    def graphed(args, kwargs):
+        if not grad_mode.is_grad_enabled():
+            return False
+        for a in (*args, *kwargs.values()):
+            if getattr(a, "requires_grad", False):
+                break
+        else:
+            return False
+        try:
+            bound = sig.bind(*args, **kwargs).arguments
+        except TypeError:
+            return False
+        return all(_operand(d, n, bound.get(n), Tensor) for n in d.tensors)
+
+    def wrap(fused):
+        def binding(*args, **kwargs):
+            if kwargs.get("out") is None and graphed(args, kwargs):
+                return steps(*args, **kwargs)
+            return fused(*args, **kwargs)
+        binding.__name__ = binding.__qualname__ = fused.__name__
+        binding.__doc__ = fused.__doc__
+        binding.handles_out = True
+        return binding
+
+    functions = {}
+    for alias in (d.name,) + tuple(d.bindings["aliases"]):
+        if d.bindings["method"] is True:
+            setattr(Tensor, alias, wrap(getattr(Tensor, alias)))
+        if d.bindings["function"]:
+            functions[alias] = wrap(_generate(d, sig, "dispatch", alias,
+                                              out=alias in OUT_NAMES))
+    return functions
+
+
+def _operand(d, name, value, Tensor):
+    """Whether `value` is a valid operand for tensor parameter `name` of op `d` (a Tensor, a
+    None where optional, a number where the op has a Scalar overload for it)."""
+    if isinstance(value, Tensor):
+        return True
+    if value is None:
+        return name in d.optional_tensors
+    scalars = d.scalar_operands
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and (
+        scalars is True or (isinstance(scalars, tuple) and name in scalars))
