@@ -966,3 +966,49 @@ def test_inplace_op_saving_its_result_catches_a_later_change(op):
         y.sum().backward()
     theirs, ours = errors_of(program)
     assert ours == theirs and ours[0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("call", [
+    "T.unique(x)", "T.unique(x, return_inverse=True, return_counts=True)[0]",
+    "T.unique(x.view(2, 2), dim=0)", "T.unique_consecutive(x)", "x.unique(sorted=False)",
+    "T.bincount(T.tensor([0, 1, 1, 2]), x)", "T.remainder(2, x)", "2 % x"])
+def test_recorded_but_not_differentiable(call):
+    # PyTorch records a node for these (its derivative "not implemented") whose backward raises
+    def program(T):
+        x = T.tensor([3., 1., 3., 2.], requires_grad=True)
+        y = eval(call)
+        edges = [type(n).__name__ if n else None for n, _ in y.grad_fn.next_functions]
+        with T.no_grad():
+            assert eval(call).grad_fn is None
+        return y.requires_grad, y.grad_fn.name(), edges, y.detach().tolist()
+    assert program(torch) == program(torchish)
+    theirs, ours = errors_of(lambda T: eval(call, {"T": T, "x": T.tensor(
+        [3., 1., 3., 2.], requires_grad=True)}).sum().backward())
+    assert ours == theirs and theirs is not None
+
+
+@pytest.mark.parametrize("case", ["overlapping view", "other changed, view", "other changed",
+                                  "other without grad changed", "added other changed"])
+def test_inplace_op_checks_the_operands_it_saved(case):
+    # an in-place op (on a view: CopySlices) saves what the gradient of `self` needs of the
+    # other operand; changing that operand afterwards is PyTorch's error at backward
+    def program(T):
+        T.manual_seed(0)
+        x = T.randn(3, 4, requires_grad=True)
+        h = x * 1
+        o = T.randn(3, 2, requires_grad=case != "other without grad changed") * 1
+        if case == "overlapping view":
+            h[:, 1:3] *= h[:, :2]
+        elif case == "other changed, view":
+            h[:, 1:3] *= o
+        elif case == "added other changed":
+            h[:, 1:3] += o   # add saves nothing: no error
+        else:
+            h = h[:, :2].clone()
+            h *= o
+        with T.no_grad():
+            o.add_(1)
+        h.sum().backward()
+    theirs, ours = errors_of(program)
+    assert ours == theirs
+    assert (theirs is None) == (case == "added other changed")

@@ -325,3 +325,63 @@ def test_transform_argument_errors_match_torch():
             out.append(str(e))
         return out
     assert program(torch) == program(torchish)
+
+
+def _vmap_error_cases(T):
+    vmap = T.func.vmap
+    f = lambda a, b: a + b  # noqa: E731
+    z = T.zeros
+    return [
+        lambda: vmap(f)(z(3, 2), z(4, 2)),
+        lambda: vmap(f, in_dims=(0, 1))(z(3, 2), z(4, 2)),
+        lambda: vmap(f, in_dims=(0, -3))(z(3, 2), z(3, 2)),
+        lambda: vmap(f, in_dims=(0,))(z(3, 2), z(3, 2)),
+        lambda: vmap(f, in_dims=(None, None))(z(3, 2), z(3, 2)),
+        lambda: vmap(f, in_dims=(0, 0))(z(3, 2), 1.0),
+        lambda: vmap(f, in_dims=(0, 0.5))(z(3, 2), z(3, 2)),
+        lambda: vmap(f, in_dims=[0, 0])(z(3, 2), z(3, 2)),
+        lambda: vmap(lambda d: d["a"] + d["b"])({"b": z(3), "a": z(4)}),
+        lambda: vmap(lambda d: d["a"], in_dims=({"a": 0},))({"a": z(3), "b": z(2)}),
+        lambda: vmap(f)(z(()), z(3)),
+        lambda: vmap(lambda a: a)(),
+        lambda: vmap(f, out_dims=(0, 1))(z(3, 2), z(3, 2)),
+        lambda: vmap(lambda a: a, out_dims=0.5)(z(3, 2)),
+        lambda: vmap(lambda a: (a, 2.0))(z(3, 2)),
+        lambda: vmap(lambda a: a, chunk_size=0),
+    ]
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_vmap_argument_errors_match_torch(case):
+    # PyTorch validates in_dims/out_dims itself (sizes listed in input order); JAX's
+    # in_axes/out_axes messages must not leak through
+    msgs = []
+    for T in (torch, torchish):
+        with pytest.raises(ValueError) as info:
+            _vmap_error_cases(T)[case]()
+        msgs.append(str(info.value))
+    assert msgs[1] == msgs[0]
+
+
+def test_vmap_out_dims_one_tuple_and_none_leaf():
+    for T in (torch, torchish):
+        x = T.arange(6.0).reshape(3, 2)
+        assert tuple(T.func.vmap(lambda a: a * 2, out_dims=(1,))(x).shape) == (2, 3)
+        out = T.func.vmap(lambda a: (a, 2.0), out_dims=(0, None))(x)
+        assert out[1] == 2.0 and tuple(out[0].shape) == (3, 2)
+
+
+@pytest.mark.parametrize("read", ["item", "float", "bool"])
+def test_vmap_reading_a_batched_value_raises_like_torch(read):
+    # a batched tensor has no single value: vmap's own errors, even for 0-d examples;
+    # an unbatched tensor made inside the function still reads fine
+    fns = {"item": lambda a: a.item(), "float": lambda a: float(a),
+           "bool": lambda a: a if bool(a > 0) else a}
+    msgs = []
+    for T in (torch, torchish):
+        with pytest.raises(RuntimeError) as info:
+            T.vmap(fns[read])(T.zeros(3))
+        msgs.append(str(info.value))
+        out = T.vmap(lambda a: a + T.ones(2).sum().item())(T.zeros(3))
+        assert out.tolist() == [2.0, 2.0, 2.0]
+    assert msgs[1] == msgs[0]

@@ -225,6 +225,11 @@ case("ctc_zero_infinity",
                                             reduction="none"),
      [LP, np.array([[1, 1, 1], [3, 1, 0], [4, 4, 4]]), np.array([3, 7, 6]), np.array([3, 2, 1])],
      tol=2e-5)
+# an impossible alignment without zero_infinity: loss inf, gradient nan for t < input_length
+case("ctc_infinite_loss_nan_grad",
+     lambda L, F, lp, tg, il, tl: F.ctc_loss(lp, tg, il, tl, reduction="none"),
+     [LP, np.array([[1, 1, 1], [3, 1, 0], [4, 4, 4]]), np.array([3, 7, 6]), np.array([3, 2, 1])],
+     tol=2e-5)
 case("ctc_from_log_softmax",
      lambda L, F, x, tg, il, tl: F.ctc_loss(x.log_softmax(2), tg, il, tl),
      [f32(8, 3, 5), np.array([[1, 2, 2], [3, 1, 0], [4, 4, 4]]), np.array([8, 8, 6]),
@@ -307,6 +312,17 @@ case("sdpa_4d_causal_and_float_mask",
 case("sdpa_3d", SDPA, [f32(3, 4, 8), f32(3, 5, 8), f32(3, 5, 8)], (0, 1, 2))
 case("sdpa_gqa", lambda L, F, q, k, v: SDPA(L, F, q, k, v, enable_gqa=True),
      [f32(2, 6, 4, 8), K4, V4], (0, 1, 2))
+# PyTorch's CPU kernel choice (the grad_fn): the fused kernel needs equal batch, heads (or
+# GQA) and head dims, a 2-D or 4-D mask, and unit last-dim strides; else the math path
+case("sdpa_4d_value_head_dim", SDPA, [Q4, K4, f32(2, 3, 5, 6)], (0, 1, 2))
+case("sdpa_4d_3d_mask", lambda L, F, q, k, v, m: SDPA(L, F, q, k, v, attn_mask=m),
+     [Q4, K4, V4, f32(3, 4, 5)], (0, 1, 2))
+case("sdpa_4d_key_heads_broadcast", SDPA, [Q4, f32(2, 1, 5, 8), f32(2, 1, 5, 8)], (0, 1, 2))
+case("sdpa_4d_transposed_key", lambda L, F, q, k, v: SDPA(L, F, q, k.transpose(-1, -2), v),
+     [Q4, f32(2, 3, 8, 5), V4], (0, 1, 2))
+case("sdpa_3d_batch_broadcast", SDPA, [f32(3, 4, 8), f32(1, 5, 8), f32(1, 5, 8)], (0, 1, 2))
+case("sdpa_gqa_key_value_heads_differ", lambda L, F, q, k, v: SDPA(L, F, q, k, v, enable_gqa=True),
+     [f32(2, 4, 4, 8), f32(2, 2, 5, 8), f32(2, 1, 5, 8)], (0, 1, 2))
 
 # activations
 X3S = X * 3
@@ -427,6 +443,21 @@ ERRORS = {
     "sdpa_causal_and_grad_mask": lambda L, F: F.scaled_dot_product_attention(
         L.zeros(1, 1, 2, 3), L.zeros(1, 1, 2, 3), L.zeros(1, 1, 2, 3),
         attn_mask=L.zeros(2, 2, requires_grad=True), is_causal=True),
+    # the math path (3-D mask here) refuses a mask with is_causal
+    "sdpa_causal_and_3d_mask": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(1, 2, 2, 3), L.zeros(1, 2, 2, 3), L.zeros(1, 2, 2, 3),
+        attn_mask=L.ones(2, 2, 2, dtype=L.bool), is_causal=True),
+    "sdpa_1d_mask": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(1, 2, 2, 3), L.zeros(1, 2, 2, 3), L.zeros(1, 2, 2, 3), attn_mask=L.zeros(2)),
+    "sdpa_mask_grows_scores": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(1, 2, 2, 3), L.zeros(1, 2, 4, 3), L.zeros(1, 2, 4, 3),
+        attn_mask=L.zeros(3, 2, 2, 4)),
+    "sdpa_mask_not_broadcastable": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(2, 2, 3), L.zeros(2, 4, 3), L.zeros(2, 4, 3), attn_mask=L.zeros(3, 2, 4)),
+    "sdpa_batch_mismatch": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(2, 2, 2, 3), L.zeros(3, 2, 4, 3), L.zeros(3, 2, 4, 3)),
+    "sdpa_gqa_heads_not_dividing": lambda L, F: F.scaled_dot_product_attention(
+        L.zeros(1, 3, 2, 3), L.zeros(1, 2, 4, 3), L.zeros(1, 2, 4, 3), enable_gqa=True),
 }
 
 
@@ -439,6 +470,27 @@ def test_error_matches_torch(name):
         fn(torchish, IF)
     assert type(got.value) is type(ref.value), (got.value, ref.value)
     assert str(got.value) == str(ref.value)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("mask", [None, "2d", "3d"])
+def test_sdpa_half_precision_matches_torch_bits(dtype, mask):
+    # the fused kernel (no mask / 2-D mask) accumulates in float32 and rounds exp(scores)
+    # to the input dtype before the product with v; the math path (3-D mask) computes the
+    # whole attention in float32 and casts back (ToCopyBackward0)
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((1, 2, 5, 8)).astype(np.float32) for _ in range(3)]
+    m = {None: None, "2d": (5, 5), "3d": (2, 5, 5)}[mask]
+    m = None if m is None else rng.standard_normal(m).astype(np.float32)
+    got = []
+    for lib in (torch, torchish):
+        dt = getattr(lib, dtype)
+        q, k, v = (lib.tensor(a).to(dt).requires_grad_() for a in arrays)
+        am = None if m is None else lib.tensor(m).to(dt)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=am)
+        got.append((out.detach().float().numpy(), out.grad_fn.name()))
+    assert got[0][1] == got[1][1]
+    np.testing.assert_array_equal(got[1][0], got[0][0])
 
 
 def test_cross_entropy_out_of_bounds_text():

@@ -701,6 +701,19 @@ def test_clip_grad_value_and_nonfinite():
     assert float(torchish.nn.utils.clip_grad_norm_([], 1.0)) == 0.0
 
 
+@pytest.mark.parametrize("params", [[], "nograd"])
+def test_clip_grad_value_without_grads_raises_like_torch(params):
+    # PyTorch's device grouping rejects an empty grad list (e.g. after autograd.grad,
+    # which leaves .grad unset); clip_grad_norm_ in the same state returns 0.
+    msgs = []
+    for L in LIBS:
+        ps = [L.ones(2, requires_grad=True)] if params == "nograd" else []
+        with pytest.raises(RuntimeError) as info:
+            L.nn.utils.clip_grad_value_(ps, 0.1)
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]
+
+
 def test_parameters_vector_round_trip():
     net = _with_grads(torchish)
     ref = _with_grads(torch)

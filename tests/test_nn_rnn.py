@@ -385,6 +385,26 @@ def test_errors():
         torchish.nn.LSTMCell(3, 4)(torchish.zeros(1, 2, 3))
 
 
+@pytest.mark.parametrize("shape, lengths, batch_first, enforce_sorted", [
+    ((3, 2, 1), [[3, 2]], False, True),            # 2-D lengths
+    ((3, 2, 1), [[3, 2]], False, False),           # (index_select refuses a 2-D index)
+    ((3, 2, 1), [3], False, True),                 # len(lengths) != batch
+    ((3, 2, 1), [2, 1], True, True),
+    ((3, 2, 1), [3, 0], False, False),             # a zero length
+    ((3, 2, 1), [1, 3], False, True),              # unsorted
+    ((0, 2, 1), [1, 1], False, True),              # empty input
+    ((3, 2, 1), [], False, True)])
+def test_pack_padded_sequence_errors_match_torch(shape, lengths, batch_first, enforce_sorted):
+    # the checks of PyTorch's _pack_padded_sequence kernel, in its order
+    got = []
+    for lib in (torch, torchish):
+        with pytest.raises(Exception) as info:
+            lib.nn.utils.rnn.pack_padded_sequence(lib.zeros(*shape), lib.tensor(lengths),
+                                                  batch_first, enforce_sorted)
+        got.append((type(info.value), str(info.value)))
+    assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("cls_name", ["RNNCell", "LSTMCell", "GRUCell"])
 def test_cell_shape_errors_match_torch(cls_name):
     # the messages of PyTorch's *_cell kernels, not a JAX dot_general error
@@ -454,6 +474,21 @@ def test_packed_output_grad_fn_names(cls_name, bidirectional):
             h = h[0] if cls_name == "LSTM" else h
             names.append((out.data.grad_fn.name(), h.grad_fn.name()))
     assert names[:2] == names[2:]
+
+
+@pytest.mark.parametrize("cls_name", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("grad", [True, False])
+def test_batch_first_output_grad_fn_and_version(cls_name, grad):
+    # PyTorch's RNN/GRU kernels transpose a batch_first output in place
+    # (TransposeBackward1, _version 1); LSTM's uses an out-of-place transpose
+    got = []
+    for lib in (torch, torchish):
+        m = getattr(lib.nn, cls_name)(2, 3, num_layers=2, bidirectional=True, batch_first=True)
+        with lib.set_grad_enabled(grad):
+            out, _ = m(lib.ones(4, 3, 2))
+        got.append((out.grad_fn.name() if out.grad_fn else None, out._version,
+                    out.is_contiguous(), tuple(out.stride())))
+    assert got[0] == got[1]
 
 
 def test_state_dict_round_trip_and_load_into_torch():

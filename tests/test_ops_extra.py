@@ -616,6 +616,18 @@ def test_dist_cdist_grad_at_zero_differences(p):
     _check(lambda m, x, y: m.cdist(x, y, p), a, b)
 
 
+def test_cdist_batch_broadcast_error_names_batch_dims():
+    # only the batch dims broadcast: the message compares them, not the row counts
+    msgs = []
+    for m in (torch, torchish):
+        with pytest.raises(RuntimeError) as info:
+            m.cdist(m.zeros(2, 3, 4), m.zeros(5, 6, 4))
+        msgs.append(str(info.value))
+    assert msgs[1] == msgs[0]
+    assert tuple(torchish.cdist(torchish.zeros(2, 1, 3, 4), torchish.zeros(5, 6, 4)).shape) \
+        == (2, 5, 3, 6)
+
+
 @pytest.mark.parametrize("upper", [True, False])
 @pytest.mark.parametrize("unitriangular", [True, False])
 def test_solve_triangular_right(upper, unitriangular):

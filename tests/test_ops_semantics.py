@@ -1189,3 +1189,24 @@ def test_broadcast_tensors_returns_a_tensor_of_the_shape_itself():
         a, b = L.broadcast_tensors(x, y)
         got.append((a is x, b is y, b.grad_fn, tuple(b.shape)))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((2, 3), (4, 3), (5,)), ((2,), (1,), (3,)),
+                                    ((2,), (0,)), ((2,), [3]), ((), (-1,)), ((3, 1), (2,))])
+def test_broadcast_shapes_and_tensors_errors_match_torch(shapes):
+    # broadcast_shapes is PyTorch's Python reference (its own message, arguments printed as
+    # passed); broadcast_tensors is the kernel's "size of tensor a ... b" message
+    out = []
+    for L in (torch, torchish):
+        res = []
+        for fn in (lambda: tuple(L.broadcast_shapes(*shapes)),
+                   lambda: [tuple(t.shape) for t in L.broadcast_tensors(
+                       *[L.zeros(s) for s in shapes if -1 not in s])],
+                   lambda: L.distributions.Normal(L.zeros(shapes[0]), L.ones(shapes[1]))):
+            try:
+                r = fn()
+                res.append(r if isinstance(r, (tuple, list)) else "ok")
+            except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+                res.append((type(e).__name__, str(e)))
+        out.append(res)
+    assert out[1] == out[0]

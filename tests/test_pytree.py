@@ -44,3 +44,11 @@ def _program(T):
 
 def test_pytree_matches_pytorch():
     assert _program(torchish) == _program(torch)
+
+
+def test_treespec_repr_matches_pytorch():
+    # multi-child specs print one child per line, indented by nesting depth
+    trees = [(1,), (1, 2), {"b": [1, (2, 3)], "a": 4}, NT(1, [2, 3]), [[1, [2]], 3], 5, []]
+    for tree in trees:
+        got = repr(torchish.utils._pytree.tree_structure(tree))
+        assert got == repr(torch.utils._pytree.tree_structure(tree))

@@ -38,7 +38,42 @@ PROGRAMS = {
     "addcmul": lambda T, a, b: T.addcmul(a, a, b),
     "linear_relu": lambda T, a, b: T.nn.functional.linear(a, b).relu(),
     "view_pow": lambda T, a, b: a.view(16).pow(2) + b.view(16),
+    "softmax": lambda T, a, b: a.softmax(1) * 2 + b.log_softmax(0) * 2,
+    "gather_cumsum": lambda T, a, b: a.gather(1, T.tensor([[1], [0], [3], [2]])) * 2
+    + b.cumsum(0)[:, :1] * 2,
 }
+
+
+_INPLACE_AFTER = {   # y changed in place after f(y) saw it: does backward raise, naming what?
+    "gather": lambda T, t: t.gather(1, T.zeros(3, 1, dtype=T.long)),
+    "take_along_dim": lambda T, t: T.take_along_dim(t, T.zeros(3, 1, dtype=T.long), 1),
+    "max_dim": lambda T, t: t.max(1).values,
+    "cumsum": lambda T, t: t.cumsum(0),
+    "softmax_gather": lambda T, t: t.softmax(1).gather(1, T.zeros(3, 1, dtype=T.long)).log(),
+    "log_softmax": lambda T, t: t.log_softmax(1) * 2,
+}
+
+
+def _inplace_after(T, name, how):
+    x = T.ones(3, 2, requires_grad=True)
+    y = x * 1
+    out = _INPLACE_AFTER[name](T, y)
+    if how == "add":
+        y.add_(1)
+    else:
+        y[0, 0] = 2.0   # (its grad_fn becomes torch::autograd::CopySlices)
+    try:
+        out.sum().backward()
+    except RuntimeError as e:
+        return str(e)
+    return "ok"
+
+
+@pytest.mark.parametrize("how", ["add", "setitem"])
+@pytest.mark.parametrize("name", sorted(_INPLACE_AFTER))
+def test_inplace_change_of_a_saved_tensor_matches_pytorch(name, how):
+    # softmax/log_softmax save their result, gather its input; max(dim) and cumsum nothing
+    assert _inplace_after(torchish, name, how) == _inplace_after(torch, name, how)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

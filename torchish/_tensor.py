@@ -153,6 +153,18 @@ def _warn_typed_storage():
                       stacklevel=3)
 
 
+def _vmap_batched(data):
+    """Whether `data` is batched by a vmap being traced (PyTorch's BatchedTensor): reading its
+    value raises vmap's own errors, whatever the per-example shape."""
+    return type(data).__name__ == "BatchTracer"
+
+
+_VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+              "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+              "other operations. If error is occurring somewhere inside PyTorch internals, "
+              "please file a bug report.")
+
+
 class Tensor:
     __slots__ = ("_storage", "_view", "_cache", "_cache_base", "_requires_grad", "_grad",
                  "_grad_fn", "_output_nr", "_base", "_acc", "_hooks", "_post_acc_hooks",
@@ -545,6 +557,8 @@ class Tensor:
         return arr.astype(dtype) if dtype is not None else arr
 
     def item(self):
+        if _vmap_batched(self._data):
+            raise RuntimeError(_VMAP_ITEM)
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
@@ -557,6 +571,10 @@ class Tensor:
         return arr.tolist()
 
     def __bool__(self):
+        if _vmap_batched(self._data):
+            raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
+                               "data-dependent control flow. We don't support that yet, please "
+                               "file an issue at https://github.com/pytorch/pytorch/issues .")
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"Boolean value of Tensor with "

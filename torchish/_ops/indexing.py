@@ -550,7 +550,10 @@ def _take_check(compute, input, index):
     return IndexError(f"out of range: tried to access index {v} on a tensor of {n} elements.")
 
 
-@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("index",), check=_gather_bounds_check)
+# (PyTorch's gather backward takes `input` itself, not only its sizes: changing it in place
+# before backward raises)
+@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("input", "index"),
+    check=_gather_bounds_check)
 def gather(input, dim, index, *, sparse_grad=False):
     d = _dim(dim, input.ndim)
     _gather_check("gather", input, d, index)

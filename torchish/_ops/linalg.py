@@ -912,6 +912,10 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    from .errors import broadcast_error
+    msg = broadcast_error([x1.shape[:-2], x2.shape[:-2]])   # only batch dims broadcast
+    if msg:
+        raise RuntimeError(msg)
     return _p_norm(jnp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p, -1)
 
 

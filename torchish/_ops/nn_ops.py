@@ -236,7 +236,14 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_inf
     if zero_infinity:  # infinite losses get a zero gradient (the caller zeroes the value)
         nll = jnp.where(jnp.isinf(nll), jax.lax.stop_gradient(nll), nll + e)
     else:
-        nll = nll + e
+        # PyTorch's gradient for an infinite loss is nan (its formula meets inf - inf) for
+        # t < input_length: add a zero-valued term whose slope there is nan (sqrt at 0, times
+        # 0), kept out of the other samples by the double where
+        sel = t_mask & jnp.isinf(nll)[None, :, None]
+        lpf = jnp.where(jnp.isfinite(lp), lp, 0)
+        zero = (lpf - jax.lax.stop_gradient(lpf)) * 0
+        poison = jnp.where(sel, jnp.sqrt(jnp.where(sel, zero, 1)), 0)
+        nll = nll + e + jnp.sum(poison, axis=(0, 2))
     return nll if log_probs.ndim == 3 else nll[0]
 
 
@@ -403,14 +410,25 @@ def _sdpa_name(kinds, statics):
 def _scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale, enable_gqa,
                                   flash):
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    root = math.sqrt(abs(s))
-    q = query * (root if s >= 0 else -root)
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        rep = query.shape[-3] // key.shape[-3]
-        key = jnp.repeat(key, rep, axis=-3)
-        value = jnp.repeat(value, rep, axis=-3)
-    attn = jnp.matmul(q, jnp.swapaxes(key, -2, -1) * root)
+    if enable_gqa and query.ndim >= 3:
+        if key.shape[-3] != query.shape[-3]:
+            key = jnp.repeat(key, query.shape[-3] // key.shape[-3], axis=-3)
+        if value.shape[-3] != query.shape[-3]:
+            value = jnp.repeat(value, query.shape[-3] // value.shape[-3], axis=-3)
+    dtype = query.dtype
     L, S = query.shape[-2], key.shape[-2]
+    if flash:
+        # PyTorch's fused CPU kernel: scores q @ k^T in the accumulation type (float32 for
+        # half/bfloat16), scaled after the product; exp(scores - max) summed unrounded but
+        # rounded to the input dtype for the product with v; divided by the sum at the end
+        acc = jnp.promote_types(dtype, jnp.float32)
+        attn = jnp.matmul(query.astype(acc), jnp.swapaxes(key, -2, -1).astype(acc)) * s
+    else:
+        # the math path scales q and k by sqrt(scale) each (callers upcast half/bfloat16)
+        root = math.sqrt(abs(s))
+        acc = dtype
+        q = query * (root if s >= 0 else -root)
+        attn = jnp.matmul(q, jnp.swapaxes(key, -2, -1) * root)
     if attn_mask is not None:
         if attn_mask.dtype == jnp.bool_:
             attn_mask = jnp.where(attn_mask, jnp.zeros((), attn.dtype),
@@ -423,9 +441,13 @@ def _scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale
     # PyTorch's _safe_softmax: rows that are entirely -inf give zeros, not nan
     row_max = jnp.max(attn, axis=-1, keepdims=True)
     all_masked = jnp.isneginf(row_max)
-    w = jax.nn.softmax(jnp.where(all_masked, 0, attn), axis=-1)
-    w = jnp.where(all_masked, 0, w)
-    return jnp.matmul(w, value)
+    if not flash:
+        w = jax.nn.softmax(jnp.where(all_masked, 0, attn), axis=-1)
+        return jnp.matmul(jnp.where(all_masked, 0, w), value)
+    e = jnp.exp(attn - jnp.where(all_masked, 0, row_max))
+    total = jnp.sum(e, axis=-1, keepdims=True)
+    out = jnp.matmul(e.astype(dtype), value, preferred_element_type=acc)
+    return jnp.where(all_masked, 0, out / jnp.where(all_masked, 1, total)).astype(dtype)
 
 
 # ---- packed sequences (nn.utils.rnn) --------------------------------------------------------

@@ -8,7 +8,7 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from .._eager_jit import eager_jit
-from .registry import REGISTRY, Promote, op
+from .registry import NOT_IMPLEMENTED, REGISTRY, Promote, op
 from .return_types import RETURN_TYPES
 
 P = Promote
@@ -152,8 +152,14 @@ def _overload(stem, operand, scalar_nr=0):
     return lambda kinds, statics: names[0] if isinstance(kinds[operand], type) else names[1]
 
 
-@op(grad_fn=_overload("RemainderBackward", 1), inplace=True,
-    dunders=("__mod__", "__rmod__", "__imod__"), scalar_operands=True)
+def _remainder_grad_fn(kinds, statics):
+    if isinstance(kinds[0], type):   # remainder(2, x): PyTorch has no derivative for it
+        return NOT_IMPLEMENTED
+    return "RemainderBackward0" if isinstance(kinds[1], type) else "RemainderBackward1"
+
+
+@op(grad_fn=_remainder_grad_fn, inplace=True, dunders=("__mod__", "__rmod__", "__imod__"),
+    scalar_operands=True)
 def remainder(input, other):
     _reject("remainder_cpu", input, "bc")
     return jnp.remainder(input, other)

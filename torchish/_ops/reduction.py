@@ -188,13 +188,13 @@ def _arg_extreme(arg, name, input, dim, keepdim):
 
 
 @op(promote=P.NONE, grad_fn="MaxBackward0", function=False, method=False,
-    returns=RETURN_TYPES["max"], scalar_operands=False)
+    returns=RETURN_TYPES["max"], scalar_operands=False, saves=())   # (indices, sizes)
 def _max_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmax, "max", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="MinBackward0", function=False, method=False,
-    returns=RETURN_TYPES["min"], scalar_operands=False)
+    returns=RETURN_TYPES["min"], scalar_operands=False, saves=())   # (indices, sizes)
 def _min_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmin, "min", input, dim, keepdim)
 
@@ -366,7 +366,7 @@ def logsumexp(input, dim, keepdim=False):
     return jax.scipy.special.logsumexp(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
-@op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumsumBackward0", inplace=True)
+@op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumsumBackward0", inplace=True, saves=())
 def cumsum(input, dim, *, dtype=None):
     a = axis1(dim, input.ndim)
     return input if a is None else jnp.cumsum(input, axis=a)
@@ -443,12 +443,14 @@ def _along(fn, x, dim):
     return fn(x, axis=axis)
 
 
-@op(opmath=True, grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True)
+@op(opmath=True, grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True,
+    saves="result")   # (backward reads the output only; the input may change in place)
 def softmax(input, dim, dtype=None):
     return _along(jax.nn.softmax, input, dim)
 
 
-@op(opmath=True, grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True)
+@op(opmath=True, grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True,
+    saves="result")   # (backward reads the output only; the input may change in place)
 def log_softmax(input, dim, dtype=None):
     return _along(jax.nn.log_softmax, input, dim)
 

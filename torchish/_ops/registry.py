@@ -980,10 +980,22 @@ def _record_info(plan, mask, diff_out):
     what recording this plan with these inputs needing grads takes, worked out once."""
     info = plan.records.get((mask, diff_out))
     if info is None:
+        name = _grad_name(plan.op, plan.kinds, plan.statics)
         info = plan.records[(mask, diff_out)] = (
-            _grad_name(plan.op, plan.kinds, plan.statics), _plan_vjp(plan, mask, diff_out),
+            name, _refuse(plan) if name == NOT_IMPLEMENTED else _plan_vjp(plan, mask, diff_out),
             saved_positions(plan.op, plan.kinds, mask), _saves_result(plan.op))
     return info
+
+
+# The grad_fn of an overload PyTorch records without a derivative (`remainder(2, x)`): its
+# backward raises.
+NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
+
+
+def _refuse(plan):
+    def refuse(leaves, cts):
+        raise RuntimeError(f"derivative for aten::{kernel_name(plan)} is not implemented")
+    return refuse
 
 
 def _saves_result(definition):
@@ -1195,9 +1207,8 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     if base is None:
         edges = op_edges(plan, tensors)
         mask = tuple(e is not None for e in edges)
-        # `self` is overwritten: it is neither saved nor, for what the others save, an input
-        # that needs a gradient
-        positions = saved_positions(plan.op, kinds, (False,) + mask[1:])
+        # `self` is overwritten: not saved (what its gradient needs of the others is)
+        positions = saved_positions(plan.op, kinds, mask)
         saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
         self._set_data(value)
         name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
@@ -1225,12 +1236,17 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
 
     base_edge = edge_of(base)
     edges = op_edges(plan, tensors)
+    # what the op saves of its other operands, at their versions before the write (which
+    # changes one that views the same storage: `h[:, 1:] *= h[:, :-1]` fails at backward)
+    positions = saved_positions(plan.op, kinds, tuple(e is not None for e in edges))
+    saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
     self._set_data(value)
     node = call_jax_record("torch::autograd::CopySlices", copy_slices, [base_old] + leaves[1:],
                            [base] + list(tensors[1:]), [base_edge] + edges[1:],
                            [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,
                                                             view.size, view.stride,
                                                             view.offset, _root_key(base)))
+    node._saved = saved
     node._shown = plan.shown   # (PyTorch's CopySlices lists the base, then the op's others)
     base._grad_fn = node
     base._output_nr = 0
@@ -1292,6 +1308,25 @@ def call_jax_record(name, fn, leaves, inputs, edges, out_avals, key=None):
         if key is not None:
             _FN_VJP[(key, mask)] = vjp
     return Node(name, edges, leaves, inputs, vjp, out_avals, None, fn)
+
+
+def record_not_implemented(name, error, inputs, outputs):
+    """For an op PyTorch records but cannot differentiate (`unique`: Unique2Backward0): when
+    an input requires grad and grad mode is on, the floating `outputs` get a node `name` whose
+    backward raises `error` (an exception instance)."""
+    tensors = [t for t in inputs if isinstance(t, Tensor)]
+    if not (grad_mode.GRAD_ENABLED[0] and any(t.requires_grad for t in tensors)):
+        return
+    outs = [o for o in outputs if o.dtype.is_floating_point or o.dtype.is_complex]
+
+    def refuse(leaves, cts):
+        raise error
+
+    edges = [edge_of(t) for t in tensors]
+    node = Node(name, edges, [t._data for t in tensors], tensors, refuse,
+                [(tuple(o.shape), o.dtype) for o in outs], None)
+    for i, o in enumerate(outs):
+        o._grad_fn, o._output_nr = node, i
 
 
 def call_jax(name, fn, inputs, key=None):

@@ -876,24 +876,37 @@ def unfold(input, dimension, size, step):
 
 
 def broadcast_shapes(*shapes):
-    out = []
+    # PyTorch's Python reference: shapes are merged left to right and the first dimension that
+    # does not fit the common shape so far is named, with the argument as it was passed
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
     for shape in shapes:
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        n = max(len(out), len(shape))
-        a = [1] * (n - len(out)) + out
-        b = [1] * (n - len(shape)) + list(shape)
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y and x != 1 and y != 1:
-                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
-                                   f"shape.  Mismatch is between arg 0 and arg 1.")
-        out = [y if x == 1 else x for x, y in zip(a, b)]
+        if not isinstance(shape, (tuple, list)):
+            raise RuntimeError("Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for arg, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            elif shape[idx] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[idx]} "
+                                   f"at {idx}! Mismatching argument at index {arg} had {shape}; "
+                                   f"but expected shape should be broadcastable to {common}")
     from .._tensor import Size
-    return Size(out)
+    return Size(common)
 
 
 def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    from .errors import broadcast_error
+    msg = broadcast_error([t.shape for t in tensors])   # the kernel's message, not the ref's
+    if msg:
+        raise RuntimeError(msg)
     shape = broadcast_shapes(*[t.shape for t in tensors])
     # a tensor already of the shape is returned itself, as PyTorch's
     return tuple(t if tuple(t.shape) == tuple(shape) else t.expand(shape) for t in tensors)

@@ -415,9 +415,13 @@ def _out(arr, like, dtype):
     return tensor(np.asarray(arr), dtype=dtype, device=like.device)
 
 
-def _returns(values, inverse, counts, return_inverse, return_counts, like):
+def _returns(values, inverse, counts, return_inverse, return_counts, like, node):
+    """The outputs; `node` is (grad_fn name, kernel) of PyTorch's non-differentiable node."""
     from .. import _dtype as dt
+    from .registry import record_not_implemented
     out = [_out(values, like, like.dtype)]
+    record_not_implemented(node[0], NotImplementedError(
+        f"the derivative for '{node[1]}' is not implemented."), [like], out[:1])
     if return_inverse:
         out.append(_out(inverse.astype(np.int64), like, dt.int64))
     if return_counts:
@@ -433,10 +437,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         vals, inv, counts = np.unique(flat, return_inverse=True, return_counts=True,
                                       equal_nan=False)
         return _returns(vals, inv.reshape(arr.shape), counts, return_inverse, return_counts,
-                        input)
+                        input, ("Unique2Backward0", "_unique2"))
     d = axis1(dim, arr.ndim) or 0
     vals, inv, counts = np.unique(arr, return_inverse=True, return_counts=True, axis=d)
-    return _returns(vals, inv.reshape(-1), counts, return_inverse, return_counts, input)
+    return _returns(vals, inv.reshape(-1), counts, return_inverse, return_counts, input,
+                    ("UniqueDimBackward0", "unique_dim"))
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -451,7 +456,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         vals = flat[new]
         counts = np.diff(np.append(np.nonzero(new)[0], flat.size))
         return _returns(vals, inv.reshape(arr.shape), counts, return_inverse, return_counts,
-                        input)
+                        input, _CONSECUTIVE)
     d = axis1(dim, arr.ndim) or 0
     moved = np.moveaxis(arr, d, 0).reshape(arr.shape[d], -1)
     new = np.ones(moved.shape[0], bool)
@@ -459,12 +464,16 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     inv = np.cumsum(new) - 1
     vals = np.take(arr, np.nonzero(new)[0], axis=d)
     counts = np.diff(np.append(np.nonzero(new)[0], moved.shape[0]))
-    return _returns(vals, inv, counts, return_inverse, return_counts, input)
+    return _returns(vals, inv, counts, return_inverse, return_counts, input, _CONSECUTIVE)
+
+
+_CONSECUTIVE = ("UniqueConsecutiveBackward0", "unique_consecutive")
 
 
 def bincount(input, weights=None, minlength=0):
     from .. import _dtype as dt
     from .pointwise import not_implemented
+    from .registry import record_not_implemented
     arr = _host(input)
     if arr.dtype.kind not in "iub" or arr.dtype.kind == "b":
         raise not_implemented("bincount_cpu", arr)
@@ -482,7 +491,10 @@ def bincount(input, weights=None, minlength=0):
         return _out(counts.astype(np.int64), input, dt.int64)
     # float32 weights keep their dtype; all others (half, integral) accumulate in double
     out_dtype = dt.float32 if weights.dtype is dt.float32 else dt.float64
-    return _out(counts, input, out_dtype)
+    out = _out(counts, input, out_dtype)
+    record_not_implemented("torch::autograd::NotImplemented", RuntimeError(
+        "derivative for aten::bincount is not implemented"), [weights], [out])
+    return out
 
 
 def _bind():

@@ -174,7 +174,10 @@ def _zeros_like_aval(aval):
 
 
 def _op_name(node):
-    return _op_name_of(node.name())
+    # the saved-tensor error keeps a namespace ("torch::autograd::CopySlices")
+    name = node.name()
+    return name.rsplit("::", 1)[0] + "::" + _op_name_of(name) if "::" in name \
+        else _op_name_of(name)
 
 
 def _op_name_of(name):

@@ -17,6 +17,7 @@ Three things JAX does differently from `torch.func`, and how they are bridged he
   random op raises), one shared key ("same"), or one key per batch element ("different").
 """
 import contextlib
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,7 @@ from jax.extend.core import jaxpr_as_fun
 
 from .._tensor import Tensor, _wrap
 from .. import _random_trace
+from ..utils import _pytree
 from .._jaxpr_deps import needed_inputs
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of, torch_grad
@@ -320,18 +322,119 @@ def _vmap_key(randomness):
     return _random_trace.next_key(True)
 
 
+def _func_name(func):
+    if hasattr(func, "__name__"):
+        return func.__name__
+    if isinstance(func, functools.partial):
+        return f"functools.partial({_func_name(func.func)}, ...)"
+    return repr(func)
+
+
+def _broadcast_dims(dims, spec):
+    """`dims` spread over the leaves of `spec` (an int or None covers a whole subtree), or
+    None where its structure does not match (PyTorch's rule, not JAX's prefix rule)."""
+    if _pytree.tree_is_leaf(dims):
+        return [dims] * spec.num_leaves
+    if spec.is_leaf():
+        return None
+    node_dims, dims_spec = _pytree.tree_flatten(dims, is_leaf=lambda x: x is not dims)
+    if dims_spec.type is not spec.type or dims_spec.context != spec.context \
+            or len(node_dims) != spec.num_children:
+        return None
+    out = []
+    for d, child in zip(node_dims, spec.children_specs):
+        flat = _broadcast_dims(d, child)
+        if flat is None:
+            return None
+        out += flat
+    return out
+
+
+def _check_vmap_inputs(func, in_dims, args):
+    """PyTorch's checks of `in_dims` against the inputs, with its messages (JAX's own say
+    `in_axes`); returns the dims for `jax.vmap`."""
+    head = f"vmap({_func_name(func)}, in_dims={in_dims}, ...)(<inputs>): "
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"{head}expected `in_dims` to be int or a (potentially nested) tuple "
+                         f"matching the structure of inputs, got: {type(in_dims)}.")
+    if len(args) == 0:
+        raise ValueError(f"vmap({_func_name(func)})(<inputs>): got no inputs. Maybe you forgot "
+                         "to add inputs, or you are trying to vmap over a function with no "
+                         "inputs. The latter is unsupported.")
+    flat_args, spec = _pytree.tree_flatten(args)
+    flat_dims = _broadcast_dims(in_dims, spec)
+    if flat_dims is None:
+        raise ValueError(f"{head}in_dims is not compatible with the structure of `inputs`. "
+                         f"in_dims has structure {_pytree.tree_flatten(in_dims)[1]} but inputs "
+                         f"has structure {spec}.")
+    sizes = []
+    for arg, dim in zip(flat_args, flat_dims):
+        if dim is None:
+            continue
+        if not isinstance(dim, int):
+            raise ValueError(f"{head}Got in_dim={dim} for an input but in_dim must be either an "
+                             "integer dimension or None.")
+        if not _is_t(arg):
+            raise ValueError(f"{head}Got in_dim={dim} for an input but the input is of type "
+                             f"{type(arg)}. We cannot vmap over non-Tensor arguments, please "
+                             "use None as the respective in_dim")
+        n = arg.dim()
+        if dim < -n or dim >= n:
+            raise ValueError(f"{head}Got in_dim={dim} for some input, but that input is a Tensor "
+                             f"of dimensionality {n} so expected in_dim to satisfy "
+                             f"-{n} <= in_dim < {n}.")
+        sizes.append(arg.shape[dim])
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(size != sizes[0] for size in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return in_dims
+
+
+def _check_vmap_outputs(func, out_dims, out):
+    """PyTorch's checks of `out_dims` against what `func` returned, with its messages."""
+    flat_out, spec = _pytree.tree_flatten(out)
+    if _is_t(out):
+        # a lone Tensor takes an int, None or a one-element tuple
+        ok = out_dims is None or isinstance(out_dims, int) \
+            or (isinstance(out_dims, tuple) and len(out_dims) == 1)
+        flat_dims = [out_dims[0] if isinstance(out_dims, tuple) else out_dims] if ok else None
+    else:
+        flat_dims = _broadcast_dims(out_dims, spec)
+    name = _func_name(func)
+    if flat_dims is None:
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                         "compatible with the structure of `outputs`. out_dims has structure "
+                         f"{_pytree.tree_flatten(out_dims)[1]} but outputs has structure "
+                         f"{spec}.")
+    for leaf, dim in zip(flat_out, flat_dims):
+        if dim is not None and not _is_t(leaf):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(leaf)}. Did you mean to set out_dims= to None for output?")
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     axis = object()   # a fresh axis name, so a nested vmap's index is its own
 
     def wrapper(*args, **kwargs):
         for name in ("func", "in_dims", "out_dims", "randomness", "chunk_size"):
             if name in kwargs:   # PyTorch passes keyword arguments on with its own
                 raise TypeError(f"vmap_impl() got multiple values for argument '{name}'")
-        dims = tuple(in_dims) if isinstance(in_dims, list) else in_dims
-        traced = _Traced(func, False, args)
+        for leaf in _pytree.tree_leaves(out_dims):
+            if leaf is not None and not isinstance(leaf, int):
+                raise ValueError(f"vmap({_func_name(func)}, ..., out_dims={out_dims}): "
+                                 "`out_dims` must be an int, None or a python collection of "
+                                 "ints representing where in the outputs the vmapped dimension "
+                                 "should appear.")
+        dims = _check_vmap_inputs(func, in_dims, args)
+        traced = _Traced(func, False, args,
+                         check=lambda out, _: _check_vmap_outputs(func, out_dims, out))
         key = _vmap_key(randomness)
 
         def body(*a):
@@ -339,9 +442,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if randomness == "different":
                 k = jax.random.fold_in(k, jax.lax.axis_index(axis))
             with _random_trace.traced_key(k):
-                return traced(*a, **kwargs)
+                res = traced(*a, **kwargs)
+            # PyTorch lets a one-element tuple of out_dims stand for a lone Tensor output
+            return (res,) if lone and traced.out is None else res
+        lone = isinstance(out_dims, tuple) and len(out_dims) == 1
         mapped = jax.vmap(body, in_axes=dims, out_axes=out_dims, axis_name=axis)
         out = _apply(mapped, args, "VmapBackward", func)
+        if lone and traced.out is None:
+            out = out[0]
         return _reorder(traced.out, out)   # (known once `mapped` has run)
     return wrapper
 

@@ -102,11 +102,16 @@ class TreeSpec:
     def __hash__(self):
         return hash((self.type, repr(self.context), tuple(self.children_specs)))
 
-    def __repr__(self):
+    def __repr__(self, indent=0):
         if self.is_leaf():
             return "*"
         name = "namedtuple" if self.type is collections.namedtuple else self.type.__name__
-        return f"TreeSpec({name}, {self.context}, [{', '.join(map(repr, self.children_specs))}])"
+        # PyTorch's layout: the second and later children each on a new line, indented two
+        # more spaces per nesting level.
+        indent += 2
+        children = [c.__repr__(indent) for c in self.children_specs]
+        inner = (",\n" + " " * indent).join(children)
+        return f"TreeSpec({name}, {self.context}, [{inner}])"
 
 
 class LeafSpec(TreeSpec):

@@ -304,7 +304,9 @@ class RNNBase(Module):
         x = input.transpose(0, 1) if self.batch_first else input
         out, hidden = self._run(x, hx, None, None)
         if self.batch_first:
-            out = out.transpose(0, 1)
+            # PyTorch's RNN/GRU kernels transpose their output in place (grad_fn
+            # TransposeBackward1, _version 1); LSTM's kernel does not.
+            out.transpose_(0, 1)
         if not is_batched:
             out = out.squeeze(batch_dim)
             hidden = hidden.squeeze(1)

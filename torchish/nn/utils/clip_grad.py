@@ -80,6 +80,12 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     if isinstance(parameters, torchish.Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
-    for p in parameters:
-        if p.grad is not None:
-            p.grad.clamp_(min=-clip_value, max=clip_value)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        # PyTorch groups the grads by device before clamping, and its grouping helper
+        # rejects an empty list: no grads at all (or no parameters) is an error there.
+        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    for g in grads:
+        g.clamp_(min=-clip_value, max=clip_value)

@@ -131,10 +131,30 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         lengths, sorted_indices = torchish.sort(lengths, descending=True)
         sorted_indices = sorted_indices.to(input.device)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
+    # the checks of PyTorch's _pack_padded_sequence kernel, in its order
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
     if batch_first:
         input = input.transpose(0, 1)
-    sizes = _batch_sizes(lengths.tolist())
-    if sizes and sizes[0] and len(sizes) > input.shape[0]:
+    if lengths.ndim != 1:
+        raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.ndim}D cpu Long tensor")
+    lens = lengths.tolist()
+    batch_size = input.shape[1]
+    if len(lens) != batch_size:
+        raise RuntimeError("Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(lens)} (batch_size={batch_size})")
+    if lens[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if any(a < b for a, b in zip(lens, lens[1:])):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
+                           "pack_padded_sequence and/or pack_sequence to sidestep this "
+                           "requirement if you do not need ONNX exportability.")
+    sizes = _batch_sizes(lens)
+    # (PyTorch does not check this one: its kernel reads past the input)
+    if len(sizes) > input.shape[0]:
         raise RuntimeError(f"Expected sequence length to be larger than or equal to "
                            f"{len(sizes)}, but got {input.shape[0]}")
     data = _nn._pack_padded_sequence(input, sizes)
