@@ -121,6 +121,31 @@ def test_compiled_module_forward_is_differentiable():
     assert "OptimizedModule" in repr(cm)
 
 
+def test_loss_of_a_step_that_ran_backward_keeps_its_spent_node():
+    # PyTorch (checked with torch 2.13): the graph breaks at loss.backward(), so the returned
+    # loss prints grad_fn=<CompiledFunctionBackward> and a second backward through it raises
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss, loss.detach() * 2
+
+    for _ in range(2):   # the trace and a cached call
+        loss, doubled = step(torch.randn(4, 3))
+        assert repr(loss).endswith("grad_fn=<CompiledFunctionBackward>)")
+        assert loss.requires_grad and not loss.is_leaf and doubled.grad_fn is None
+        assert [type(f).__name__ for f, _ in loss.grad_fn.next_functions] == \
+            ["AccumulateGrad", "AccumulateGrad"]
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+
+
 def test_module_compile_in_place_and_steps_without_tensors():
     # Module.compile() keeps the compiled call on the module, which the traced state must
     # not include (its cache changes); a compiled function may touch no tensor at all

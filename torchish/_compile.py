@@ -460,6 +460,8 @@ class _Entry:
         self.uses_rng = None
         self.vjp = {}
         self.prints = []         # print() calls of the traced Python, replayed on every call
+        # results that still had a graph when a step that ran backward returned them (a loss)
+        self.spent_results = ()
 
 
 class _Compiled:
@@ -629,6 +631,9 @@ class _Compiled:
                    and isinstance(x, (jax.Array, jax.core.Tracer))]
             out = [t._data for t in tensors] + raw
             entry.n_tensors = len(tensors)
+            if entry.ran_backward:
+                entry.spent_results = tuple(j for j, t in enumerate(tensors)
+                                            if t._grad_fn is not None)
             kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
             for x in leaves:
                 if isinstance(x, Tensor):
@@ -769,6 +774,8 @@ class _Compiled:
         if entry.attach:
             # a forward: let gradients flow from its outputs back to params and inputs
             self._attach_grad(entry, owners, tensors, arrays, lrs, rng_key)
+        elif entry.spent_results and grad_mode.is_grad_enabled():
+            _attach_spent(entry, owners, tensors)
         return result
 
     def _attach_grad(self, entry, owners, tensors, arrays, lrs, rng_key):
@@ -805,6 +812,18 @@ class _Compiled:
             if t.dtype.is_floating_point or t.dtype.is_complex:
                 t._grad_fn = node
                 t._output_nr = j
+
+
+def _attach_spent(entry, owners, tensors):
+    """A loss returned by a step that ran its backward: in PyTorch the forward up to
+    `loss.backward()` is one compiled graph, so the loss keeps a CompiledFunctionBackward node
+    whose buffers that backward freed (a second backward through it raises)."""
+    edges = [edge_of(t) for t in owners if t.requires_grad]
+    node = Node("CompiledFunctionBackward", edges, None, None, None,
+                [(t.shape, t.dtype) for t in tensors], saved=())
+    for j in entry.spent_results:
+        tensors[j]._grad_fn = node
+        tensors[j]._output_nr = j
 
 
 def _data_dependent_message(exc):
