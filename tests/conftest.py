@@ -5,9 +5,15 @@ machine): it becomes torchish's default device, so tensors created without `devi
 """
 import os
 
-import pytest
+# The oracle (PyTorch) runs one intra-op thread in the test workers and the scripts they
+# start: the suite's workers already fill the cores, and PyTorch's OpenMP threads spin while
+# they wait for a busy core (a PyTorch training script took 52 s instead of 16 s under load).
+# Set before anything imports torch; a value the caller set wins.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import torchish
+import pytest  # noqa: E402
+
+import torchish  # noqa: E402
 
 DEVICE = os.environ.get("TORCHISH_TEST_DEVICE", "cpu")
 

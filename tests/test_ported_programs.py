@@ -82,6 +82,34 @@ def test_python_m_torchish_gives_the_script_an_absolute_file(tmp_path):
     assert _run(["-m", "torchish", "where.py"], cwd=tmp_path) == ["True"]
 
 
+_CLASS_NAMES = """\
+import copy, io, pickle, torch
+x = torch.ones(2, requires_grad=True)
+y = x * 2
+m = torch.nn.Sequential(torch.nn.Linear(2, 2))
+print(type(x), type(x.shape), type(x.dtype), type(x.device))
+print(type(m[0]), type(torch.optim.SGD(m.parameters(), lr=0.1)), type(m[0].weight))
+print(type(y.grad_fn), type(y.grad_fn.next_functions[0][0]), torch.autograd.graph.Node)
+buf = io.BytesIO()
+torch.save(m, buf)
+buf.seek(0)
+print(type(torch.load(buf, weights_only=False)[0]), pickle.loads(pickle.dumps(y.detach())))
+"""
+
+
+def test_python_m_torchish_classes_carry_torch_names(tmp_path):
+    # what PyTorch 2.13 prints for the same script (its node classes have no module); pickles
+    # name `torch.*` classes, which resolve through the alias
+    (tmp_path / "names.py").write_text(_CLASS_NAMES)
+    assert _run(["-m", "torchish", "names.py"], cwd=tmp_path) == [
+        "<class 'torch.Tensor'> <class 'torch.Size'> <class 'torch.dtype'> "
+        "<class 'torch.device'>",
+        "<class 'torch.nn.modules.linear.Linear'> <class 'torch.optim.sgd.SGD'> "
+        "<class 'torch.nn.parameter.Parameter'>",
+        "<class 'MulBackward0'> <class 'AccumulateGrad'> <class 'torch.autograd.graph.Node'>",
+        "<class 'torch.nn.modules.linear.Linear'> tensor([2., 2.])"]
+
+
 def _recorded(name):
     """PyTorch's recorded output for the script as it is now (fails for a stale recording)."""
     path = os.path.join(EXPECTED, name[:-3] + ".txt")

@@ -21,11 +21,13 @@ class _TorchAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         real = "torchish" + spec.name[len("torch"):]
         try:
-            return importlib.import_module(real)
+            module = importlib.import_module(real)
         except ModuleNotFoundError as exc:
             if exc.name is None or not (real == exc.name or real.startswith(exc.name + ".")):
                 raise
             return stub_module(spec.name)
+        present_as_torch()
+        return module
 
     def exec_module(self, module):
         pass
@@ -59,3 +61,27 @@ def install():
     sys.meta_path.insert(0, _TorchAliasFinder())
     import torchish
     sys.modules["torch"] = torchish
+    present_as_torch()
+
+
+_PRESENTED = set()   # torchish modules whose classes already carry torch's module names
+
+
+def present_as_torch():
+    """Where `torch` is torchish, its classes name themselves as PyTorch's do: `type(x)` prints
+    `<class 'torch.Tensor'>`, `<class 'torch.nn.modules.linear.Linear'>`, and argument errors
+    name `torch.nn.modules.linear.Linear`. Pickles then refer to `torch.*` names too, which
+    resolve here through the alias and load in PyTorch. Classes of private modules that torch
+    exports (Tensor, Size, dtype, device) take torch's top-level name."""
+    top = sys.modules["torchish"]
+    exported = {id(v) for v in vars(top).values() if isinstance(v, type)}
+    for name, module in list(sys.modules.items()):
+        if name in _PRESENTED or module is None or not (
+                name == "torchish" or name.startswith("torchish.")):
+            continue
+        _PRESENTED.add(name)
+        private = any(part.startswith("_") for part in name.split("."))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                value.__module__ = "torch" if private and id(value) in exported else \
+                    "torch" + name[len("torchish"):]

@@ -103,7 +103,9 @@ class Node:
         return _RemovableHandle(self._pre_hooks, fn)
 
     def __repr__(self):
-        return f"<{self._name.rsplit('::', 1)[-1]} object at {hex(id(self))}>"
+        module = type(self).__module__
+        where = "" if module == "builtins" else module + "."
+        return f"<{where}{self._name.rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
     def __call__(self, *grads):
         return self._public(self.apply_arrays([g._data for g in grads]))
@@ -145,7 +147,9 @@ _NODE_CLASSES = {}
 
 def _node_class(name):
     short = name.rsplit("::", 1)[-1]
-    cls = _NODE_CLASSES[name] = type(short, (Node,), {"__slots__": ()})
+    # PyTorch's node classes are C++ types without a module: `<class 'MulBackward0'>`
+    module = "torch.autograd.function" if short == "CompiledFunctionBackward" else "builtins"
+    cls = _NODE_CLASSES[name] = type(short, (Node,), {"__slots__": (), "__module__": module})
     return cls
 
 
@@ -214,6 +218,7 @@ def saved_entry(tensor, node=None):
 class AccumulateGrad:
     """The node of a leaf that requires grad: adds incoming gradients into `variable.grad`."""
     __slots__ = ("variable", "_hooks", "_pre_hooks", "metadata", "__weakref__")
+    __module__ = "builtins"  # a C++ type in PyTorch: `<class 'AccumulateGrad'>`
     _seq = float("inf")  # PyTorch runs AccumulateGrad as soon as it is ready
 
     def __init__(self, variable):
