@@ -427,6 +427,38 @@ def test_hooks_and_retain_grad():
     run_both(program)
 
 
+
+def _ones4(g):
+    return g.new_ones(4)
+
+
+def _as_double(g):
+    return g.double()
+
+
+@pytest.mark.parametrize("where", ["leaf", "non-leaf", "node", "prehook"])
+@pytest.mark.parametrize("hook", [_ones4, _as_double, lambda g: g.view(1, 3), lambda g: 5,
+                                  lambda g: [g]], ids=["size", "type", "shape", "int", "list"])
+def test_hook_results_are_checked_as_pytorch_does(where, hook):
+    # a wrong replacement gradient is an error at backward, never a silently wrong .grad
+    def program(T):
+        x = T.randn(3, requires_grad=True)
+        y = x * 2
+        if where == "leaf":
+            x.register_hook(hook)
+        elif where == "non-leaf":
+            y.register_hook(hook)
+        elif where == "node":
+            y.grad_fn.register_hook(lambda gi, go: (hook(gi[0]), None))
+        else:
+            y.grad_fn.register_prehook(lambda go: (hook(go[0]),))
+        try:
+            (y * 3).sum().backward()
+        except (TypeError, RuntimeError) as e:
+            return type(e).__name__, str(e)
+        return x.grad
+    run_both(program)
+
 def test_grad_modes():
     def program(T):
         x = T.tensor([1.0], requires_grad=True)

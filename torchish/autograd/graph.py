@@ -512,7 +512,8 @@ def _run_tensor_hooks(node, grads_in, create_graph):
     for nr in list(grads_in):
         hooks = (node._tensor_hooks or {}).get(nr, ())
         for hook in hooks:
-            res = hook(_as_tensor_grad(grads_in[nr]))
+            grad = _as_tensor_grad(grads_in[nr])
+            res = _checked(hook, hook(grad), grad)
             if res is not None:
                 grads_in[nr] = res if create_graph else res._data
         ref = (node._retain or {}).get(nr)
@@ -524,10 +525,42 @@ def _run_tensor_hooks(node, grads_in, create_graph):
             else:
                 t._grad = t._grad + g
     for hook in node._pre_hooks:  # torch: hook(grad_outputs) -> new grad_outputs or None
-        res = hook(tuple(_maybe_tensor(grads_in.get(i)) for i in range(len(node._out_avals))))
+        given = tuple(_maybe_tensor(grads_in.get(i)) for i in range(len(node._out_avals)))
+        res = _checked_all(hook, hook(given), given)
         if res is not None:
             grads_in = {i: _unwrap_grad(g, create_graph) for i, g in enumerate(res)}
     return grads_in
+
+
+def _checked(hook, res, grad):
+    """A hook's replacement for `grad` (or None), refused as PyTorch refuses it when it is not a
+    tensor or has another size or type."""
+    from .._tensor import Tensor
+    from .._dtype import type_name
+    if res is None or grad is None:
+        return res
+    name = getattr(hook, "__name__", repr(hook))
+    if not isinstance(res, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")
+    if res.shape != grad.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if res.dtype is not grad.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{type_name(grad.dtype)} got {type_name(res.dtype)})")
+    return res
+
+
+def _checked_all(hook, res, grads):
+    """A node hook's replacement gradients (a sequence like `grads`), checked one by one."""
+    if res is None:
+        return None
+    if not isinstance(res, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
+    if len(res) != len(grads):
+        name = getattr(hook, "__name__", repr(hook))
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got "
+                           f"{len(res)}, but expected {len(grads)})")
+    return tuple(_checked(hook, r, g) for r, g in zip(res, grads))
 
 
 def _maybe_tensor(g):
@@ -541,8 +574,8 @@ def _unwrap_grad(g, create_graph):
 def _run_node_hooks(node, grads, cts, create_graph):
     """torch: hook(grad_inputs, grad_outputs) -> new grad_inputs or None."""
     for hook in node._hooks:
-        res = hook(tuple(_maybe_tensor(g) for g in node._public(grads)),
-                   tuple(_maybe_tensor(c) for c in cts))
+        given = tuple(_maybe_tensor(g) for g in node._public(grads))
+        res = _checked_all(hook, hook(given, tuple(_maybe_tensor(c) for c in cts)), given)
         if res is not None:
             grads = node._internal([_unwrap_grad(g, create_graph) for g in res])
     return grads
@@ -553,11 +586,13 @@ def _accumulate(node, grad, create_graph):
         return
     var = node.variable
     for hook in var._hooks or ():
-        res = hook(_as_tensor_grad(grad))
+        given = _as_tensor_grad(grad)
+        res = _checked(hook, hook(given), given)
         if res is not None:
             grad = res if create_graph else res._data
     for hook in node._pre_hooks:
-        res = hook((_as_tensor_grad(grad),))
+        given = (_as_tensor_grad(grad),)
+        res = _checked_all(hook, hook(given), given)
         if res is not None:
             grad = res[0] if create_graph else res[0]._data
     from .._tensor import Tensor, _wrap

@@ -7,6 +7,7 @@ dispatcher's in-place path, so the result keeps the op's `grad_fn` name as in Py
 import inspect
 import warnings
 
+import jax
 import numpy as np
 
 import torchish
@@ -154,13 +155,17 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         # the bounds rounded to the input's precision first.
         with torchish.no_grad():
             neg = input <= 0
-            k = int(neg.sum().item())
             lo = float(np.asarray(lower, input.dtype.np))
             hi = float(np.asarray(upper, input.dtype.np))
-            noise = torchish.ones_like(input)
-            if k:
-                r = torchish.empty(k, dtype=torchish.float64).uniform_(lo, hi)
-                noise[neg] = r.to(input.dtype)
+            if isinstance(input._data, jax.core.Tracer):  # compiled: JAX's stream, a draw for every element
+                r = torchish.empty(input.shape, dtype=torchish.float64).uniform_(lo, hi)
+                noise = torchish.where(neg, r.to(input.dtype), 1)
+            else:
+                k = int(neg.sum().item())
+                noise = torchish.ones_like(input)
+                if k:
+                    r = torchish.empty(k, dtype=torchish.float64).uniform_(lo, hi)
+                    noise[neg] = r.to(input.dtype)
     else:
         noise = torchish.full_like(input, (lower + upper) / 2)
     if inplace:
