@@ -35,6 +35,13 @@ class device:
             return type_or_str
         if isinstance(type_or_str, int):  # torch.device(0) means cuda:0
             type_or_str, index = "cuda", type_or_str
+        elif not isinstance(type_or_str, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({type(type_or_str).__name__}), but expected one of:")
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        if not type_or_str:
+            raise RuntimeError("Device string must not be empty")
         name = str(type_or_str)
         if ":" in name:
             name, _, idx = name.partition(":")
@@ -102,8 +109,9 @@ def jax_device(dev):
     devs = _platform_devices(_JAX_PLATFORM.get(dev.type, dev.type))
     if not devs:
         if dev.type == "cuda":
-            raise RuntimeError("Torch not compiled with CUDA enabled (torchish: JAX sees no "
-                               "GPU; install jax[cuda12] on a machine with an NVIDIA GPU)")
+            # (PyTorch's CPU build raises AssertionError from torch.cuda's lazy init)
+            raise AssertionError("Torch not compiled with CUDA enabled\n(torchish: JAX sees "
+                                 "no GPU; install jax[cuda12] on a machine with an NVIDIA GPU)")
         raise RuntimeError(f"torchish: no JAX device for '{dev}'")
     index = dev.index or 0
     if index >= len(devs):

@@ -1,4 +1,4 @@
-"""Discrete samplers of PyTorch's CPU generator: randperm, poisson, multinomial.
+"""Discrete samplers of PyTorch's CPU generator: randperm, poisson, binomial, multinomial.
 
 Helpers of ``_random_engine.MT19937Engine`` (which exposes them as methods); each consumes the
 engine's raw stream in exactly PyTorch 2.13's order. ``randperm`` and ``poisson`` are inherently
@@ -182,6 +182,91 @@ def poisson(engine, rates):
     finally:
         reader.commit()
     return cast_from_int64(np.array(out, np.int64), name).reshape(rates.shape)
+
+
+# ------------------------------------------------------------------------------------ binomial
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _stirling_tail(k):
+    """log(k!) minus its Stirling approximation (PyTorch tabulates k <= 9: the same values)."""
+    if k <= 9:
+        return math.lgamma(k + 1) - (k + 0.5) * math.log(k + 1) + (k + 1) - _HALF_LOG_2PI
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(count, prob, uniform, f):
+    # geometric waiting times until they pass `count` (log1p in the tensor's precision `f`)
+    logprob = float(f(np.log1p(-f(prob))))
+    geom_sum, num = 0.0, 0
+    while True:
+        geom_sum += math.ceil(math.log(uniform()) / logprob)
+        if geom_sum > count:
+            return num
+        num += 1
+
+
+def _binomial_btrs(count, prob, uniform, f):
+    # Hoermann's BTRS transformed rejection, as PyTorch writes it (double arithmetic)
+    stddev = math.sqrt(float(f(f(count) * f(prob) * f(1 - f(prob)))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1) * prob)
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(count - k))
+        if v <= upper:
+            return k
+
+
+def _sample_binomial(count, prob, uniform, f):
+    """One draw of PyTorch's ``sample_binomial``: inversion when count * min(p, q) < 10, else
+    BTRS, on the smaller of p and q."""
+    if count <= 0 or prob <= 0:
+        return 0
+    if prob >= 1:
+        return count
+    if prob <= 0.5:
+        if f(f(count) * f(prob)) >= 10:
+            return _binomial_btrs(count, prob, uniform, f)
+        return _binomial_inversion(count, prob, uniform, f)
+    if prob > 0.5:
+        q = float(f(1.0 - f(prob)))
+        if f(f(count) * f(q)) >= 10:
+            return count - _binomial_btrs(count, q, uniform, f)
+        return count - _binomial_inversion(count, q, uniform, f)
+    return math.nan
+
+
+def binomial(engine, counts, probs):
+    """``torch.binomial(counts, probs)`` (same shapes, float32/float64), element by element."""
+    f = np.float32 if counts.dtype == np.float32 else np.float64
+    c = counts.astype(np.float64).ravel().tolist()
+    p = probs.astype(np.float64).ravel().tolist()
+    reader = _UniformReader(engine)
+    try:
+        out = [_sample_binomial(a, b, reader, f) for a, b in zip(c, p)]
+    finally:
+        reader.commit()
+    return np.array(out, counts.dtype).reshape(counts.shape)
 
 
 # --------------------------------------------------------------------------------- multinomial

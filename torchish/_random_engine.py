@@ -632,6 +632,10 @@ class MT19937Engine:
         """``torch.poisson(rates)``: values in ``rates``' dtype."""
         return _disc.poisson(self, rates)
 
+    def binomial(self, counts, probs):
+        """``torch.binomial(counts, probs)``: values in ``counts``' dtype."""
+        return _disc.binomial(self, counts, probs)
+
     def standard_gamma(self, alphas):
         """``torch._standard_gamma(alphas)`` (float32/float64)."""
         return _gamma.standard_gamma(self, alphas)

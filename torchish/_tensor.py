@@ -683,6 +683,12 @@ class Tensor:
 
     @property
     def T(self):
+        if self.ndim > 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release. Consider `x.mT` to transpose batches of matrices or "
+                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
         return self.permute(*range(self.ndim - 1, -1, -1))
 
     @property
@@ -719,7 +725,10 @@ class Tensor:
             return dt.type_name(self.dtype)
         if isinstance(dtype, str):
             name = dtype.rsplit(".", 1)[-1].replace("Tensor", "")
-            dtype = {d._legacy: d for d in dt.ALL}[name]
+            by_name = {d._legacy: d for d in dt.ALL}
+            if name not in by_name or not dtype.endswith("Tensor"):
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = by_name[name]
         return self.to(dtype)
 
     def cpu(self, memory_format=None):

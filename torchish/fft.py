@@ -156,6 +156,22 @@ _NO_WINDOW = ("A window was not provided. A rectangular window will be applied,w
               "`window=torch.ones(n_fft, device=<device>)`.")
 
 
+def _stft_type(t):
+    # how PyTorch's stft error names a tensor's type (complex ones by their legacy backend name)
+    name = t.dtype._legacy
+    return f"CPU{name}Type" if t.is_complex() else f"torch.{name}Tensor"
+
+
+def _stft_call(input, n_fft, hop, win, window, normalized, onesided, return_complex):
+    """The `stft(...) : ` prefix of PyTorch's stft shape errors."""
+    opt = (lambda v: "None" if v is None else str(int(bool(v))))  # noqa: E731
+    win_str = "None" if window is None else f"{_stft_type(window)}{{{list(window.shape)}}}"
+    return (f"stft({_stft_type(input)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, window={win_str}, normalized={int(bool(normalized))}, "
+            f"onesided={opt(onesided)}, return_complex={opt(return_complex)}, "
+            f"align_to_window=None) : ")
+
+
 def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
     """torch.stft: the short-time Fourier transform, (batch,) freq x frames.
@@ -167,45 +183,49 @@ def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     import warnings
     import torchish
     from .nn import functional as F
-    if return_complex is False:
-        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch "
-                      "release, stft will return complex tensors for all inputs, and "
-                      "return_complex=False will raise an error.\nNote: you can still call "
-                      "torch.view_as_real on the complex output to recover the old return "
-                      "format.", UserWarning, stacklevel=2)
-    if return_complex is None:
-        if not (input.is_complex() or (window is not None and window.is_complex())):
-            raise RuntimeError("stft requires the return_complex parameter be given for real "
-                               "inputs, and will further require that return_complex=True in "
-                               "a future PyTorch release.")
-        return_complex = True
     if center:
         dim = input.dim()
         extended = [1] * (3 - dim) + list(input.size())
         pad = n_fft // 2
         input = F.pad(input.view(extended), [pad, pad], pad_mode)
         input = input.view(input.shape[-dim:])
+    # PyTorch's kernel order: the window warning, the return_complex check and warning, then
+    # the shape checks, whose messages start with the call's arguments
+    if window is None:
+        warnings.warn(_NO_WINDOW, UserWarning, stacklevel=2)
+    if return_complex is None:
+        if not (input.is_complex() or (window is not None and window.is_complex())):
+            raise RuntimeError("stft requires the return_complex parameter be given for real "
+                               "inputs, and will further require that return_complex=True in "
+                               "a future PyTorch release.")
+    elif not return_complex:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch "
+                      "release, stft will return complex tensors for all inputs, and "
+                      "return_complex=False will raise an error.\nNote: you can still call "
+                      "torch.view_as_real on the complex output to recover the old return "
+                      "format.", UserWarning, stacklevel=2)
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
+    def fail(msg):
+        raise RuntimeError(_stft_call(input, n_fft, hop_length, win_length, window, normalized,
+                                      onesided, return_complex) + msg)
     if input.dim() not in (1, 2):
-        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.dim()}D tensor")
+        fail("expected a 1D or 2D tensor")
+    length = input.size(-1)
+    if not 0 < n_fft <= length:
+        fail(f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop_length <= 0:
+        fail(f"expected hop_length > 0, but got hop_length={hop_length}")
+    if not 0 < win_length <= n_fft:
+        fail(f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    if window is not None and (window.dim() != 1 or window.size(0) != win_length):
+        fail(f"expected a 1D window tensor of size equal to win_length={win_length}, but got "
+             f"window with size {list(window.size())}")
+    if return_complex is None:
+        return_complex = True
     one_d = input.dim() == 1
     if one_d:
         input = input.unsqueeze(0)
-    length = input.size(1)
-    if not 0 < n_fft <= length:
-        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
-    if hop_length <= 0:
-        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop_length}")
-    if not 0 < win_length <= n_fft:
-        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got "
-                           f"win_length={win_length}")
-    if window is None:
-        warnings.warn(_NO_WINDOW, UserWarning, stacklevel=2)
-    elif window.dim() != 1 or window.size(0) != win_length:
-        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to "
-                           f"win_length={win_length}, but got window with size "
-                           f"{list(window.size())}")
     if window is not None and win_length < n_fft:
         left = (n_fft - win_length) // 2
         window = F.pad(window, [left, n_fft - win_length - left])

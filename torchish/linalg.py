@@ -16,7 +16,6 @@ pinv = _l.linalg_pinv
 matrix_exp = _l.linalg_matrix_exp
 matrix_power = _l.matrix_power
 matrix_rank = _l.linalg_matrix_rank
-matrix_norm = _l.linalg_matrix_norm
 solve_triangular = _l.linalg_solve_triangular
 multi_dot = _l.multi_dot
 
@@ -55,11 +54,80 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _norm(x, ord, dim, keepdim, dtype)
 
 
+def _check_norm_dtype(A, dtype):
+    # PyTorch's checks of `dtype=` in linalg.matrix_norm (as linalg.vector_norm's)
+    from ._dtype import promote_types
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_norm: dtype should be floating point or complex, "
+                           f"but got {dtype._legacy}")
+    if dtype.is_complex != A.is_complex():
+        kind = "complex for complex" if A.is_complex() else "real for real"
+        raise RuntimeError(f"linalg.matrix_norm: dtype should be {kind} inputs, but got "
+                           f"{dtype._legacy}")
+    if promote_types(A.dtype, dtype) != dtype:
+        raise RuntimeError(f"linalg.matrix_norm: the dtype of the input ({A.dtype._legacy}) "
+                           f"should be convertible without narrowing to the specified dtype "
+                           f"({dtype._legacy})")
+
+
+def _ord_str(ord):
+    return str(int(ord)) if isinstance(ord, float) and ord.is_integer() else str(ord)
+
+
+@_autocast.casts("linalg_matrix_norm")
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """linalg.matrix_norm, composed as PyTorch composes it (so the graph has its nodes):
+    'fro' is a vector 2-norm; 'nuc' and +-2 reduce the singular values (sum, amax/amin) of A
+    with `dim` moved last; +-1 and +-inf reduce a vector 1-norm along one dim with amax/amin."""
+    from ._ops.shape import _wrap_dim
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if not (A.dtype.is_floating_point or A.is_complex()):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {A.dtype._legacy}")
+    dim = tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dim)}")
+    d0, d1 = _wrap_dim(dim[0], A.dim()), _wrap_dim(dim[1], A.dim())
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if dtype is not None:
+        _check_norm_dtype(A, dtype)
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        if ord == "fro":
+            return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+        reduce = lambda s: s.sum(-1, keepdim)  # noqa: E731
+    else:
+        if abs(ord) not in (1, 2, float("inf")):
+            raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
+        if abs(ord) != 2:
+            if abs(ord) == float("inf"):  # the inf-norm is the 1-norm of the transpose
+                d0, d1 = d1, d0
+            if not keepdim and d0 < d1:
+                d1 -= 1
+            v = vector_norm(A, 1, (d0,), keepdim, dtype=dtype)
+            return v.amax(d1, keepdim) if ord > 0 else v.amin(d1, keepdim)
+        reduce = (lambda s: s.amax(-1, keepdim)) if ord > 0 else (  # noqa: E731
+            lambda s: s.amin(-1, keepdim))
+    if dtype is not None:
+        A = A.to(dtype)
+    perm = [i for i in range(A.dim()) if i not in (d0, d1)] + [d0, d1]
+    result = reduce(svdvals(A.permute(perm)))
+    if keepdim:
+        inverse = [perm.index(i) for i in range(A.dim())]
+        result = result.unsqueeze(-1).permute(inverse)
+    return result
+
+
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if ord is None or (isinstance(ord, (int, float)) and (dim is None or isinstance(dim, int))
                        and not (A.ndim == 2 and dim is None and ord is not None)):
         return _norm(A, 2 if ord is None else ord, dim, keepdim, dtype)
-    return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)
+    return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
 
 
 globals().update(_DECOMP)  # lu, lstsq, the *_ex variants ... (_ops/linalg_decomp.py)

@@ -131,6 +131,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
     """
     if pickle_module is not pickle:
         raise NotImplementedError("torchish.save supports only the standard pickle module")
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
     write_checkpoint(obj, f, convert=_make_converter(), pickle_protocol=pickle_protocol,
                      _use_new_zipfile_serialization=_use_new_zipfile_serialization,
                      _disable_byteorder_record=_disable_byteorder_record)

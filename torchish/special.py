@@ -51,6 +51,18 @@ round = _reg("special_round")
 modified_bessel_i0 = _reg("special_modified_bessel_i0")
 modified_bessel_i1 = _reg("special_modified_bessel_i1")
 spherical_bessel_j0 = _reg("special_spherical_bessel_j0")
+chebyshev_polynomial_t = _reg("special_chebyshev_polynomial_t")
+chebyshev_polynomial_u = _reg("special_chebyshev_polynomial_u")
+chebyshev_polynomial_v = _reg("special_chebyshev_polynomial_v")
+chebyshev_polynomial_w = _reg("special_chebyshev_polynomial_w")
+shifted_chebyshev_polynomial_t = _reg("special_shifted_chebyshev_polynomial_t")
+shifted_chebyshev_polynomial_u = _reg("special_shifted_chebyshev_polynomial_u")
+shifted_chebyshev_polynomial_v = _reg("special_shifted_chebyshev_polynomial_v")
+shifted_chebyshev_polynomial_w = _reg("special_shifted_chebyshev_polynomial_w")
+hermite_polynomial_h = _reg("special_hermite_polynomial_h")
+hermite_polynomial_he = _reg("special_hermite_polynomial_he")
+laguerre_polynomial_l = _reg("special_laguerre_polynomial_l")
+legendre_polynomial_p = _reg("special_legendre_polynomial_p")
 
 
 def softmax(input, dim, *, dtype=None):

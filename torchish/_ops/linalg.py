@@ -35,6 +35,12 @@ def _same_dtype(name, a, b):
                            f"{cpp_name(a)} != {cpp_name(b)}")
 
 
+def _mv_dtype(mat, vec):
+    if mat.dtype != vec.dtype:   # (ATen's addmv names its output, made in vec's dtype, first)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{legacy_name(vec)}, {legacy_name(mat)}, and {legacy_name(vec)}")
+
+
 def _no_bool(kernel, x):
     if x.dtype == jnp.bool_:
         raise not_implemented(kernel, x)
@@ -68,7 +74,9 @@ def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     _batch_check(input, mat2)
-    _same_dtype("bmm", input, mat2)
+    if input.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {legacy_name(input)} but found "
+                           f"{legacy_name(mat2)}")
     _no_bool("bmm", input)
     return input @ mat2
 
@@ -111,7 +119,7 @@ def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, "
                            f"{input.ndim}, {vec.ndim}")
-    _same_dtype("mv", input, vec)
+    _mv_dtype(input, vec)
     if input.shape[-1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}"
                            f"x{input.shape[1]}), vec ({vec.shape[0]})")
@@ -141,6 +149,8 @@ def _matmul_nd(input, other):
             n = math.prod(bs) if batch else 1
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to "
                                f"be: [{n}, {a.shape[-1]}] but got: [{n}, {other.shape[-2]}].")
+    if other.ndim == 1:
+        _mv_dtype(input, other)
     _same_dtype("matmul", input, other)
     _no_bool("addmm_impl_cpu_", input)
     return jnp.matmul(input, other)
@@ -278,7 +288,12 @@ def _add_scaled(input, prod, beta, alpha):
 @op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True,
     saves={"mat1": ("mat2",), "mat2": ("mat1",)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    from .shape import _expand_shape
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
     _mm_check(mat1, mat2)
+    _expand_shape(input.shape, (mat1.shape[0], mat2.shape[1]), dt.from_np(input.dtype))
     return _add_scaled(input, _product(jnp.matmul, mat1, mat2), beta, alpha)
 
 
@@ -384,6 +399,10 @@ def einsum(*args):
         i, x = next((i, x) for i, x in enumerate(operands) if not isinstance(x, Tensor))
         raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
                         f"{type(x).__name__}")
+    for x in operands[1:]:   # ATen's kernels take one dtype: no promotion
+        if x.dtype is not operands[0].dtype:
+            raise RuntimeError(f"expected scalar type {operands[0].dtype._legacy} but found "
+                               f"{x.dtype._legacy}")
     plan = einsum_plan(equation, shapes)
     if any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled():
         return _einsum_steps(plan, list(operands))
@@ -905,8 +924,18 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return jax.scipy.linalg.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="CdistBackward0", method=False)
+@op(promote=P.NONE, grad_fn="CdistBackward0", method=False)
 def cdist(x1, x2, p=2.0, compute_mode=None):
+    for name, x in (("X1", x1), ("X2", x2)):
+        kind = dt._BY_NP[x.dtype]
+        if not kind.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{kind._legacy}")
+        if kind.itemsize == 2:
+            raise NotImplementedError(f'"cdist" not implemented for \'{kind._legacy}\'')
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {dt._BY_NP[x1.dtype]._legacy} but found "
+                           f"{dt._BY_NP[x2.dtype]._legacy}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values")
     if x1.shape[-1] != x2.shape[-1]:

@@ -60,19 +60,30 @@ def _ctype(x):
     return _CTYPES.get(str(x.dtype), str(x.dtype))
 
 
-def _conv_types(x, weight, bias, transposed, nd, name):
+def _conv_types(x, weight, bias, transposed, nd, name, **params):
     """ATen's checks before the geometry ones: ranks and dtypes."""
     if x.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {_sizes(x.shape)}")
     if weight.ndim < 3:
         raise RuntimeError("weight should have at least three dimensions")
+    for name, value in params.items():
+        # (the binding repeats an int nd times; ATen then takes the rank from the weight)
+        if isinstance(value, (list, tuple)) and len(value) not in (1, weight.ndim - 2):
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of "
+                               f"{weight.ndim - 2} values to match the convolution dimensions, "
+                               f"but got {name}={list(value)}")
+        if not isinstance(value, (list, tuple, str)) and nd not in (1, weight.ndim - 2):
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of "
+                               f"{weight.ndim - 2} values to match the convolution dimensions, "
+                               f"but got {name}={[value] * nd}")
+    if bias is not None and bias.dtype != x.dtype and not transposed:
+        # ATen's convolution checks the bias first, in C++ type names
+        raise RuntimeError(f"Input type ({_ctype(x)}) and bias type ({_ctype(bias)}) "
+                           f"should be the same")
     if x.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {_legacy(x)} but found {_legacy(weight)}")
     if bias is not None and bias.dtype != x.dtype:
-        if not transposed:  # ATen's convolution checks the bias in C++ type names
-            raise RuntimeError(f"Input type ({_ctype(x)}) and bias type ({_ctype(bias)}) "
-                               f"should be the same")
         raise RuntimeError(f"expected scalar type {_legacy(x)} but found {_legacy(bias)}")
 
 
@@ -84,7 +95,7 @@ def _conv_shapes(x, weight, bias, groups, transposed, nd):
     if weight.ndim != k:
         shape = x.shape if x.ndim == k else (1,) + x.shape
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
-                           f"dimensional weight{_sizes(weight.shape)}, but got {k}-dimensional "
+                           f"dimensional weight {_sizes(weight.shape)}, but got {k}-dimensional "
                            f"input of size {_sizes(shape)} instead")
     if weight.shape[0] < groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
@@ -151,7 +162,8 @@ def _biased(x, w, bias, nd, *args, opmath=True, **kwargs):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
-    _conv_types(input, weight, bias, False, nd, f"conv{nd}d")
+    _conv_types(input, weight, bias, False, nd, f"conv{nd}d", stride=stride, padding=padding,
+                dilation=dilation)
     x = input if input.ndim == nd + 2 else input[None]
     stride, dilation = ntuple(stride, nd), ntuple(dilation, nd)
     kernel = weight.shape[2:]
@@ -184,7 +196,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                     nd):
-    _conv_types(input, weight, bias, True, nd, f"conv_transpose{nd}d")
+    _conv_types(input, weight, bias, True, nd, f"conv_transpose{nd}d", stride=stride,
+                padding=padding, output_padding=output_padding, dilation=dilation)
     x = input if input.ndim == nd + 2 else input[None]
     stride, padding = ntuple(stride, nd), ntuple(padding, nd)
     output_padding, dilation = ntuple(output_padding, nd), ntuple(dilation, nd)

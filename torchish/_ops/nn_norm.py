@@ -475,6 +475,11 @@ def _normalized_axes(input, normalized_shape, sep):
     tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     axes = _normalized_axes(input, normalized_shape, ", ")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != input.shape[axes[0]:]:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {_sizes(t.shape)} and normalized_shape = "
+                               f"{_sizes(input.shape[axes[0]:])}")
     x = _opmath(input)
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)

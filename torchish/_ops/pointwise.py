@@ -524,6 +524,9 @@ def clamp_max(input, max):
 @op(grad_fn="WhereBackward0", method="input", promoted=("input", "other"), saves=("condition",),
     scalar_operands=("input", "other"), scalars_as_tensors=True)
 def where(condition, input, other):
+    if condition.dtype not in (jnp.bool_, jnp.uint8):   # (uint8: deprecated, still taken)
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {legacy_name(condition)}")
     return jnp.where(condition, input, other)
 
 
@@ -572,8 +575,17 @@ def _rdiv(self, other):
         return NotImplemented
 
 
+def _invert(self):
+    # (Tensor.__invert__ is a Python wrapper over bitwise_not in PyTorch, with its own error)
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
 def _bind_rdiv():
     from .._tensor import Tensor
+    Tensor.__invert__ = _invert
     Tensor.__rtruediv__ = _rdiv
     Tensor.__rdiv__ = _rdiv  # Python 2's name, still called by some code
 

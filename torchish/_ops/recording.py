@@ -39,11 +39,27 @@ def composite(name, steps):
             return False
         return all(_operand(d, n, bound.get(n), Tensor) for n in d.tensors)
 
-    def wrap(fused):
+    def wrap(fused, method):
         def binding(*args, **kwargs):
             if kwargs.get("out") is None and graphed(args, kwargs):
                 return steps(*args, **kwargs)
             return fused(*args, **kwargs)
+        return binding
+
+    return rebind(name, wrap, out=lambda alias: alias in OUT_NAMES)
+
+
+def rebind(name, wrap, out=lambda alias: False):
+    """Op `name`'s function, alias and method bindings replaced by `wrap(fused, method)` of
+    the generated ones (`method`: whether it is the Tensor method). The methods are rebound
+    here; returns {binding name: function} for the module's `PLAIN`. `out(alias)`: whether the
+    generated function takes `out=` itself."""
+    from .. import _tensor
+    from .registry import REGISTRY, _generate
+    d = REGISTRY[name]
+
+    def wrapped(fused, method):
+        binding = wrap(fused, method)
         binding.__name__ = binding.__qualname__ = fused.__name__
         binding.__doc__ = fused.__doc__
         binding.handles_out = True
@@ -52,10 +68,10 @@ def composite(name, steps):
     functions = {}
     for alias in (d.name,) + tuple(d.bindings["aliases"]):
         if d.bindings["method"] is True:
-            setattr(Tensor, alias, wrap(getattr(Tensor, alias)))
+            setattr(_tensor.Tensor, alias, wrapped(getattr(_tensor.Tensor, alias), True))
         if d.bindings["function"]:
-            functions[alias] = wrap(_generate(d, sig, "dispatch", alias,
-                                              out=alias in OUT_NAMES))
+            functions[alias] = wrapped(_generate(d, d.sig, "dispatch", alias, out=out(alias)),
+                                       False)
     return functions
 
 

@@ -330,8 +330,9 @@ def _vector_norm(x, ord, axis, keepdim):
 @op(opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0")
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
+        from .pointwise import legacy_name
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
-                           "as input.")
+                           f"as input. Got {legacy_name(input)}")
     axis = _axes(dim, input.ndim)
     if p == "fro" or p is None:
         p = 2
@@ -438,6 +439,10 @@ def _softmax_dim(ndim, dim):
 def _along(fn, x, dim):
     """fn(x, axis) along the softmax dim; a 0-d input computed as a 1-element vector."""
     axis = _softmax_dim(x.ndim, dim)
+    if x.dtype.kind != "f":   # (x is already cast to `dtype=`; ATen's kernels are float-only)
+        from .pointwise import not_implemented
+        last = "_lastdim" if axis == max(x.ndim, 1) - 1 else ""
+        raise not_implemented(f"{fn.__name__}{last}_kernel_impl", x)
     if x.ndim == 0:
         return fn(x.reshape(1), axis=0).reshape(())
     return fn(x, axis=axis)

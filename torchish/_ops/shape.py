@@ -31,10 +31,23 @@ def _sizes(shape):
     return tuple(shape)
 
 
-def infer_shape(shape, numel):
+def infer_shape(shape, numel, name="view"):
+    for i, s in enumerate(shape):
+        if isinstance(s, (float, np.floating)):   # (int() would truncate: `x.view(n / 2, 3)`)
+            if name == "reshape":
+                raise TypeError(f"reshape(): argument 'shape' (position 1) must be tuple of "
+                                f"ints, but found element of type float at pos {i}")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got float\"")
     shape = [int(s) for s in shape]
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    inferred = False
+    for i, s in enumerate(shape):
+        if s == -1:
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if known == 0 and numel == 0:
@@ -186,7 +199,7 @@ def _reshape_alias(input, shape):
 
 
 def reshape(input, *shape):
-    shape = infer_shape(_sizes(shape), input.numel())
+    shape = infer_shape(_sizes(shape), input.numel(), "reshape")
     if _view_steps(input, shape) is not None:
         # PyTorch views a contiguous input (ViewBackward0) and aliases a strided one
         return view(input, shape) if input.is_contiguous() else _reshape_alias(input, shape)
@@ -222,6 +235,14 @@ def ravel(input):
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
+    sizes = [int(s) for s in _sizes(sizes)]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) <= 1 and min(sizes) >= -1 and (
+            known != shape[d] if -1 not in sizes else (known == 0 or shape[d] % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size "
+                           f"of dim {d} ({shape[d]}) in the input tensor")
     new = shape[:d] + infer_shape(sizes, shape[d]) + shape[d + 1:]
     return view(input, new) if _view_steps(input, new) else reshape(input, new)
 
@@ -416,6 +437,9 @@ def _split_steps(shape, split_size_or_sections, dim):
     n = shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
+        if size == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
         bounds = [(s, min(s + size, n)) for s in range(0, n, size)] if size else [(0, 0)]
         if not bounds:
             bounds = [(0, 0)]
@@ -589,6 +613,10 @@ def _cat_dim(tensors, dim):
     shapes = [x.shape for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)]
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
     if not shapes:
         return 0, shapes
     ref = shapes[0]
@@ -700,8 +728,8 @@ def flip(input, *dim_args, dims=None):
     dims = _sizes(dim_args) if dims is None else _sizes((dims,))
     axes = [_wrap_dim(d, input.ndim) for d in dims]
     if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(axes)}, but "
-                           f"unique flip dims size={len(set(axes))}")
+        dup = next(a for i, a in enumerate(axes) if a in axes[:i])
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     return jnp.flip(input, tuple(axes)) if axes and input.ndim else input
 
 
@@ -757,6 +785,10 @@ def repeat(input, *sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     x = input.reshape((1,) * (len(sizes) - input.ndim) + input.shape)
+    if min(sizes, default=0) < 0:
+        out = [n * r for n, r in zip(x.shape, sizes)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(o for o in out if o < 0)}: {out}")
     return jnp.tile(x, sizes)
 
 

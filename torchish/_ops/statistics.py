@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .pointwise import legacy_name
 from .registry import Promote, op
-from .return_types import RETURN_TYPES
+from .return_types import RETURN_TYPES, _rt
 from .shape import _wrap_dim
 
 P = Promote
@@ -98,6 +98,15 @@ def _count(input, edges, weight, density):
     return hist
 
 
+def _linspace_edges(lo, hi, bins, dtype):
+    same = lo == hi
+    lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+    # PyTorch's linspace: from both ends, so the last edge is exactly `hi`
+    i = jnp.arange(bins + 1)
+    step = (hi - lo) / bins
+    return jnp.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i)).astype(dtype)
+
+
 def _histogram_checks(input, weight):
     if not jnp.issubdtype(input.dtype, jnp.floating):
         raise NotImplementedError(f"\"histogramdd\" not implemented for "
@@ -117,13 +126,7 @@ def _histogram_count(input, weight, bins, range=None, density=False):
         lo, hi = input.min(), input.max()
     else:
         lo = hi = jnp.zeros((), input.dtype)
-    same = lo == hi
-    lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-    # PyTorch's linspace: from both ends, so the last edge is exactly `hi`
-    i = jnp.arange(bins + 1)
-    step = (hi - lo) / bins
-    edges = jnp.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i))
-    edges = edges.astype(input.dtype)
+    edges = _linspace_edges(lo, hi, bins, input.dtype)
     return _count(input, edges, weight, density), edges
 
 
@@ -153,6 +156,90 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
             raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
                                f"{range[0]:g} max {range[1]:g} for dimension 0")
     return _HISTOGRAM(*_histogram_count(input, weight, int(bins), range, density))
+
+
+_HISTOGRAMDD = _rt("histogramdd", ("hist", "bin_edges"))
+
+
+@op(promote=P.NONE, differentiable=False, function=False, method=False,
+    tensors=("input", "weight", "edges"))
+def _histogramdd_count(input, weight, edges, bins, range=None, density=False):
+    """The D-dimensional counts of the rows of `input` (..., D): a dim's edges are given
+    (`edges[d]` an array) or `bins[d]` evenly spaced over `range` or the data's extent."""
+    x = input.reshape(-1, input.shape[-1])
+    all_edges, given = [], iter(edges)
+    for d in builtins.range(x.shape[1]):
+        if not bins[d]:   # this dim's edges were given
+            all_edges.append(next(given))
+            continue
+        if range is not None:
+            lo = jnp.asarray(range[2 * d], input.dtype)
+            hi = jnp.asarray(range[2 * d + 1], input.dtype)
+        elif x.shape[0]:
+            lo, hi = x[:, d].min(), x[:, d].max()
+        else:
+            lo = hi = jnp.zeros((), input.dtype)
+        all_edges.append(_linspace_edges(lo, hi, bins[d], input.dtype))
+    shape = tuple(e.shape[0] - 1 for e in all_edges)
+    flat = jnp.zeros(x.shape[0], jnp.int64)
+    inside = jnp.ones(x.shape[0], bool)
+    for d, e in enumerate(all_edges):
+        nb = e.shape[0] - 1
+        idx = jnp.searchsorted(e, x[:, d], side="right") - 1
+        idx = jnp.where(x[:, d] == e[-1], nb - 1, idx)
+        inside = inside & (x[:, d] >= e[0]) & (x[:, d] <= e[-1])
+        flat = flat * nb + jnp.clip(idx, 0, nb - 1)
+    w = jnp.ones(x.shape[0], x.dtype) if weight is None else weight.reshape(-1).astype(x.dtype)
+    size = 1
+    for n in shape:
+        size *= n
+    hist = jnp.zeros(size, x.dtype).at[jnp.where(inside, flat, 0)].add(jnp.where(inside, w, 0))
+    hist = hist.reshape(shape)
+    if density:
+        volume = jnp.ones(shape, x.dtype)
+        for d, e in enumerate(all_edges):
+            volume = volume * jnp.diff(e).reshape([-1 if i == d else 1
+                                                   for i in builtins.range(len(shape))])
+        hist = hist / (hist.sum() * volume)
+    return (hist,) + tuple(all_edges)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """torch.histogramdd: the histogram of the rows of `input` (..., D) over D dims; `bins` an
+    int, one int per dim, or one edges tensor per dim."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{input.dtype._legacy}'")
+    D = input.shape[-1] if input.ndim else 0
+    if isinstance(bins, int):
+        bins = [bins] * D
+    bins = list(bins)
+    if len(bins) != D:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
+                           f"same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {list(input.shape)} and weight with shape "
+                           f"{list(weight.shape)}")
+    edges = [b for b in bins if isinstance(b, Tensor)]
+    counts = tuple(0 if isinstance(b, Tensor) else int(b) for b in bins)
+    for d, b in enumerate(counts):
+        if not isinstance(bins[d], Tensor) and b <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for "
+                               f"dimension {d}")
+    if range is not None:
+        range = tuple(float(v) for v in range)
+        if len(range) != 2 * D:
+            raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range "
+                               f"should have {2 * D} elements, but got {len(range)}")
+        for d in builtins.range(D):
+            if range[2 * d] > range[2 * d + 1]:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got "
+                                   f"min {range[2 * d]:g} max {range[2 * d + 1]:g} for "
+                                   f"dimension {d}")
+    out = _histogramdd_count(input, weight, edges, counts, range, density)
+    return _HISTOGRAMDD(out[0], tuple(out[1:]))
 
 
 # ---- gradient -----------------------------------------------------------------------------
@@ -246,4 +333,4 @@ def _bind():
 
 
 _bind()
-PLAIN = ["cov", "corrcoef", "histogram", "gradient"]
+PLAIN = ["cov", "corrcoef", "histogram", "histogramdd", "gradient"]

@@ -126,6 +126,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     from .graph_hooks import GradientEdge
     outputs = _tensors(outputs)
     inputs = (inputs,) if isinstance(inputs, GradientEdge) else _tensors(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
@@ -134,6 +136,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outputs, grad_outputs, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
+    roots = _roots(outputs, grads)   # (the outputs' errors come first, as in the engine)
     edges = []
     for t in inputs:
         if isinstance(t, GradientEdge):   # the gradient flowing into a graph edge
@@ -142,7 +145,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         edges.append(edge_of(t))
-    captured = run_backward(_roots(outputs, grads), retain_graph, create_graph,
+    captured = run_backward(roots, retain_graph, create_graph,
                             capture=set(edges), accumulate=False)
     result = []
     for i, (t, e) in enumerate(zip(inputs, edges)):

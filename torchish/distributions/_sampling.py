@@ -84,6 +84,9 @@ def sample_dirichlet(concentration):
 
 
 def binomial(total_count, probs):
+    torch = _torch()
+    if not (rng_traced(total_count) or rng_traced(probs)):   # PyTorch's stream, eagerly
+        return torch.binomial(total_count.detach(), probs.detach())
     key = _key(None)
     with _torch().no_grad():
         return call_jax("BinomialBackward0", lambda n, p: jax.random.binomial(

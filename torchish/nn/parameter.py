@@ -13,6 +13,9 @@ class Parameter(Tensor):
         t._base = data._base
         t._stopgrad = False
         if requires_grad:
+            if not (data.dtype.is_floating_point or data.dtype.is_complex):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                                   "require gradients")
             t.requires_grad_(True)
         return t
 
@@ -91,6 +94,9 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         t._lazy_factory = (device, dtype)
         t.persistent = persistent
         if requires_grad:
+            if not (data.dtype.is_floating_point or data.dtype.is_complex):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                                   "require gradients")
             t.requires_grad_(True)
         return t
 

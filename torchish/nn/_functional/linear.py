@@ -21,11 +21,11 @@ def _check_dtypes(input, weight, bias):
 
 @_autocast.casts("linear")
 def linear(input, weight, bias=None):
-    wt = weight.t() if weight.ndim == 2 else weight
+    wt = weight.t() if weight.ndim != 1 else weight   # (t() refuses a >2-D weight)
     if bias is None:
         return torchish.matmul(input, wt)
     _check_dtypes(input, weight, bias)
-    if input.ndim == 2 and weight.ndim == 2 and bias.ndim <= 1:
+    if input.ndim == 2:   # (addmm's errors for a wrong bias or a 1-D weight)
         return torchish.addmm(bias, input, wt)
     if input.ndim >= 3 and weight.ndim == 2 and bias.ndim <= 1 and input.is_contiguous():
         out = torchish.addmm(bias, input.reshape(-1, input.shape[-1]), wt)

@@ -50,10 +50,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (torchish.int64, torchish.int32):
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+        # (with max_norm, embedding_renorm_ checks first: its indices are argument #2)
+        where = ("#2 'indices'", "embedding_renorm_") if max_norm is not None else \
+            ("#1 'indices'", "embedding")
+        raise RuntimeError(f"Expected tensor for argument {where[0]} to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"{torchish._dtype.type_name(input.dtype)} instead (while checking "
-                           "arguments for embedding)")
+                           f"arguments for {where[1]})")
     _check_index(input, weight.shape[0])
     if max_norm is not None:
         _embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
