@@ -527,3 +527,114 @@ def test_first_backward_of_the_process_inside_a_compiled_step(monkeypatch):
         x, y = torch.randn(n, 4), torch.randn(n, 2)
         np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-5)
     _assert_state_equal(m1, m2, o1, o2)
+
+
+# ---- torch.compile's API surface (expected values checked against torch 2.13 on CPU) ----------
+
+def test_fullgraph_data_dependent_code_raises_dynamo_unsupported():
+    from torchish._dynamo.exc import Unsupported, TorchDynamoException
+
+    @torch.compile(fullgraph=True)
+    def value_flow(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+    with pytest.raises(Unsupported):   # torch._dynamo.exc.Unsupported, a RuntimeError
+        value_flow(torch.ones(3))
+    assert issubclass(Unsupported, TorchDynamoException)
+    assert issubclass(Unsupported, RuntimeError)
+
+    @torch.compile(fullgraph=True)
+    def shape_flow(x):
+        return x * 2 if x.shape[0] > 2 else x + 1
+    assert shape_flow(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    assert shape_flow(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_compile_checks_mode_options_and_backend():
+    from torchish._dynamo.exc import InvalidBackend
+    with pytest.raises(RuntimeError, match="^Either mode or options can be specified, but both "
+                                           "can't be specified at the same time.$"):
+        torch.compile(lambda a: a, mode="reduce-overhead", options={"x": 1})
+    with pytest.raises(RuntimeError, match=r"^Unrecognized mode=nosuchmode, should be one of: "
+                                           r"default, lite, reduce-overhead, "
+                                           r"max-autotune-no-cudagraphs, max-autotune$"):
+        torch.compile(lambda a: a, mode="nosuchmode")
+    with pytest.raises(InvalidBackend, match=r"^Invalid backend: 'nosuch', see "
+                                             r"`torch._dynamo.list_backends\(\)` for available "
+                                             r"backends.$"):
+        torch.compile(lambda a: a, backend="nosuch")
+    with pytest.raises(AssertionError, match="^A callable function is expected, but <class "
+                                             "'int'> is provided.$"):
+        torch.compile(5)
+    for kw in [dict(mode="max-autotune"), dict(backend="eager"), dict(backend="aot_eager"),
+               dict(dynamic=True), dict(options={"triton.cudagraphs": False}),
+               dict(disable=True)]:
+        f = torch.compile(lambda a, b: a @ b + 1, **kw)
+        assert f(torch.ones(2, 3), torch.ones(3, 2)).sum().item() == 16.0
+    assert torch.compiler.list_backends() == ["cudagraphs", "inductor", "openxla", "tvm"]
+    assert "aot_eager" in torch._dynamo.list_backends(exclude_tags=None)
+
+
+def test_disabled_function_is_not_compiling_inside_compiled_code():
+    @torch.compiler.disable
+    def helper(x):
+        return x * 10 + (1 if torch.compiler.is_compiling() else 0)
+
+    @torch._dynamo.disable
+    def helper2(x):
+        return x - 1
+
+    @torch.compile
+    def g(x):
+        assert torch.compiler.is_compiling() and torch._dynamo.is_compiling()
+        return helper(x) + helper2(x)
+    assert g(torch.ones(2)).tolist() == [10.0, 10.0]   # torch: tensor([10., 10.])
+    assert torch.compiler.disable(recursive=False)(lambda x: x * 3)(torch.ones(1)).item() == 3
+    assert not torch.compiler.is_compiling()
+
+
+def test_dynamo_config_knows_pytorchs_settings():
+    import importlib
+    cfg = torch._dynamo.config
+    assert importlib.import_module("torchish._dynamo.config") is cfg
+    assert (cfg.suppress_errors, cfg.recompile_limit, cfg.cache_size_limit,
+            cfg.capture_scalar_outputs) == (False, 8, 8, False)
+    with cfg.patch(cache_size_limit=3):
+        assert cfg.recompile_limit == 3
+    assert cfg.cache_size_limit == 8
+
+    @cfg.patch("suppress_errors", True)
+    def inside():
+        return cfg.suppress_errors
+    assert inside() is True and cfg.suppress_errors is False
+    with pytest.raises(AttributeError, match="^torch._dynamo.config.no_such_setting does not "
+                                             "exist$"):
+        cfg.no_such_setting = 1
+    with pytest.raises(AttributeError, match="^torch._dynamo.config.no_such_setting does not "
+                                             "exist$"):
+        cfg.no_such_setting
+
+
+def test_optimized_module_class_pickle_and_deepcopy():
+    import copy
+    import pickle
+    from torchish._dynamo.eval_frame import OptimizedModule
+    torch.manual_seed(0)
+    lin = nn.Linear(2, 2)
+    cm = torch.compile(lin)
+    assert isinstance(cm, OptimizedModule) and OptimizedModule is torch._dynamo.OptimizedModule
+    assert (OptimizedModule.__module__, OptimizedModule.__qualname__) == (
+        "torchish._dynamo.eval_frame", "OptimizedModule")   # torch._dynamo.eval_frame in torch
+    x = torch.ones(1, 2)
+    y = cm(x)
+    c2 = pickle.loads(pickle.dumps(cm))   # PyTorch pickles a compiled module too
+    assert type(c2) is OptimizedModule and torch.equal(c2(x), y)
+    c3 = copy.deepcopy(cm)
+    with torch.no_grad():
+        c3.weight.add_(1)   # the copy runs its own parameters, not the original's
+    assert torch.equal(c3(x), c3._orig_mod(x)) and not torch.equal(c3(x), y)
+    assert torch.equal(cm(x), y)
+    fn = lambda t: t + 1   # noqa: E731
+    assert torch.compile(fn)._torchdynamo_orig_callable is fn

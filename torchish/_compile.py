@@ -78,16 +78,33 @@ class _PrintOfTensor(CompileError):
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
     """PyTorch's `torch.compile` signature. `fullgraph=True` makes untraceable code an error
-    rather than an eager fallback; the other keyword arguments are accepted and ignored."""
+    (`torch._dynamo.exc.Unsupported`, as PyTorch raises) rather than an eager fallback; `mode`,
+    `options` and `backend` are checked as PyTorch checks them and otherwise ignored (every
+    backend compiles with XLA), as is `dynamic`."""
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
                                  backend=backend, mode=mode, options=options, disable=disable)
+    if not callable(model):
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if isinstance(backend, str):
+        from ._dynamo import list_backends
+        if backend not in list_backends(None):
+            from ._dynamo.exc import InvalidBackend
+            raise InvalidBackend(backend)
     if disable:
         return model
     from .nn import Module
     if isinstance(model, Module):
         return CompiledModule(model, fullgraph)
     return CompiledFunction(model, fullgraph)
+
+
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
 
 # ---- small helpers ---------------------------------------------------------------------------
@@ -500,7 +517,10 @@ class _Compiled:
                                         kwargs)
                 except CompileError as exc:
                     if self.fullgraph:
-                        raise
+                        from ._dynamo.exc import Unsupported
+                        if isinstance(exc, Unsupported):
+                            raise
+                        raise Unsupported(str(exc)) from None
                     # PyTorch breaks the graph there; torchish runs this signature eagerly
                     # (the failed trace left every object as it was)
                     if not isinstance(exc, _PrintOfTensor):   # (a silent break in PyTorch)
@@ -844,6 +864,7 @@ class CompiledFunction:
 
     def __init__(self, fn, fullgraph=False):
         functools.update_wrapper(self, fn)
+        self._torchdynamo_orig_callable = fn   # (PyTorch's name for the original)
         self._compiled = _Compiled(fn, lambda: (fn,), fullgraph=fullgraph)
 
     def __call__(self, *args, **kwargs):
@@ -868,13 +889,31 @@ def _optimized_module_class():
         """A Module holding the original as its child `_orig_mod` (so `state_dict()` keys start
         with `_orig_mod.`, as PyTorch's); other attributes read and write the original's."""
         _OWN = frozenset({"_orig_mod", "_compiled"})
+        __module__ = "torchish._dynamo.eval_frame"   # where PyTorch's lives (and ours is named)
+        __qualname__ = "OptimizedModule"
 
         def __init__(self, mod, fullgraph=False):
             super().__init__()
             self._orig_mod = mod
+            self._compile_orig(fullgraph)
+
+        def _compile_orig(self, fullgraph):
+            mod = self._modules["_orig_mod"]
             object.__setattr__(self, "_compiled", _Compiled(mod, lambda: (mod,),
                                                             forward_only=True,
                                                             fullgraph=fullgraph))
+
+        def __getstate__(self):
+            # (pickle and deepcopy: the copy compiles its own `_orig_mod` afresh)
+            state = super().__getstate__()
+            state["_compiled"] = state["_compiled"].fullgraph
+            return state
+
+        def __setstate__(self, state):
+            state = dict(state)
+            fullgraph = state.pop("_compiled", False)
+            super().__setstate__(state)
+            self._compile_orig(fullgraph)
 
         def forward(self, *args, **kwargs):
             return self._compiled(*args, **kwargs)

@@ -790,6 +790,11 @@ def linalg_svdvals(A):
     return jnp.linalg.svd(A, compute_uv=False)
 
 
+def _svdvals_steps(A):
+    # with a graph, PyTorch computes U and V too: the values are output 1 of LinalgSvdBackward0
+    return linalg_svd(A, full_matrices=False)[1]
+
+
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
 def linalg_eigh(A, UPLO="L"):
     _square("linalg.eigh", A)
@@ -1110,7 +1115,8 @@ PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance", 
          "logdet", "matrix_exp", "chain_matmul"]
 # ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
 for _name, _steps in (("outer", _outer_steps), ("tensordot", _tensordot_steps),
-                      ("inner", _inner_steps), ("kron", _kron_steps)):
+                      ("inner", _inner_steps), ("kron", _kron_steps),
+                      ("linalg_svdvals", _svdvals_steps)):
     _fns = composite(_name, _steps)
     globals().update(_fns)
     PLAIN += list(_fns)

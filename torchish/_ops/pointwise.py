@@ -92,9 +92,22 @@ def _div_kind(statics):
     return P.INT_TO_FLOAT if statics.get("rounding_mode") is None else P.DEFAULT
 
 
+def _true_div(input, other):
+    """`input / other`, correctly rounded as PyTorch's CPU division. XLA rewrites a division by a
+    broadcast operand (`x / 3.0`, `x / x.sum(1, keepdim=True)`) into a multiplication by its
+    reciprocal, an ulp off in about a third of the elements; a materialised divisor, fenced off
+    from the simplifier, keeps it a division."""
+    shape = jnp.broadcast_shapes(jnp.shape(input), jnp.shape(other))
+    dtype = jnp.result_type(input, other)
+    if jnp.shape(other) != shape and jnp.issubdtype(dtype, jnp.inexact):
+        other = jax.lax.optimization_barrier(
+            jnp.broadcast_to(jnp.asarray(other, dtype), shape))
+    return input / other
+
+
 def _div(input, other, rounding_mode):
     if rounding_mode is None:
-        return input / other
+        return _true_div(input, other)
     if rounding_mode == "trunc":
         return jnp.trunc(input / other) if not _is_int(input) else \
             jnp.sign(input) * jnp.sign(other) * (jnp.abs(input) // jnp.abs(other))
@@ -119,7 +132,7 @@ def div(input, other, *, rounding_mode=None):
 @op("_div_scalar", promote=P.INT_TO_FLOAT, grad_fn="DivBackward1", tensors=("input",),
     function=False, method=False, saves=(), opmath_scalars=True)
 def _div_scalar(input, other):
-    return input / other
+    return _true_div(input, other)
 
 
 # ATen's `add(Tensor, Scalar)` (AddBackward1, no edge for the number), which C++ composites

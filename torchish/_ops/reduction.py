@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
-from .recording import composite
+from .recording import composite, rebind
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
@@ -630,3 +630,24 @@ for _name, _steps in (("nanmean", _nanmean_steps), ("trapezoid", _trapezoid_step
     _fns = composite(_name, _steps)
     globals().update(_fns)
     OVERLOADS.update(_fns)
+
+
+def _nuclear_norm_binding(fused, method):
+    """`torch.norm(A, "nuc", dim, keepdim)` is PyTorch's `linalg.matrix_norm(A, "nuc", dim or
+    all dims, keepdim)`: its nodes, its 2-tuple dim check; other norms are the op."""
+    def binding(*args, **kwargs):
+        p = args[1] if len(args) > 1 else kwargs.get("p", "fro")
+        if not (isinstance(p, str) and p == "nuc") or kwargs.get("out") is not None:
+            return fused(*args, **kwargs)
+        from ..linalg import matrix_norm
+        names = ("input", "p", "dim", "keepdim")
+        bound = dict(zip(names, args), **kwargs)
+        input, dim = bound["input"], bound.get("dim")
+        return matrix_norm(input, "nuc", tuple(range(input.ndim)) if dim is None else dim,
+                           bound.get("keepdim", False), dtype=bound.get("dtype"))
+    return binding
+
+
+_fns = rebind("norm", _nuclear_norm_binding)
+globals().update(_fns)
+OVERLOADS.update(_fns)
