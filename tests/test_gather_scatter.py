@@ -60,3 +60,56 @@ def test_take_along_dim_is_pytorchs_composite(program):
         return r.tolist(), r.grad_fn.name(), [
             (f.name() if f else None, n) for f, n in r.grad_fn.next_functions]
     assert run(torchish) == run(torch)
+
+
+MASKED_SCATTER = [
+    "x.masked_scatter(m, s)", "T.masked_scatter(x, m, s)", "x.masked_scatter(m[0], s)",
+    "x[0].masked_scatter(m, s)", "x.masked_scatter(T.tensor(True), s)",
+    "(x * 1).masked_scatter_(m, s)", "(x * 1).masked_scatter_(m[1], s)",
+    "x.masked_scatter(m, s[:3])", "x.masked_scatter(m, s.double())",
+    "x.masked_scatter(m.int(), s)", "x.masked_scatter(T.ones(4, dtype=T.bool), s)",
+    "(x * 1).masked_scatter_(T.ones(4, dtype=T.int32), s)",
+    "(x * 1).masked_scatter_(T.ones(4, dtype=T.bool), s.double())",
+    "(x * 1).masked_scatter_(m.t(), s)", "(x * 1)[0].masked_scatter_(m, s)",
+    "x.masked_scatter(m, s.reshape(2, 5))", "x.masked_scatter(m & False, s[:0])",
+    "x.masked_scatter(m, s[:0])", "T.arange(6).reshape(2, 3).masked_scatter(m, T.arange(4))",
+    "(x * 1)[1].masked_scatter_(m[0], s)",   # on a view: CopySlices on the base
+]
+
+
+@pytest.mark.parametrize("program", MASKED_SCATTER)
+def test_masked_scatter(program):
+    """masked_scatter(_) is one MaskedScatterBackward0 node with edges to self and source
+    (self and mask broadcast out of place; in place the mask expands to self), and
+    PyTorch's errors, in its order."""
+    def run(T):
+        x = T.arange(6.0).reshape(2, 3).requires_grad_()
+        s = T.arange(10.0, 20.0).requires_grad_()
+        m = T.tensor([[True, False, True], [False, True, True]])
+        try:
+            r = eval(program, {"T": T, "x": x, "s": s, "m": m})  # noqa: S307 - fixed programs
+        except (RuntimeError, TypeError) as e:
+            return f"{type(e).__name__}: {e}"
+        if not r.requires_grad:
+            return r.tolist()
+        (r * T.arange(1.0, r.numel() + 1).reshape(r.shape)).sum().backward()
+        nodes = [(f.name() if f else None, n) for f, n in r.grad_fn.next_functions]
+        if r._base is not None:
+            nodes += [(f.name() if f else None, n)
+                      for f, n in r._base.grad_fn.next_functions] + [r._base._version]
+        return r.tolist(), r.grad_fn.name(), nodes, x.grad.tolist(), s.grad.tolist()
+    assert run(torchish) == run(torch)
+
+
+def test_masked_scatter_traced():
+    """Inside compiled code the mask's values are not needed on the host."""
+    x = torchish.arange(6.0).reshape(2, 3)
+    m = torchish.tensor([[True, False, True], [False, True, True]])
+    s = torchish.arange(10.0, 20.0)
+
+    def f(x, m, s):
+        y = x.clone()
+        y.masked_scatter_(m[1], s)
+        return x.masked_scatter(m, s), torchish.masked_scatter(x[0], m, s), y
+    for got, want in zip(torchish.compile(f)(x, m, s), f(x, m, s)):
+        assert got.tolist() == want.tolist()

@@ -54,7 +54,7 @@ KNOWN_FAILURES = {
 KNOWN_NAME_MISMATCHES = {
     **dict.fromkeys(("cholesky", "linalg.matrix_norm",
                      "linalg.matrix_power", "linalg.tensorinv", "to",
-                     "index_fill", "masked_fill", "masked_scatter"),
+                     "index_fill", "masked_fill"),
                     "PyTorch composes these of other ops (or another overload), whose last "
                     "node names the output; torchish records the op itself"),
     **dict.fromkeys(("unsafe_chunk", "unsafe_split"),

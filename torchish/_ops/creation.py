@@ -48,11 +48,12 @@ def _factory_requires_grad(t):
 def _infer_dtype(data):
     """PyTorch's dtype inference for Python data (bool < int < float < complex)."""
     kind = 0
+    tensor_dtypes = []
     stack = [data]
     while stack:
         x = stack.pop()
         if isinstance(x, Tensor):
-            kind = builtins.max(kind, 10 + dt.ALL.index(x.dtype))
+            tensor_dtypes.append(x.dtype)
         elif isinstance(x, (list, tuple, range)):
             stack.extend(x)
         elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
@@ -69,10 +70,11 @@ def _infer_dtype(data):
             raise ValueError(f"too many dimensions '{type(x).__name__}'")
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
-    if kind >= 10:
-        return None
-    return {0: dt.get_default_dtype(), 1: dt.bool, 2: dt.int64, 3: dt.get_default_dtype(),
-            4: dt.default_complex()}[kind]
+    scalar = {0: dt.get_default_dtype(), 1: dt.bool, 2: dt.int64, 3: dt.get_default_dtype(),
+              4: dt.default_complex()}[kind]
+    if tensor_dtypes:   # (PyTorch promotes the elements' types, a Python int as int64)
+        return _promote_all(tensor_dtypes + ([scalar] if kind else []))
+    return scalar
 
 
 def _to_numpy(data, dtype):
@@ -94,8 +96,10 @@ def _flatten(data):
 
 
 def _nested_tolist(data):
-    if isinstance(data, Tensor):
-        return data.tolist()
+    if isinstance(data, Tensor):   # (an element, read as a number)
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
     if isinstance(data, (list, tuple)):
         return [_nested_tolist(x) for x in data]
     return data
@@ -121,19 +125,43 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     d = dtype or inferred
     if d is None:  # a list of tensors: their promoted dtype
         d = _promote_all([x.dtype for x in _flatten(data) if isinstance(x, Tensor)])
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flatten(data)):
+        data = _nested_tolist(data)   # (raises for an element of several values)
     try:
         arr = _to_numpy(data, None)
     except ValueError:
         arr = None
     if arr is None or arr.dtype == object:
+        if any(type(x) is int and not -2 ** 63 <= x < 2 ** 63 for x in _flatten(data)):
+            raise ValueError("Overflow when unpacking long long")
         _check_nested(data)
     if d is dt.int64 and arr.dtype.kind == "u":
-        raise RuntimeError("Overflow when unpacking long")
-    return _leaf(arr.astype(d.np), device, requires_grad)
+        raise ValueError("Overflow when unpacking long long")
+    _check_overflow(arr, d)
+    with np.errstate(over="ignore"):   # (a float too large for float32 is inf, silently)
+        arr = arr.astype(d.np)
+    return _leaf(arr, device, requires_grad)
+
+
+def _check_overflow(arr, d):
+    """PyTorch's range check of each value converted to an integer dtype (NumPy would wrap);
+    uint8 takes negative values down to -255, wrapped."""
+    if arr.dtype.kind not in "iuf" or not arr.size or d.is_floating_point or d.is_complex or \
+            d is dt.bool or arr.dtype == d.np:
+        return
+    info = np.iinfo(d.np)
+    low = -int(info.max) if info.min == 0 else int(info.min)
+    if arr.dtype.kind == "f":
+        bad = np.isnan(arr).any() or arr.min() < low or arr.max() > info.max
+    else:
+        bad = int(arr.min()) < low or int(arr.max()) > info.max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(d.np).name} without "
+                           "overflow")
 
 
 def _is_seq(x):
-    return isinstance(x, (list, tuple, range)) or isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0
+    return isinstance(x, (list, tuple, range)) or isinstance(x, np.ndarray) and x.ndim > 0
 
 
 def _check_nested(data):
@@ -193,15 +221,21 @@ def from_jax(array):
 
 
 def _size(size, name="zeros"):
+    single = len(size) == 1 and not isinstance(size[0], (list, tuple))
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = int(s.item())
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s.ndim == 0 and not (s.dtype.is_floating_point or
+                                                          s.dtype.is_complex):
+            s = int(s.item())   # (a 0-d integer tensor reads as an int)
         if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
-            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
-                            f"not {type(s).__name__}")
+            if single:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of "
+                                f"ints, not {type(s).__name__}")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(s).__name__}\"")
         out.append(int(s))
     for s in out:
         if s < 0:
@@ -221,6 +255,12 @@ def _filler(size, np_dtype, jdev):
 
 def _filled(size, value, dtype, device, requires_grad):
     d = dtype or dt.get_default_dtype()
+    if type(value) in (int, float) and value not in (0, 1) and not (
+            d.is_floating_point or d.is_complex or d is dt.bool):
+        info = np.iinfo(d.np)
+        if not (-info.max if info.min == 0 else info.min) <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(d.np).name}_t "
+                               "without overflow")
     dev = _dev(device)
     jdev = jax_device(dev)
     if type(value) in (builtins.bool, int, float) and not (type(value) is int and
@@ -267,6 +307,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 def _like(fn):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kw):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be "
+                            f"Tensor, not {type(input).__name__}")
         return fn(input.shape, dtype=dtype or input.dtype,
                   device=device if device is not None else input.device,
                   requires_grad=requires_grad, **kw)
@@ -318,9 +361,10 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-def _fma64(a, b, c):
-    """fma(a, b, c) in float64 (Dekker's exact product, then a compensated sum)."""
-    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+def _fma64(a, b, c, xp=np):
+    """fma(a, b, c) in float64 (Dekker's exact product, then a compensated sum); `xp=jnp`
+    for traced operands (XLA keeps these operations as written)."""
+    a, b, c = (xp.asarray(v, np.float64) for v in (a, b, c))
     with np.errstate(over="ignore", invalid="ignore"):
         p = a * b
         split = 134217729.0  # 2**27 + 1
@@ -333,16 +377,16 @@ def _fma64(a, b, c):
         e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
         s, t = _two_sum(p, c)
         r = s + (t + e)
-    return np.where(np.isfinite(r), r, p + c)
+    return xp.where(xp.isfinite(r), r, p + c)
 
 
-def _fma32(a, b, c):
+def _fma32(a, b, c, xp=np):
     """fma(a, b, c) rounded to float32: the float64 product of two float32 is exact."""
-    a, b, c = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    a, b, c = (xp.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
     s, t = _two_sum(a * b, c)
     # s is rounded once already; nudge it off an exact float32 tie before the second rounding
     tie = (s.astype(np.float32).astype(np.float64) != s) & (t != 0)
-    s = np.where(tie, np.nextafter(s, s + t), s)
+    s = xp.where(tie, xp.nextafter(s, s + t), s)
     return s.astype(np.float32)
 
 
@@ -421,10 +465,94 @@ def _check_0dim(name, start, end):
                            "dimension(s).")
 
 
+def _traced_operand(x):
+    return isinstance(x, Tensor) and isinstance(x._data, jax.core.Tracer)
+
+
+def _traced_ends(start, end, dtype):
+    """0-d tensor ends, one of them traced (a compiled call), as `dtype` arrays: PyTorch's
+    tensor overload reads their values (steps stays a Python int)."""
+    out = [v._data if isinstance(v, Tensor) else jnp.asarray(v) for v in (start, end)]
+    return out if dtype is None else [v.astype(dtype) for v in out]
+
+
+def _halves(steps):
+    """Which positions count from `start` (the first half), and their distance from it or
+    from `end`."""
+    i = jnp.arange(steps)
+    low = i < steps // 2
+    return low, jnp.where(low, i, steps - i - 1)
+
+
+def _divisor(xp, n, dtype):
+    """`n` as a divisor of type `dtype`; under JAX hidden from XLA, which would otherwise
+    turn the division by a constant into a (differently rounded) multiplication."""
+    n = np.dtype(dtype).type(n)
+    return n if xp is np else jax.lax.optimization_barrier(jnp.asarray(n))
+
+
+def _linspace_values(xp, start, end, steps, d):
+    """`linspace_kernel`'s values (steps >= 2) of 0-d `start`, `end` arrays: NumPy on the
+    host, JAX for traced ends (a compiled call)."""
+    i = xp.arange(steps, dtype=np.int64)
+    half = steps // 2
+    k = xp.where(i < half, i, steps - i - 1)
+    if d.is_complex:
+        s, e = start.astype(d.np), end.astype(d.np)
+        step = (e - s) / _divisor(xp, steps - 1, d.np)
+        # (NumPy computes `step * k` of an int64 `k` in complex128)
+        s, e, step = (v.astype(np.complex128) for v in (s, e, step))
+        return xp.where(i < half, s + step * k, e - step * k)
+    if not d.is_floating_point:
+        # integer dtypes: the scalars become integers first, the step is a double
+        s, e = (v.astype(np.int64).astype(np.float64) for v in (start, end))
+        step = (e - s) / _divisor(xp, steps - 1, np.float64)
+        return xp.trunc(xp.where(i < half, _fma64(step, k, s, xp), _fma64(-step, k, e, xp)))
+    w = np.float64 if d is dt.float64 else np.float32
+    fma = _fma64 if d is dt.float64 else _fma32
+    s, e = start.astype(d.np).astype(w), end.astype(d.np).astype(w)
+    step = (e - s) / _divisor(xp, steps - 1, w)
+    return xp.where(i < half, fma(step, k.astype(w), s, xp), fma(-step, k.astype(w), e, xp))
+
+
+def _logspace_traced(start, end, steps, base, d):
+    """`logspace` of traced ends (`logspace`'s formulas, in JAX)."""
+    if steps == 1:
+        s = _traced_ends(start, end, np.complex128 if d.is_complex else np.float64)[0]
+        return jnp.power(base, s).astype(d.np).reshape(1)
+    low, k = _halves(steps)
+    if d.is_complex:
+        s, e = _traced_ends(start, end, d.np)
+        step = (e - s) / _divisor(jnp, steps - 1, d.np)
+        return jnp.power(jnp.asarray(base, d.np), jnp.where(low, s + step * k, e - step * k))
+    integral = not d.is_floating_point
+    acc = np.float32 if integral else np.float64   # integer dtypes: a float base and step
+    s, e = _traced_ends(start, end, np.int64 if integral else d.np)
+    s, e = s.astype(d.np), e.astype(d.np)
+    step = (e - s).astype(acc) / _divisor(jnp, steps - 1, acc)
+    k = k.astype(acc)
+    exps = jnp.where(low, s.astype(acc) + step * k, e.astype(acc) - step * k)
+    # (in double, rounded once: XLA's float32 pow is off by an ulp where NumPy's is exact)
+    values = jnp.power(np.float64(base), exps.astype(np.float64)).astype(acc)
+    return (jnp.trunc(values) if integral else values).astype(d.np)
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """`linspace_kernel`: from both ends, `start + step*i` / `end - step*(steps-1-i)` fused."""
     _check_0dim("linspace", start, end)
+    if _traced_operand(start) or _traced_operand(end):
+        d = dtype or (dt.default_complex() if any(
+            isinstance(v, builtins.complex) or isinstance(v, Tensor) and v.dtype.is_complex
+            for v in (start, end)) else dt.get_default_dtype())
+        steps = _scalar(steps)
+        _check_steps(steps)
+        if steps == 0:
+            return _leaf(jnp.zeros(0, d.np), device, requires_grad)
+        s, e = _traced_ends(start, end, None)
+        values = s.astype(d.np).reshape(1) if steps == 1 else \
+            _linspace_values(jnp, s, e, steps, d).astype(d.np)
+        return _leaf(values, device, requires_grad)
     start, end, steps = _scalar(start), _scalar(end), _scalar(steps)
     d = dtype or (dt.default_complex() if isinstance(start, builtins.complex) or
                   isinstance(end, builtins.complex) else dt.get_default_dtype())
@@ -433,24 +561,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         return _leaf(np.zeros(0, d.np), device, requires_grad)
     if steps == 1:
         return _leaf(np.array([start]).astype(d.np), device, requires_grad)
-    i = np.arange(steps, dtype=np.int64)
-    half = steps // 2
-    k = np.where(i < half, i, steps - i - 1)
-    if d.is_complex:
-        w = d.np.type
-        step = (w(end) - w(start)) / w(steps - 1)
-        values = np.where(i < half, w(start) + step * k, w(end) - step * k)
-    elif not d.is_floating_point:
-        # integer dtypes: the scalars become integers first, the step is a double
-        s, e = float(int(start)), float(int(end))
-        step = (e - s) / (steps - 1)
-        values = np.trunc(np.where(i < half, _fma64(step, k, s), _fma64(-step, k, e)))
-    else:
-        w = np.float64 if d is dt.float64 else np.float32
-        fma = _fma64 if d is dt.float64 else _fma32
-        s, e = w(d.np.type(start)), w(d.np.type(end))
-        step = (e - s) / w(steps - 1)
-        values = np.where(i < half, fma(step, k.astype(w), s), fma(-step, k.astype(w), e))
+    values = _linspace_values(np, np.asarray(start), np.asarray(end), steps, d)
     return _leaf(np.asarray(values).astype(d.np), device, requires_grad)
 
 
@@ -459,6 +570,12 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """`logspace_out` (compiled without FMA): `pow(base, start + step*i)` in double, with the
     endpoints in the dtype and the step a double."""
     _check_0dim("logspace", start, end)
+    if _traced_operand(start) or _traced_operand(end):
+        d = dtype or dt.get_default_dtype()
+        steps = _scalar(steps)
+        _check_steps(steps)
+        values = _logspace_traced(start, end, steps, base, d) if steps else jnp.zeros(0, d.np)
+        return _leaf(values, device, requires_grad)
     start, end, steps = _scalar(start), _scalar(end), _scalar(steps)
     d = dtype or dt.get_default_dtype()
     _check_steps(steps)
@@ -701,7 +818,8 @@ def _bind():
 
     Tensor.new = new
     Tensor.new_tensor = new_tensor
-    Tensor.new_zeros = _new(zeros)
+    Tensor.new_zeros = _new(lambda *size, **kw: _filled(_size(size, "new_zeros"), 0, kw["dtype"],
+                                                        kw["device"], kw["requires_grad"]))
     Tensor.new_ones = _new(ones)
     Tensor.new_empty = _new(empty)
     Tensor.new_full = new_full

@@ -7,6 +7,8 @@ values, so masks inside traced code are only supported where the shape does not 
 (`x[mask] = value`, which becomes a `where`).
 """
 import functools
+import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -198,6 +200,11 @@ def _normalize_key(self, key):
     scalars) is applied first, as view steps; the advanced key then indexes the result with
     index tensors and full slices only."""
     if not isinstance(key, tuple):
+        if (type(key) is int or type(key) is slice) and not self.ndim:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor." if type(key) is slice
+                             else "invalid index of a 0-dim tensor. Use `tensor.item()` in "
+                             "Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to "
+                             "a number")
         key = (key,)
     if all(_is_basic(k) for k in key):
         return basic_steps(self.shape, _expand_basic(key, self.ndim), key), None, None
@@ -300,6 +307,8 @@ def getitem(self, key):
     if isinstance(key, slice):
         # a lone slice records a SliceBackward0 even when it covers the whole dim
         # (`x[:]`), where `x[:, :]` is an alias
+        if not self.shape:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         steps = basic_steps(self.shape, (key,)) or (("slice", 0, 0, self.shape[0], 1),)
         return basic_view(self, steps)
     steps, static, arrays = _normalize_key(self, key)
@@ -350,7 +359,15 @@ def _mask_put(input, mask, value):
     method=False, saves=(), scalar_operands=("other",))
 def copy(input, other, non_blocking=False):   # (PyTorch's binding names `src` `other`)
     from .creation import cast
-    _expand_check(other.shape, input.shape)
+    if jnp.shape(other) != input.shape:   # (as an in-place op's broadcast: `other` into input)
+        from .errors import broadcast_error
+        message = broadcast_error((input.shape, jnp.shape(other)))
+        if message:
+            raise RuntimeError(message)
+        shape = np.broadcast_shapes(input.shape, jnp.shape(other))
+        if shape != input.shape:
+            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
     return jnp.broadcast_to(cast(other, input.dtype), input.shape)
 
 
@@ -390,10 +407,17 @@ def _zero(input):
     return jnp.zeros_like(input)
 
 
-def _expand_check(shape, target):
-    """PyTorch's error for copying a `shape` tensor into a `target` one (expand)."""
+def _expand_check(shape, target, kind=None):
+    """PyTorch's error for copying a `shape` tensor into a `target` one (expand, which checks
+    from the last dimension). `kind`: the tensor's type as ATen's internal expand names it
+    ("CPUBoolType"), for its error on too many dimensions."""
+    if kind is not None and len(shape) > len(target):
+        raise RuntimeError(f"expand({kind}{{{list(shape)}}}, size={list(target)}): the number "
+                           f"of sizes provided ({len(target)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(shape)})")
     lead = len(target) - len(shape)
-    for i, n in enumerate(shape):
+    for i in reversed(range(len(shape))):
+        n = shape[i]
         t = target[lead + i] if lead + i >= 0 else None
         if n != 1 and n != t:
             raise RuntimeError(f"The expanded size of the tensor ({t}) must match the existing "
@@ -432,6 +456,8 @@ def setitem(self, key, value):
     if static is None:
         if value.shape != target.shape and (value.ndim > target.ndim or _records(value)):
             value = value.expand(target.shape)   # (PyTorch's node, and its error)
+        elif value.shape != target.shape:
+            _expand_check(value.shape, target.shape)   # (copy_ alone would not expand)
         target.copy_(value)
         return
     check_inplace(target)
@@ -495,11 +521,27 @@ def _gather_check(name, input, d, index, src=None):
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
+    if name == "gather":
+        for k in range(index.ndim):
+            if k != d and input.ndim and index.shape[k] > input.shape[k]:
+                raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                                   f"{list(index.shape)} to be no larger than self "
+                                   f"{list(input.shape)} apart from dimension {d}")
+        return
+    src_ndim = jnp.ndim(src) if src is not None else 0   # (0-d: a value, or read as one)
+    if src_ndim and src_ndim > max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if 0 < src_ndim < index.ndim:   # (ATen reads src.size(k) for each dim of the index)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-src_ndim}, "
+                         f"{src_ndim - 1}], but got {src_ndim})")
+    message = (f"Expected index {list(index.shape)} to be no larger than self "
+               f"{list(input.shape)} apart from dimension {d}")
+    if src_ndim:
+        message += f" and to be no larger size than src {list(src.shape)}"
     for k in range(index.ndim):
-        if k != d and input.ndim and index.shape[k] > input.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{list(index.shape)} to be smaller than self "
-                               f"{list(input.shape)} apart from dimension {d}")
+        if (k != d and input.ndim and index.shape[k] > input.shape[k]) or (
+                src_ndim and index.shape[k] > src.shape[k]):
+            raise RuntimeError(message)
 
 
 def _first_outside(index, low, high):
@@ -628,7 +670,7 @@ def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
     optional_tensors=())   # (src absent: the `value` overload, with no edge for it)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _dim(dim, input.ndim)
-    _gather_check("scatter", input, d, index)
+    _gather_check("scatter", input, d, index, src)
     if src is not None and jnp.ndim(src) and src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if not index.size:  # nothing to write (PyTorch skips the shape checks too)
@@ -650,7 +692,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     check=_gather_bounds_check)
 def scatter_add(input, dim, index, src):
     d = _dim(dim, input.ndim)
-    _gather_check("scatter_add", input, d, index)
+    _gather_check("scatter_add", input, d, index, src)
     if src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if not index.size:
@@ -766,7 +808,7 @@ def _scatter_reduce(input, d, index, src, reduce, include_self):
     check=_gather_bounds_check)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     d = _dim(dim, input.ndim)
-    _gather_check("scatter_reduce", input, d, index)
+    _gather_check("scatter_reduce", input, d, index, src)
     if src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if not index.size:
@@ -822,9 +864,21 @@ def _index_update(name, input, dim, index, source, update):
     return update(input.at[_index_along(input, d, index)], source)
 
 
+def _index_add_bounds_check(compute, input, index, *args, dim, **kw):
+    # ATen's CPU index_add takes a strided loop over the first or last dim of a >1-D tensor
+    # (errors naming the index), an element loop otherwise
+    d = _dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    v = _first_outside(index, 0, n)
+    if v is None:
+        return None
+    if input.ndim > 1 and d in (0, input.ndim - 1):
+        return RuntimeError(f"index {v} is out of bounds for dimension {d} with size {n}")
+    return IndexError("index out of range in self")
+
+
 @op(promote=P.NONE, grad_fn="IndexAddBackward0", inplace=True, saves=("index",),
-    check=_index_bounds_check("index {v} is out of bounds for dimension {d} with size {n}",
-                              RuntimeError))
+    check=_index_add_bounds_check)
 def index_add(input, dim, index, source, *, alpha=1):
     return _index_update("index_add_", input, dim, index, source,
                          lambda ref, src: _add_at(ref, src if alpha == 1 else src * alpha))
@@ -892,34 +946,73 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None or other is None:
         raise TypeError("where() missing 1 required positional argument")
     from .pointwise import where as where_op
+    if getattr(condition, "dtype", None) is dt.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", stacklevel=2)
     return where_op(condition, input, other)
 
 
-def masked_scatter_(self, mask, source):
-    from .shape import broadcast_to
-    if mask.dtype is not dt.bool:
+def _masked_scatter_check(compute, input, mask, source):
+    # the count needs the mask's values, so only concrete operands are checked (traced, a
+    # position past the source's end reads its last element)
+    if not isinstance(mask, Tensor) or not isinstance(source, Tensor) or not mask.numel():
+        return None
+    try:
+        shape = jnp.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    except ValueError:   # (the op's own error)
+        return None
+    ones = int(np.count_nonzero(np.asarray(mask._data))) * (math.prod(shape) // mask.numel())
+    if source.numel() < ones:
+        return RuntimeError("Number of elements of source < number of ones in mask")
+    return None
+
+
+@op(promote=P.NONE, grad_fn="MaskedScatterBackward0", inplace=True, saves=("mask",),
+    check=_masked_scatter_check)
+def masked_scatter(input, mask, source):
+    """The k-th True position of `mask` (broadcast with `input`) takes the k-th element of the
+    flattened `source`; the others keep `input`."""
+    from .errors import broadcast_error
+    from .pointwise import legacy_name
+    message = broadcast_error([mask.shape, input.shape])
+    if message:
+        raise RuntimeError(message)
+    if source.dtype != input.dtype:   # (PyTorch's message has no space after "got")
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{legacy_name(input)} and {legacy_name(source)}")
+    if mask.dtype != jnp.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {mask.dtype._legacy}")
-    m = np.asarray(broadcast_to(mask, self.shape)._data)
-    n = int(m.sum())
-    positions = tuple(_int_tensor(i) for i in np.nonzero(m))
-    values = source.reshape(-1)[:n]
-    return Tensor._index_put_(self, list(positions), values,
-                              tuple(("T", i) for i in range(len(positions))))
+                           f"dtype {legacy_name(mask)}")
+    shape = jnp.broadcast_shapes(input.shape, mask.shape)
+    m = jnp.broadcast_to(mask, shape).reshape(-1)
+    flat = jnp.broadcast_to(input, shape).reshape(-1)
+    if not source.size or not m.size:
+        return flat.reshape(shape)
+    k = jnp.clip(jnp.cumsum(m, dtype=jnp.int32) - 1, 0, source.size - 1)
+    return jnp.where(m, source.reshape(-1)[k], flat).reshape(shape)
 
 
-def masked_scatter(self, mask, source):
-    from .shape import broadcast_to
-    from .shape import broadcast_shapes
-    shape = broadcast_shapes(self.shape, mask.shape)  # out of place, self broadcasts too
-    base = self.clone() if tuple(shape) == tuple(self.shape) else \
-        broadcast_to(self, shape).clone()
-    return masked_scatter_(base, mask, source)
+_masked_scatter_inplace = Tensor.masked_scatter_
 
 
-for _n in ("masked_select", "nonzero", "argwhere", "masked_scatter_", "masked_scatter",
-           "take_along_dim"):
+def masked_scatter_(self, mask, source):
+    """In place, `self` keeps its shape: PyTorch checks the dtypes, then expands the mask to
+    `self` (its errors), before the op."""
+    if isinstance(self, Tensor) and isinstance(source, Tensor) and source.dtype != self.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{self.dtype._legacy} and {source.dtype._legacy}")
+    if isinstance(self, Tensor) and isinstance(mask, Tensor) and mask.shape != self.shape:
+        _expand_check(mask.shape, self.shape, f"{'CPU' if mask.device.type == 'cpu' else 'CUDA'}"
+                                              f"{mask.dtype._legacy}Type")
+    return _masked_scatter_inplace(self, mask, source)
+
+
+Tensor.masked_scatter_ = masked_scatter_
+
+
+for _n in ("masked_select", "nonzero", "argwhere", "take_along_dim"):
     setattr(Tensor, _n, globals()[_n])
 
-PLAIN = ["where", "masked_select", "nonzero", "argwhere", "masked_scatter", "index_put",
+PLAIN = ["where", "masked_select", "nonzero", "argwhere", "index_put",
          "index_put_", "take_along_dim"]

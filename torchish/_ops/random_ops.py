@@ -174,18 +174,23 @@ def _new(size, dtype, device, requires_grad, sampler, *args, generator=None):
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    return _new(_size(size), dtype, device, requires_grad, uniform_, generator=generator)
+    return _new(_size(size, "rand"), dtype, device, requires_grad, uniform_,
+                generator=generator)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    return _new(_size(size), dtype, device, requires_grad, normal_, generator=generator)
+    return _new(_size(size, "randn"), dtype, device, requires_grad, normal_,
+                generator=generator)
 
 
 def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, size=None, low=None, high=None):
     args = list(args)
     if size is None:
+        if len(args) > 1 and isinstance(args[-1], (int, np.integer)):
+            raise TypeError(f"randint(): argument 'size' (position {len(args)}) must be tuple "
+                            f"of ints, not int")
         size = args.pop()
     if high is None:
         high = args.pop() if args else None
@@ -196,14 +201,15 @@ def randint(*args, generator=None, out=None, dtype=None, layout=None, device=Non
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    return _new(_size((size,) if isinstance(size, int) else (tuple(size),)), dtype or dt.int64,
+    return _new(_size((size,) if isinstance(size, int) else (tuple(size),), "randint"),
+                dtype or dt.int64,
                 device, requires_grad, random_, low, high, generator=generator)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtype or dt.int64
     if _random_trace.active():
         return _leaf(jax.random.permutation(_key(generator), n).astype(d.np), device,
@@ -247,12 +253,30 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    if _traced(input):
+        return _leaf(_multinomial_traced(_key(generator), input._data, num_samples,
+                                         replacement), input.device, False)
     probs = np.asarray(input.detach()._data)
     two_d = probs.reshape(-1, probs.shape[-1])
     # (invalid probabilities raise from the sampler, in the order and words of PyTorch's path)
     idx = engine_of(generator).multinomial(two_d, num_samples, replacement)
     return _leaf(np.asarray(idx, np.int64).reshape(probs.shape[:-1] + (num_samples,)),
                  input.device, False)
+
+
+def _multinomial_traced(key, probs, num_samples, replacement):
+    """Category indices drawn with JAX's PRNG (compiled code; the probabilities are not
+    checked): with replacement, independent categorical draws; without, the Gumbel top-k
+    trick (the largest `log p + Gumbel noise` are a draw without replacement)."""
+    logits = jnp.log(probs.astype(jnp.float64 if probs.dtype == jnp.float64 else jnp.float32))
+    if replacement:
+        idx = jax.random.categorical(key, logits, axis=-1,
+                                     shape=(num_samples,) + logits.shape[:-1])
+        idx = jnp.moveaxis(idx, 0, -1)
+    else:
+        idx = jax.lax.top_k(logits + jax.random.gumbel(key, logits.shape, logits.dtype),
+                            num_samples)[1]
+    return idx.astype(jnp.int64)
 
 
 def poisson(input, generator=None):

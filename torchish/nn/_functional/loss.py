@@ -160,30 +160,46 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 # ---- classification ----------------------------------------------------------------------------
 
 def _check_nll_shapes(input, target, weight):
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if input.ndim == 1:
-        if target.ndim != 0:
+    # (in the order of ATen's checks: which one a call with several mistakes reports; a K-d
+    # input takes nll_loss2d's path once its target's shape is checked)
+    nd = input.ndim
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    n_classes = input.shape[1] if nd > 1 else input.shape[0]
+    if nd <= 2:
+        if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.ndim == 2:
-        if target.ndim != 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if input.shape[0] != target.shape[0]:
+        if nd == 2 and (target.shape[0] if target.ndim else 0) != input.shape[0]:
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
-    else:
-        out_size = (input.shape[0],) + tuple(input.shape[2:])
-        if tuple(target.shape) != out_size:
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: "
-                               f"{list(target.shape)})")
-    n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
-    if weight is not None and weight.numel() != n_classes:
+                             f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    elif nd != 4:
+        out_size = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != out_size:
+            raise RuntimeError(f"Expected target size {out_size}, got {list(target.shape)}")
+    elif target.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.ndim}")
+    if target.dtype not in (torchish.int64, torchish.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{target.dtype._legacy}")
+    if nd == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{target.shape[0]}")
+    if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+        if nd > 2:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
-    if target.dtype.is_floating_point:
-        raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{target.dtype._legacy}")
+    if nd == 4 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                           f"{list(target.shape)}")
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                           f"{weight.dtype._legacy}")
+    if not input.dtype.is_floating_point:
+        kernel = "nll_loss_out_frame" if nd <= 2 else "nll_loss2d_forward_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype._legacy}\'')
     return n_classes
 
 
@@ -201,6 +217,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
     n_classes = _check_nll_shapes(input, target, weight)
+    if input.ndim == 1 and target.ndim == 1:
+        target = target.reshape(())   # (ATen takes a 1-element target for a 1-D input)
     _check_targets(target, n_classes, ignore_index)
     out = _nn._nll_loss(input, target, weight, reduction, int(ignore_index), input.ndim > 2)
     if reduction == "none" and input.ndim > 2 and input.ndim != 4:
@@ -291,8 +309,24 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         if v is not None and v.size and not ((v >= 0) & (v <= 1)).all():
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     if weight is not None:
+        t_shape, w_shape = list(target.shape), list(weight.shape)
+        for k in range(1, min(len(t_shape), len(w_shape)) + 1):
+            if w_shape[-k] not in (1, t_shape[-k]):
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {w_shape[-k]} at {-k}! "
+                    f"Mismatching argument at index 1 had {weight.size()}; but expected shape "
+                    f"should be broadcastable to {t_shape}")
+        _check_into(input, weight)
         weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
     return _nn._binary_cross_entropy(input, target, weight, reduction)
+
+
+def _check_into(out, other):
+    """ATen's error for an in-place op whose operand broadcasts `out` to a larger shape."""
+    shape = np.broadcast_shapes(tuple(out.shape), tuple(other.shape))
+    if shape != tuple(out.shape):
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
 
 
 @_autocast.casts("binary_cross_entropy_with_logits")
@@ -302,6 +336,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
+    # (ATen computes in a tensor of target's dtype, in place)
+    if target.dtype is torchish.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    elif not (target.dtype.is_floating_point or target.dtype.is_complex):
+        result = torchish.promote_types(input.dtype, target.dtype)._legacy
+        raise RuntimeError(f"result type {result} can't be cast to the desired output type "
+                           f"{target.dtype._legacy}")
+    for extra in (pos_weight, weight):
+        if extra is not None:
+            message = broadcast_error((extra.shape, target.shape) if extra is pos_weight
+                                      else (target.shape, extra.shape))
+            if message:
+                raise RuntimeError(message)
+            _check_into(target, extra)
     return _nn._binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
@@ -349,7 +398,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * torchish.ones_like(input)
-    elif bool(torchish.any(var < 0)):
+    elif _concrete(var) is not None and bool((_concrete(var) < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
         if input.size()[:-1] == var.size():
