@@ -641,3 +641,22 @@ def test_loss_size_warning_names_the_callers_line(name):
         warnings.simplefilter("always")
         IF.kl_div(torchish.ones(2), torchish.ones(2))
     assert [w.filename for w in ws] == [__file__]
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"),
+                                    ("float32", "float32")])
+def test_bce_with_logits_result_has_targets_dtype(dtypes):
+    # ATen computes the loss in place in a tensor of target's dtype; the input's gradient
+    # keeps the input's dtype
+    outs = []
+    for L in (torch, torchish):
+        g = np.random.default_rng(0)
+        x = L.tensor(g.standard_normal(5), dtype=getattr(L, dtypes[0]), requires_grad=True)
+        t = L.tensor(g.random(5), dtype=getattr(L, dtypes[1]))
+        loss = L.nn.functional.binary_cross_entropy_with_logits(
+            x, t, pos_weight=L.tensor(g.random(5) + 0.5, dtype=t.dtype))
+        loss.backward()
+        outs.append((str(loss.dtype), str(x.grad.dtype), loss.item(), x.grad.tolist()))
+    assert outs[0][:2] == outs[1][:2]
+    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-6)
+    np.testing.assert_allclose(outs[1][3], outs[0][3], rtol=1e-5, atol=1e-7)

@@ -1227,3 +1227,15 @@ def test_division_by_a_broadcast_operand_is_correctly_rounded(dtype):
         results.append([o.detach().float().numpy() for o in outs] + [a.grad.float().numpy()])
     for theirs, ours in zip(*results):
         np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("expr", [
+    "L.zeros(2, dtype=bool)", "L.ones(2, dtype=float)", "L.tensor([1, 2], dtype=float)",
+    "L.arange(3, dtype=float)", "L.full((2,), 1, dtype=int)", "L.zeros(2, dtype=complex)",
+    "L.zeros(2).to(float)", "L.zeros(2).to(int)", "L.zeros(2).to('cpu', bool)",
+    "L.zeros(2).to(dtype=complex)"])
+def test_python_types_as_dtypes(expr):
+    # PyTorch's parser reads bool/int/float/complex as bool/int64/float64/complex128
+    ours, theirs = eval(expr, {"L": torchish}), eval(expr, {"L": torch})
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

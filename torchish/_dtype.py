@@ -138,6 +138,14 @@ def default_complex():
     return complex128 if _default_float[0] is float64 else complex64
 
 
+def from_python_type(d):
+    """A `dtype=` argument as PyTorch's parser takes it: the Python types `bool`, `int`,
+    `float`, `complex` stand for bool, int64, float64, complex128; anything else unchanged."""
+    if isinstance(d, type):
+        return _PYTHON_TYPES.get(d, d)
+    return d
+
+
 def scalar_dtype(value):
     """The dtype a Python scalar takes as a wrapped number (its category's default)."""
     if isinstance(value, builtins.bool):
@@ -210,3 +218,7 @@ def can_cast(from_, to):
 def type_name(d):
     """`torch.FloatTensor` style name used in autograd error messages."""
     return f"torch.{d._legacy}Tensor"
+
+
+_PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
+                 builtins.complex: complex128}

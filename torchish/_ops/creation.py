@@ -106,6 +106,7 @@ def _nested_tolist(data):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    dtype = dt.from_python_type(dtype)
     if isinstance(data, Tensor):
         # torch.tensor(t) copies (PyTorch warns and suggests clone().detach())
         arr = data._data
@@ -254,7 +255,7 @@ def _filler(size, np_dtype, jdev):
 
 
 def _filled(size, value, dtype, device, requires_grad):
-    d = dtype or dt.get_default_dtype()
+    d = dt.from_python_type(dtype) or dt.get_default_dtype()
     if type(value) in (int, float) and value not in (0, 1) and not (
             d.is_floating_point or d.is_complex or d is dt.bool):
         info = np.iinfo(d.np)
@@ -415,6 +416,7 @@ def _arange_values(start, step, n, d):
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
+    dtype = dt.from_python_type(dtype)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
@@ -720,7 +722,7 @@ def _to_dtype(input, dtype):
 
 
 def _parse_to(args, kwargs):
-    dtype = kwargs.pop("dtype", None)
+    dtype = dt.from_python_type(kwargs.pop("dtype", None))
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
@@ -730,6 +732,8 @@ def _parse_to(args, kwargs):
             flags.append(a)
         elif isinstance(a, dt.dtype):
             dtype = a
+        elif isinstance(a, type) and a in (builtins.bool, int, float, complex):  # float64
+            dtype = dt.from_python_type(a)
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (str, Device, int)):

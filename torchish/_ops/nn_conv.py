@@ -67,6 +67,12 @@ def _conv_types(x, weight, bias, transposed, nd, name, **params):
                            f"{name}, but got input of size: {_sizes(x.shape)}")
     if weight.ndim < 3:
         raise RuntimeError("weight should have at least three dimensions")
+    if params.get("padding") == "same":   # ATen's same-padding path checks ranks first
+        shape = x.shape if x.ndim == nd + 2 else (1,) + x.shape
+        if weight.ndim != len(shape):
+            raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                               f"dimensional weight{_sizes(weight.shape)}, but got "
+                               f"{len(shape)}-dimensional input of size {_sizes(shape)} instead")
     for name, value in params.items():
         # (the binding repeats an int nd times; ATen then takes the rank from the weight)
         if isinstance(value, (list, tuple)) and len(value) not in (1, weight.ndim - 2):

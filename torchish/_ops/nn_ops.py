@@ -121,16 +121,19 @@ def _binary_cross_entropy(input, target, weight, reduction):
     return _reduce(loss, reduction)
 
 
-@op("_binary_cross_entropy_with_logits", promote=P.DEFAULT,
+@op("_binary_cross_entropy_with_logits", promote=P.NONE,
     grad_fn="BinaryCrossEntropyWithLogitsBackward0", **_NN,
     tensors=("input", "target", "weight", "pos_weight"), non_differentiable=("weight", "pos_weight"))
 def _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    # ATen's steps, in place: the loss is a tensor of target's dtype, log_sigmoid(input) one of
+    # input's (mixed dtypes compute promoted and round into them)
     log_sig = jax.nn.log_sigmoid(input)
     if pos_weight is not None:
-        log_sig = log_sig * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input - log_sig
+        log_sig = (log_sig * ((pos_weight - 1) * target + 1)).astype(input.dtype)
+    loss = ((1 - target) * input).astype(target.dtype)
+    loss = (loss - log_sig).astype(target.dtype)
     if weight is not None:
-        loss = loss * weight
+        loss = (loss * weight).astype(target.dtype)
     return _reduce(loss, reduction)
 
 
