@@ -632,6 +632,9 @@ for _name, _steps in (("nanmean", _nanmean_steps), ("trapezoid", _trapezoid_step
     OVERLOADS.update(_fns)
 
 
+from .out_arg import OUT_NAMES  # noqa: E402
+
+
 def _nuclear_norm_binding(fused, method):
     """`torch.norm(A, "nuc", dim, keepdim)` is PyTorch's `linalg.matrix_norm(A, "nuc", dim or
     all dims, keepdim)`: its nodes, its 2-tuple dim check; other norms are the op."""
@@ -648,6 +651,6 @@ def _nuclear_norm_binding(fused, method):
     return binding
 
 
-_fns = rebind("norm", _nuclear_norm_binding)
+_fns = rebind("norm", _nuclear_norm_binding, out=lambda alias: alias in OUT_NAMES)
 globals().update(_fns)
 OVERLOADS.update(_fns)
