@@ -7,7 +7,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import torchish  # noqa: E402
-from torchish._ops import special_bessel as _sb  # noqa: E402
 
 NAMES = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
          "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
@@ -21,11 +20,7 @@ GRID = np.concatenate([EDGES, np.linspace(-30, 30, 121), _rng.uniform(-12, 12, 6
 
 
 def _fn(name):
-    # torchish.special exports them; the module's own bindings are the same functions
-    try:
-        return getattr(torchish.special, name)
-    except Exception:
-        return getattr(_sb, "special_" + name)
+    return getattr(torchish.special, name)
 
 
 def _grid(name, dtype):
