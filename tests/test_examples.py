@@ -64,7 +64,9 @@ def test_training_example_losses_match_pytorch(name, tmp_path):
         src = src.replace("import torchish.nn.functional as F", "import torch.nn.functional as F")
         src = src.replace("import torchish\n", "import torch as torchish\n")
         (tmp_path / f).write_text(src)
-    expected = _losses(_run([str(tmp_path / name)]))
+    # PyTorch's side runs eagerly (COMPILE=0: train_gpt's torch.compile would spend ~25 s in
+    # inductor for the same losses); ours runs the example as shipped, compiled where it compiles
+    expected = _losses(_run([str(tmp_path / name)], env_extra={"COMPILE": "0"}))
     # the example as shipped (`python -m torchish` on torch scripts is the ported programs' job)
     ours = _losses(_run([os.path.join("examples", name)]))
     assert len(expected) >= 5
