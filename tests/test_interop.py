@@ -162,3 +162,49 @@ def test_numpy_shared_parameter_in_a_compiled_step(cpu_tensors):
     compiled()
     np.testing.assert_allclose(shown, [0.25, 2.0, 0.25])   # p: 1 -> 0.5, p[1] = 4 -> 2
     np.testing.assert_allclose(p.detach().numpy(), [0.25, 2.0, 0.25])
+
+
+NUMPY_IN_LISTS = {
+    "float16 scalar, float": [np.float16(1), 2.0], "float16 scalar, int": [np.float16(1), 2],
+    "int8 scalar, float": [np.int8(1), 2.0], "bool, int8 scalar": [True, np.int8(1)],
+    "float64 scalar": [np.float64(1.0)], "uint8 scalar": [np.uint8(1)],
+    "float32 arrays": [np.ones(2, np.float32), np.zeros(2, np.float32)],
+    "float64 arrays": [np.ones(2), np.zeros(2)], "int32 array, list": [np.ones(2, np.int32), [1, 2]],
+    "nested float16": [[np.float16(1)], [np.float16(2)]], "empty int16": [np.zeros(0, np.int16)],
+    "float32 scalar, complex": [np.float32(1), 1j], "uint8 scalar, -1": [np.uint8(1), -1],
+}
+
+
+@pytest.mark.parametrize("name", NUMPY_IN_LISTS)
+def test_tensor_of_lists_with_numpy_data_keeps_numpy_dtypes(name):
+    """NumPy scalars and arrays inside a list count with their own dtypes (a list of float64
+    arrays is float64), promoted with the Python numbers beside them as PyTorch does."""
+    torch = pytest.importorskip("torch")
+    data = NUMPY_IN_LISTS[name]
+    want = torch.tensor(data)
+    for got in (torchish.tensor(data), torchish.as_tensor(data)):
+        assert str(got.dtype) == str(want.dtype)
+        assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("make", [
+    lambda t, a: t.from_numpy(a), lambda t, a: t.tensor(a), lambda t, a: t.as_tensor(a)])
+def test_numpy_arrays_with_negative_strides_raise(make):
+    torch = pytest.importorskip("torch")
+    a = np.arange(6.0).reshape(2, 3)[:, ::-1]
+    with pytest.raises(ValueError) as want:
+        make(torch, a)
+    with pytest.raises(ValueError) as got:
+        make(torchish, a)
+    assert str(got.value) == str(want.value)
+    assert torchish.equal(make(torchish, a.copy()), torchish.tensor(a.tolist()))
+
+
+def test_from_numpy_of_object_array_names_the_type():
+    torch = pytest.importorskip("torch")
+    a = np.array([object()])
+    with pytest.raises(TypeError) as want:
+        torch.from_numpy(a)
+    with pytest.raises(TypeError) as got:
+        torchish.from_numpy(a)
+    assert str(got.value) == str(want.value)

@@ -80,9 +80,9 @@ def from_np(np_dtype):
         pass
     if d.kind == "u":  # torch has no uint16/32/64 tensors in common use
         return int64
-    raise TypeError(f"can't convert np.ndarray of type {d}. The only supported types are: "
-                    "float64, float32, float16, complex64, complex128, int64, int32, int16, "
-                    "int8, uint8, and bool.")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only "
+                    "supported types are: float64, float32, float16, complex64, complex128, "
+                    "int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
 
 
 # PyTorch's promotion lattice among same-category types, plus the cross-category rules.

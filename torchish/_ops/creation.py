@@ -46,7 +46,8 @@ def _factory_requires_grad(t):
 
 
 def _infer_dtype(data):
-    """PyTorch's dtype inference for Python data (bool < int < float < complex)."""
+    """PyTorch's dtype inference for Python data (bool < int < float < complex); tensors and
+    NumPy arrays and scalars in it count with their own dtypes, promoted with the rest."""
     kind = 0
     tensor_dtypes = []
     stack = [data]
@@ -56,16 +57,16 @@ def _infer_dtype(data):
             tensor_dtypes.append(x.dtype)
         elif isinstance(x, (list, tuple, range)):
             stack.extend(x)
-        elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
+        elif isinstance(x, (np.ndarray, np.generic)):   # (np.float64 is also a float)
+            tensor_dtypes.append(dt.from_np(x.dtype))   # NumPy data keeps its dtype
+        elif isinstance(x, builtins.bool):
             kind = builtins.max(kind, 1)
-        elif isinstance(x, (int, np.integer)):
+        elif isinstance(x, int):
             kind = builtins.max(kind, 2)
-        elif isinstance(x, (float, np.floating)):
+        elif isinstance(x, float):
             kind = builtins.max(kind, 3)
-        elif isinstance(x, (builtins.complex, np.complexfloating)):
+        elif isinstance(x, builtins.complex):
             kind = builtins.max(kind, 4)
-        elif isinstance(x, np.ndarray):
-            stack.extend(x.tolist() if x.ndim else [x.item()])
         elif isinstance(x, str):
             raise ValueError(f"too many dimensions '{type(x).__name__}'")
         else:
@@ -115,7 +116,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return _leaf(np.asarray(arr), device if device is not None else data.device,
                      requires_grad)
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
-        arr = np.asarray(data)
+        arr = _checked_strides(np.asarray(data))
         d = dtype or dt.from_np(arr.dtype)
         return _leaf(arr.astype(d.np), device, requires_grad)
     if isinstance(data, jax.Array):
@@ -212,8 +213,18 @@ asarray = as_tensor
 def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    d = dt.from_np(ndarray.dtype)
+    d = dt.from_np(_checked_strides(ndarray).dtype)
     return _leaf(np.asarray(ndarray, order="C").astype(d.np, copy=False), CPU, False)
+
+
+def _checked_strides(array):
+    # PyTorch views (or copies) NumPy data by its strides, and it has no negative strides
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around this "
+            "by making a copy of your array  with array.copy().) ")
+    return array
 
 
 def from_jax(array):
