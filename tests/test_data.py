@@ -617,3 +617,45 @@ def test_len_matches_torch():
     for kw in [dict(batch_size=1), dict(batch_size=3), dict(batch_size=3, drop_last=True),
                dict(batch_size=None), dict(batch_size=4, shuffle=True)]:
         assert len(td.DataLoader(Range(10), **kw)) == len(tud.DataLoader(TRange(10), **kw))
+
+
+WORKER_RNG_SCRIPT = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Noisy(Dataset):
+    def __len__(self):
+        return 10
+    def __getitem__(self, i):
+        return torch.randn(2) + i, torch.initial_seed() % 1000
+def init(worker_id):
+    if worker_id == 1:
+        torch.manual_seed(100 + worker_id)
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    for kw in ({}, {"worker_init_fn": init, "persistent_workers": True}):
+        loader = DataLoader(Noisy(), batch_size=3, num_workers=2, shuffle=True, **kw)
+        for epoch in range(2):
+            for x, seeds in loader:
+                print([x.tolist(), seeds.tolist()])
+        print([torch.randn(3).tolist(), torch.initial_seed()])
+"""
+
+
+def test_worker_random_draws_are_pytorchs_and_leave_the_main_stream(tmp_path):
+    """Each worker draws from its own default generator seeded `base_seed + id` (re-seeded by
+    `manual_seed` in a worker_init_fn), as in PyTorch's worker processes; the main thread's
+    stream is not advanced by the workers' draws."""
+    import subprocess
+    import sys
+    script = tmp_path / "worker_rng.py"
+    script.write_text(WORKER_RNG_SCRIPT)
+    runs = [subprocess.run([sys.executable] + args + [str(script)], capture_output=True,
+                           text=True, timeout=300) for args in ([], ["-m", "torchish"])]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    want, got = (r.stdout.splitlines() for r in runs)
+    assert len(want) == 18
+    for w, g in zip(want, got):   # [values, seeds]: values equal to float32 rounding
+        (w_values, w_seeds), (g_values, g_seeds) = eval(w), eval(g)
+        np.testing.assert_allclose(g_values, w_values, rtol=1e-6)
+        assert g_seeds == w_seeds

@@ -64,11 +64,11 @@ def next_key(uses_rng):
             _ZERO_KEY = jax.random.key_data(jax.random.key(0))
         return _ZERO_KEY
     from . import random
-    engine = random.default_generator._engine
+    engine = random.current_default()._engine
     seed = (engine.clone() if uses_rng is None else engine).fork_jax_key()
     return jax.random.key_data(jax.random.key(seed & 0x7FFFFFFFFFFFFFFF))
 
 
 def advance():
     from . import random
-    random.default_generator._engine.fork_jax_key()
+    random.current_default()._engine.fork_jax_key()

@@ -4,9 +4,15 @@ The algorithm lives in `_random_engine.py` (NumPy, on the host). A generator's v
 produced there and placed on the tensor's device, so a CUDA tensor gets the same numbers as a
 CPU one (PyTorch's own CUDA generator - Philox - gives different numbers; torchish does not
 reproduce it). Inside traced code see `_random_trace.py`.
+
+The default generator is per thread where a DataLoader worker thread installs its own
+(`worker_generator`): in PyTorch each worker process has its own default generator, seeded
+`base_seed + worker_id`, so random draws in a dataset's `__getitem__` neither come from nor
+advance the main process's stream.
 """
 import contextlib
 import os
+import threading
 
 import numpy as np
 
@@ -65,25 +71,38 @@ default_generator = Generator()
 default_generator._engine.manual_seed(int.from_bytes(os.urandom(8), "little"))
 
 
+_thread = threading.local()
+
+
+def current_default():
+    """The default generator of the calling thread (a DataLoader worker's own, else the
+    process's `default_generator`)."""
+    return getattr(_thread, "generator", None) or default_generator
+
+
+def set_worker_generator(generator):
+    """Make `generator` the calling thread's default generator (a DataLoader worker thread)."""
+    _thread.generator = generator
+
+
 def manual_seed(seed):
-    default_generator.manual_seed(seed)
-    return default_generator
+    return current_default().manual_seed(seed)
 
 
 def seed():
-    return default_generator.seed()
+    return current_default().seed()
 
 
 def initial_seed():
-    return default_generator.initial_seed()
+    return current_default().initial_seed()
 
 
 def get_rng_state():
-    return default_generator.get_state()
+    return current_default().get_state()
 
 
 def set_rng_state(new_state):
-    default_generator.set_state(new_state)
+    current_default().set_state(new_state)
 
 
 @contextlib.contextmanager
@@ -92,12 +111,13 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     if not enabled:
         yield
         return
-    state = default_generator._engine.get_state()
+    engine = current_default()._engine
+    state = engine.get_state()
     try:
         yield
     finally:
-        default_generator._engine.set_state(state)
+        engine.set_state(state)
 
 
 def engine_of(generator):
-    return (generator or default_generator)._engine
+    return (generator or getattr(_thread, "generator", None) or default_generator)._engine

@@ -15,10 +15,13 @@ batches come out in the same order as with ``num_workers=0``. Consequences of th
 * every worker sees the *same* dataset object (PyTorch gives each process a copy); an
   ``IterableDataset`` still gets one ``iter()`` per worker, so shard it with
   :func:`get_worker_info` as in PyTorch;
-* the global RNGs are shared, so workers are *not* re-seeded globally. Instead
-  ``get_worker_info().rng`` holds per-worker generators seeded as PyTorch seeds a worker
-  process (``random.Random(seed)``, a ``torchish.Generator`` with ``manual_seed(seed)`` and a
-  NumPy ``RandomState`` with PyTorch's worker NumPy seed), with ``seed = base_seed + id``;
+* torchish's default generator is per worker, as in a worker process: in a worker thread
+  ``torchish.randn`` & co., ``manual_seed`` (in a ``worker_init_fn``) and ``initial_seed`` use
+  the worker's own generator, seeded ``base_seed + id`` as PyTorch seeds a worker, so a
+  dataset's random augmentations draw PyTorch's numbers and leave the main thread's stream
+  alone. Python's ``random`` and NumPy's global state are shared and not re-seeded; their
+  per-worker counterparts seeded as PyTorch seeds them (``random.Random(seed)`` and a NumPy
+  ``RandomState`` with PyTorch's worker NumPy seed) are ``get_worker_info().rng``;
 * ``get_worker_info().worker_method`` is ``"thread"``; ``multiprocessing_context`` is validated
   and otherwise ignored; ``pin_memory`` is accepted and a no-op (JAX does its own host-to-device
   transfers); the speed-up comes from work that releases the GIL (I/O, NumPy, JAX).
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from . import _collate
+from ...random import set_worker_generator
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -220,6 +224,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
         seed = base_seed + worker_id
         torch_generator = torch.Generator()
         torch_generator.manual_seed(seed)
+        set_worker_generator(torch_generator)
         rng = _RNG(random.Random(seed), torch_generator,
                    np.random.RandomState(_generate_state(base_seed, worker_id)))
         _worker_local.info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
