@@ -192,6 +192,8 @@ MODULE_PATHS = {
     "return_types": "max", "utils.hooks": "RemovableHandle", "nn.attention": "sdpa_kernel",
     "backends.cudnn": "benchmark", "version": "cuda", "torch_version": "TorchVersion",
     "jit": "script", "multiprocessing": "spawn", "nn.utils.stateless": "functional_call",
+    "nn.utils.prune": "l1_unstructured", "utils.benchmark": "Timer",
+    "utils.benchmark.utils.common": "Measurement", "quasirandom": "SobolEngine",
 }
 
 

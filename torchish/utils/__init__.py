@@ -1,4 +1,5 @@
-"""``torchish.utils``: helpers outside the tensor core (data loading, DLPack exchange)."""
+"""``torchish.utils``: helpers outside the tensor core (data loading, DLPack exchange,
+checkpointing; tensorboard and benchmark load on first use)."""
 
 from . import checkpoint, data, dlpack
 
@@ -6,8 +7,8 @@ __all__ = ["checkpoint", "data", "dlpack"]
 
 
 def __getattr__(name):
-    # loaded on first use only: logging is not needed at `import torchish`
-    if name == "tensorboard":
+    # loaded on first use only: logging and benchmarking are not needed at `import torchish`
+    if name in ("tensorboard", "benchmark"):
         import importlib
-        return importlib.import_module(".tensorboard", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """`torchish.nn.utils`: gradient clipping, parameter/vector conversion, packed sequences,
 parametrizations, the deprecated hook-based weight_norm and spectral_norm, skip_init,
-conv/linear + batch norm fusion."""
+conv/linear + batch norm fusion, pruning (`prune`, loaded on first use)."""
 from . import rnn  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,  # noqa: F401
                         _clip_grads_with_norm_ as clip_grads_with_norm_,
@@ -23,7 +23,7 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grads_with_norm_", "clip_g
 
 def __getattr__(name):
     # imported on first use: they build on nn.modules, which imports this package first
-    if name in ("parametrize", "parametrizations", "stateless"):
+    if name in ("parametrize", "parametrizations", "stateless", "prune"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

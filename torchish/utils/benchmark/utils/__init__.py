@@ -1,0 +1,1 @@
+"""The modules of `torchish.utils.benchmark`, at PyTorch's paths."""
