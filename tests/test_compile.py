@@ -638,3 +638,205 @@ def test_optimized_module_class_pickle_and_deepcopy():
     assert torch.equal(cm(x), y)
     fn = lambda t: t + 1   # noqa: E731
     assert torch.compile(fn)._torchdynamo_orig_callable is fn
+
+
+def test_numpy_shared_storage_then_a_view_leaves_no_tracer():
+    # a storage shared with NumPy (`t.numpy()`) read while tracing used to keep a tracer
+    # (reading it is a device_put, which a trace records) once a view of it was compiled
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    double = torch.compile(lambda q: q * 2)
+    assert double(t).tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    shared = t.numpy()
+    assert double(t[0]).tolist() == [2.0, 4.0]
+    assert (t + 1).tolist() == [[2.0, 3.0], [4.0, 5.0]]   # torch: the same
+    bump = torch.compile(lambda q: q.add_(1))
+    bump(t[1])
+    assert shared.tolist() == [[1.0, 2.0], [4.0, 5.0]] and t.tolist() == shared.tolist()
+
+
+# ---- scalars: PyTorch 2.13 captures .item() with fullgraph=True or capture_scalar_outputs -----
+
+def test_item_under_fullgraph_is_a_traced_scalar():
+    from torchish._dynamo.exc import Unsupported
+    x, i = torch.tensor([1.5, 2.0]), torch.tensor([3, 4])
+
+    @torch.compile(fullgraph=True)
+    def f(t):
+        s = t.sum().item()
+        return t * s, s, t.int() * s, t.clamp(max=t[0].item())
+    y, s, z, c = f(x)   # torch: tensor([5.25, 7.]), 3.5, tensor([3.5, 7.]), tensor([1.5, 1.5])
+    assert y.tolist() == [5.25, 7.0] and type(s) is float and s == 3.5
+    assert z.dtype is torch.float32 and z.tolist() == [3.5, 7.0] and c.tolist() == [1.5, 1.5]
+    g = torch.compile(lambda t: (t[0].item(), (t[0] > 1).item(), t.tolist(), t * t.tolist()[0]),
+                      fullgraph=True)
+    assert g(i)[:3] == (3, True, [3, 4])   # torch: (3, True, [3, 4], tensor([ 9, 12]))
+    assert [type(v) for v in g(i)[:2]] == [int, bool] and g(i)[3].tolist() == [9, 12]
+    # Python control flow on a captured scalar, and float tolist(): torch raises too
+    with pytest.raises(Unsupported, match="if t.sum\\(\\).item\\(\\) > 0"):
+        torch.compile(lambda t: t * 2 if t.sum().item() > 0 else t, fullgraph=True)(x)
+    with pytest.raises(Unsupported, match="Tensor.tolist\\(\\) with non-integer tensor"):
+        torch.compile(lambda t: t.tolist(), fullgraph=True)(x)
+    # a captured scalar is a constant for autograd, as .item() is
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    torch.compile(lambda a: a * a.sum().item(), fullgraph=True)(w).sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]   # torch: tensor([3., 3.])
+    # a captured scalar kept by the Python code holds the value of the run that traced it
+    kept = []
+    torch.compile(lambda t: kept.append(t.sum().item()) or t, fullgraph=True)(x)
+    assert float(kept[0]) == 3.5
+
+
+def test_item_graph_breaks_without_capture_scalar_outputs():
+    f = torch.compile(lambda t: t * t.sum().item())
+    with pytest.warns(UserWarning, match="Running it eagerly instead"):   # torch: a graph break
+        assert f(torch.tensor([1.5, 2.0])).tolist() == [5.25, 7.0]
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        g = torch.compile(lambda t: t * t.sum().item())
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert g(torch.tensor([1.5, 2.0])).tolist() == [5.25, 7.0]
+
+
+# ---- options, explain, backends, reset, limits ---------------------------------------------------
+
+def test_inductor_options_are_checked_as_pytorch_checks_them():
+    real = pytest.importorskip("torch")
+
+    def message(mod, **kw):
+        with pytest.raises(RuntimeError) as info:
+            mod.compile(lambda a: a + 1, **kw)
+        return str(info.value)
+    for kw in [dict(options={"nosuch": 1}), dict(options={"max_autotune": "yes"})]:
+        assert message(torch, **kw) == message(real, **kw)
+    f = torch.compile(lambda a: a + 1, options={"triton.cudagraphs": False, "max-autotune": True,
+                                                "epilogue_fusion": True})
+    assert f(torch.ones(1)).tolist() == [2.0]
+    torch.compile(lambda a: a, backend="eager", options={"nosuch": 1})   # torch: accepted
+    with pytest.raises(AssertionError, match="^Expected enable to be a bool, got <class 'str'>$"):
+        torch.compile(lambda a: a, dynamic="x")
+
+
+def test_explain_reports_one_graph_or_the_break():
+    def ok(a):
+        return (a * 2).sin() + 1
+    out = torch._dynamo.explain(ok)(torch.ones(2))
+    assert type(out).__name__ == "ExplainOutput"
+    assert (out.graph_count, out.graph_break_count, out.break_reasons) == (1, 0, [])
+    assert out.op_count == 3 and out.ops_per_graph == [["mul", "sin", "add"]]
+    assert str(out) == ("Graph Count: 1\nGraph Break Count: 0\nOp Count: 3\nBreak Reasons:\n"
+                        "Ops per Graph:\n  Ops 1:\n    mul\n    sin\n    add\n")
+
+    def breaks(a):
+        if a.sum() > 0:
+            return a + 1
+        return a
+    out = torch._dynamo.explain(breaks)(torch.ones(2))
+    assert (out.graph_count, out.graph_break_count) == (0, 1)
+    (reason,) = out.break_reasons
+    assert "if a.sum() > 0" in reason.reason and reason.user_stack[0].name == "breaks"
+    assert str(out).startswith("Graph Count: 0\nGraph Break Count: 1\nOp Count: 0\nBreak "
+                               "Reasons:\n  Break Reason 1:\n    Reason: torchish.compile: ")
+    with pytest.warns(FutureWarning, match="explain\\(f, \\*args, \\*\\*kwargs\\) is deprecated"):
+        assert torch._dynamo.explain(ok, torch.ones(2)).graph_count == 1
+
+
+def test_custom_backends_get_a_graph_module_per_trace():
+    from torchish._dynamo.exc import BackendCompilerFailed
+    calls = []
+
+    def counting(gm, example_inputs):
+        calls.append([tuple(t.shape) for t in example_inputs])
+        assert not hasattr(gm, "graph") and "mul" in str(gm.jaxpr)
+        return gm.forward
+
+    f = torch.compile(lambda a, b: a * b + 1, backend=counting)
+    x = torch.ones(2)
+    assert f(x, x).tolist() == [2.0, 2.0] and f(x, x).tolist() == [2.0, 2.0]
+    assert f(torch.ones(3), torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    assert calls == [[(2,)], [(3,), (3,)]]   # torch: the same (once per graph)
+    torch.compiler.reset()
+    f(x, x)
+    assert len(calls) == 3
+    with pytest.raises(BackendCompilerFailed, match="NoFXGraphError: torchish.compile has no "
+                                                   "FX graph"):
+        torch.compile(lambda a: a + 1, backend=lambda gm, ex: gm.graph)(x)
+    seen = []
+
+    @torch._dynamo.register_backend(name="_test_wrapping")
+    def wrapping(gm, example_inputs):
+        def run(*args):
+            seen.append(len(args))
+            return gm(*args)
+        return run
+    try:
+        assert "_test_wrapping" in torch._dynamo.list_backends()
+        assert torch._dynamo.lookup_backend("_test_wrapping") is wrapping
+        with pytest.raises(AssertionError, match="^duplicate name: _test_wrapping$"):
+            torch._dynamo.register_backend(wrapping, name="_test_wrapping")
+        lin = nn.Linear(2, 2)
+        cm = torch.compile(lin, backend="_test_wrapping")
+        np.testing.assert_allclose(cm(torch.ones(1, 2)).detach().numpy(),
+                                   lin(torch.ones(1, 2)).detach().numpy(), rtol=1e-6)
+        cm(torch.ones(1, 2))
+        assert seen == [3, 3]   # (weight, bias, input)
+    finally:
+        from torchish._dynamo import backends
+        del backends._CUSTOM["_test_wrapping"]
+    for bad, text in [(lambda gm, ex: 5, "AssertionError: compiler_fn did not return callable"),
+                      (lambda gm, ex: 1 / 0, "ZeroDivisionError: division by zero")]:
+        with pytest.raises(BackendCompilerFailed, match=f"^backend='<lambda>' raised:\n{text}\n"):
+            torch.compile(lambda a: a + 1, backend=bad)(x)
+        with torch._dynamo.config.patch(suppress_errors=True):   # torch: runs it eagerly
+            assert torch.compile(lambda a: a + 1, backend=bad)(x).tolist() == [2.0, 2.0]
+    for name in ["eager", "aot_eager", "inductor", "cudagraphs"]:
+        assert torch.compile(lambda a: a * 3, backend=name)(x).tolist() == [3.0, 3.0]
+
+
+def test_recompile_limit_with_dynamic_false_and_graph_break():
+    from torchish._dynamo.exc import FailOnRecompileLimitHit, Unsupported
+    with torch._dynamo.config.patch(recompile_limit=2):
+        f = torch.compile(lambda a: a + 1, dynamic=False)
+        assert [f(torch.ones(n)).sum().item() for n in (1, 2, 3)] == [2.0, 4.0, 6.0]
+        assert sum(e is not torchish_eager() for e in f._compiled.cache.values()) == 2
+        g = torch.compile(lambda a: a + 1, dynamic=False, fullgraph=True, recompile_limit=1)
+        g(torch.ones(1))
+        with pytest.raises(FailOnRecompileLimitHit, match="^Hard failure due to fullgraph=True$"):
+            g(torch.ones(2))
+
+    def gb(a):
+        a = a + 1
+        torch._dynamo.graph_break()
+        return a * 2
+    assert torch.compile(gb)(torch.ones(1)).tolist() == [4.0]   # eager there, no warning
+    with pytest.raises(Unsupported, match="^Call to `torch._dynamo.graph_break\\(\\)`"):
+        torch.compile(gb, fullgraph=True)(torch.ones(1))
+    t = torch.ones(2, 3)
+    torch._dynamo.mark_dynamic(t, 0)
+    torch._dynamo.mark_static(t)
+    assert (t._dynamo_dynamic_indices, t._dynamo_static_indices) == ({0}, {0, 1})
+
+
+def test_set_stance():
+    f = torch.compile(lambda a: a + 1)
+    f(torch.ones(1))
+    with torch.compiler.set_stance("fail_on_recompile"):
+        assert f(torch.ones(1)).tolist() == [2.0]
+        with pytest.raises(RuntimeError, match="^Detected recompile when torch.compile stance is "
+                                               "'fail_on_recompile'. filename: '.*test_compile.py',"
+                                               " function name: '<lambda>', line number: "):
+            f(torch.ones(2))
+    with torch.compiler.set_stance("eager_on_recompile"):
+        assert f(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+    @torch._dynamo.set_stance("force_eager")
+    def eager_here():
+        assert not torch.compiler.is_compiling()
+        return f(torch.ones(4))
+    assert eager_here().tolist() == [2.0] * 4
+    assert len(f._compiled.cache) == 1 and torch.compiler.STANCE == ["default"]
+
+
+def torchish_eager():
+    from torchish._compile import _EAGER
+    return _EAGER

@@ -29,28 +29,48 @@ holder of the *old JAX array* itself: a user's `t.jax()` result, another Storage
 same array (`from_jax`), a saved value of an eager autograd graph. So an array is donated only
 when its reference count says the Storage is its only holder; otherwise it is copied first.
 (A storage shared with a NumPy array, `t.numpy()`, hands out a fresh copy on every read and
-copies what is written back into the array: nothing of the user's is donated.) Entries whose outputs get a `grad_fn` keep their inputs for backward: no donation.
-The `.grad` a step drops (`zero_grad()` sets it to None, backward makes a new one) is donated
-too, so the new gradient is written into its buffer: a fresh output buffer per gradient costs a
-hand-written step that returns its gradients 15-20% on a CPU. Only when nothing but its
-parameter holds that old gradient tensor, its storage and its array; else a copy is donated.
+copies what is written back into the array: nothing of the user's is donated; reading it
+while tracing happens at compile time, or the trace would record the read and leave a tracer
+in the storage.) Entries whose outputs get a `grad_fn` keep their inputs for backward: no
+donation. The `.grad` a step drops (`zero_grad()` sets it to None, backward makes a new one)
+is donated too, so the new gradient is written into its buffer: a fresh output buffer per
+gradient costs a hand-written step that returns its gradients 15-20% on a CPU. Only when
+nothing but its parameter holds that old gradient tensor, its storage and its array; else a
+copy is donated.
 
 Limits (documented in the README): Python side effects other than on that state happen only
 while tracing; data-dependent Python control flow on tensor values (`if loss.item() > 0`)
 cannot be traced: where PyTorch would break the graph, that signature runs eagerly with a
 warning naming the line (`fullgraph=True`: `CompileError` instead, as PyTorch raises); random
 ops use JAX's PRNG keyed from the generator.
+
+Scalars. PyTorch 2.13 captures `.item()` (and `.tolist()` of an integer tensor) in the graph
+with `fullgraph=True` or `torch._dynamo.config.capture_scalar_outputs`, else breaks the graph
+there. So do we: captured, `.item()` gives a 0-d tensor of the traced value (see
+`_captured_item`) that later tensor math uses; returned from the function it is a Python
+number again. `float(t)`, `int(t)` and `bool(t)` must return real Python numbers, so they
+cannot be traced (nor can `if`/`range` on a captured scalar): `Unsupported`, or eager.
+
+Backends. Every backend name PyTorch ships compiles with XLA. A custom backend (a callable,
+or a name from `torch._dynamo.register_backend`) is called once per traced signature, as
+PyTorch calls it once per graph, with a `GraphModule` stand-in and example input tensors; the
+callable it returns (typically `gm.forward`) runs every call of that signature. torchish has
+no FX graph, so `gm.graph`/`gm.code` raise NotImplementedError; `gm.jaxpr` is the traced
+program. A backend that raises gives `BackendCompilerFailed` (with
+`torch._dynamo.config.suppress_errors`: eager instead); nothing is donated to its callable.
 """
 import builtins
 import dis
 import functools
 import itertools
+import logging
 import operator
 import os
 import sys
 import traceback
 import types
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -63,45 +83,86 @@ from ._device import device as _device_cls
 from . import _random_trace
 from .autograd import grad_mode, graph
 from .autograd.graph import Node, edge_of
+from .compiler import STANCE as _STANCE
 
 __all__ = ["compile", "CompileError"]
 
 
 class CompileError(RuntimeError):
-    pass
+    user_stack = ()   # [traceback.FrameSummary] of the user's line that could not be traced
 
 
-class _PrintOfTensor(CompileError):
-    """print() of a tensor while tracing: PyTorch breaks the graph there without a warning."""
+class _SilentBreak(CompileError):
+    """Where PyTorch breaks the graph without a warning (eager fallback, no warning)."""
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
+class _PrintOfTensor(_SilentBreak):
+    """print() of a tensor while tracing."""
+
+
+_LOG = logging.getLogger("torchish._dynamo")
+
+
+def _describe(fn):
+    """A compiled function as PyTorch's recompile message names it."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return f"'{name}' ({code.co_filename}:{code.co_firstlineno})" if code else f"'{name}'"
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None,
+            options=None, name=None, disable=False, recompile_limit=None,
+            isolate_recompiles=False, shapes_spec=None):
     """PyTorch's `torch.compile` signature. `fullgraph=True` makes untraceable code an error
-    (`torch._dynamo.exc.Unsupported`, as PyTorch raises) rather than an eager fallback; `mode`,
-    `options` and `backend` are checked as PyTorch checks them and otherwise ignored (every
-    backend compiles with XLA), as is `dynamic`."""
+    (`torch._dynamo.exc.Unsupported`, as PyTorch raises) rather than an eager fallback. `mode`,
+    `options` (inductor's setting names and types) and `backend` are checked as PyTorch checks
+    them; every shipped backend name compiles with XLA, and a custom backend callable is
+    called once per traced signature (see `GraphModule`). `dynamic` is accepted: torchish
+    traces one executable per shape, and `dynamic=False` makes `recompile_limit` (else
+    `torch._dynamo.config.recompile_limit`) bound how many signatures one function compiles
+    (past it: eager, or `FailOnRecompileLimitHit` with `fullgraph=True`)."""
+    if backend is None:
+        from .compiler import get_default_backend
+        backend = get_default_backend()
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
-                                 backend=backend, mode=mode, options=options, disable=disable)
-    if not callable(model):
-        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+                                 backend=backend, mode=mode, options=options, name=name,
+                                 disable=disable, recompile_limit=recompile_limit,
+                                 isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
-    if mode is not None and mode not in _MODES:
-        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
-    if isinstance(backend, str):
-        from ._dynamo import list_backends
-        if backend not in list_backends(None):
-            from ._dynamo.exc import InvalidBackend
-            raise InvalidBackend(backend)
+    if isinstance(options, dict):   # (PyTorch takes these two out before the check)
+        options = {k: v for k, v in options.items() if k not in ("guard_filter_fn", "use_aoti")}
+    custom = None
+    if isinstance(backend, str) and backend == "inductor":
+        if mode is not None and mode != "default" and mode not in _MODES:
+            raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                               f"{', '.join(_MODES)}")
+        from ._dynamo.backends import check_inductor_options
+        check_inductor_options(options)
+    else:
+        from ._dynamo.backends import lookup_backend, is_builtin
+        fn = lookup_backend(backend)   # InvalidBackend for an unknown name
+        if not is_builtin(backend):
+            kwargs = {}
+            if mode and mode != "default":
+                kwargs["mode"] = mode
+            if options:
+                kwargs["options"] = options
+            custom = (fn, kwargs)
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise AssertionError(f"Expected enable to be a bool, got {type(dynamic)}")
+    if not callable(model):
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
+    settings = dict(fullgraph=fullgraph, backend=custom, dynamic=dynamic,
+                    recompile_limit=recompile_limit)
     from .nn import Module
     if isinstance(model, Module):
-        return CompiledModule(model, fullgraph)
-    return CompiledFunction(model, fullgraph)
+        return CompiledModule(model, **settings)
+    return CompiledFunction(model, **settings)
 
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -465,6 +526,7 @@ def _group_values(g):
 # ---- one compiled signature ----------------------------------------------------------------
 
 _EAGER = object()  # the cache entry of a signature whose trace hit data-dependent code
+_ALL_COMPILED = weakref.WeakSet()   # for `torch.compiler.reset()`
 _TRACING = [0]   # how many compiled functions are being traced (a nested one is inlined)
 
 
@@ -477,24 +539,40 @@ class _Entry:
         self.uses_rng = None
         self.vjp = {}
         self.prints = []         # print() calls of the traced Python, replayed on every call
+        self.gm = None           # the GraphModule a custom backend got (runs its callable)
+        self.jaxpr = None        # the traced computation (explain, GraphModule)
+        self.scalars = []        # `.item()` results made while tracing (see `_captured_item`)
+        self.pending = None      # those of them to fill in after the first run
         # results that still had a graph when a step that ran backward returned them (a loss)
         self.spent_results = ()
 
 
 class _Compiled:
-    def __init__(self, fn, roots_fn, forward_only=False, fullgraph=False):
+    def __init__(self, fn, roots_fn, forward_only=False, fullgraph=False, backend=None,
+                 dynamic=None, recompile_limit=None):
         self.fn = fn
         self.fullgraph = fullgraph
+        self.backend = backend    # a custom backend: (callable, its keyword arguments)
+        self.dynamic = dynamic
+        self.recompile_limit = recompile_limit
+        self.settings = dict(fullgraph=fullgraph, backend=backend, dynamic=dynamic,
+                             recompile_limit=recompile_limit)
         self.roots_fn = roots_fn
         self.forward_only = forward_only
         self.cache = {}
         self.plan = None
         self._retrying = False
+        _ALL_COMPILED.add(self)
+
+    def reset(self):
+        self.cache.clear()
+        self.plan = None
 
     def __call__(self, *args, **kwargs):
         if _TRACING[0] or any(isinstance(a, Tensor) and isinstance(a._storage.data, jax.core.Tracer)
-                              for a in args):
+                              for a in args) or _STANCE[0] == "force_eager":
             # called inside a compiled step or a torch.func transform: part of that trace
+            # (or `set_stance("force_eager")`: plain Python)
             return self.fn(*args, **kwargs)
         values = args + tuple(kwargs.values()) if kwargs else args
         plan = self.plan
@@ -512,21 +590,10 @@ class _Compiled:
             key = (plan.key, dyn, tuple(map(_aval_key, arrays)), tuple(map(_aval_key, lrs)))
             entry = self.cache.get(key)
             if entry is None:
-                try:
-                    entry = self._build(plan, storages, owners, holders, arrays, lrs, args,
-                                        kwargs)
-                except CompileError as exc:
-                    if self.fullgraph:
-                        from ._dynamo.exc import Unsupported
-                        if isinstance(exc, Unsupported):
-                            raise
-                        raise Unsupported(str(exc)) from None
-                    # PyTorch breaks the graph there; torchish runs this signature eagerly
-                    # (the failed trace left every object as it was)
-                    if not isinstance(exc, _PrintOfTensor):   # (a silent break in PyTorch)
-                        warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=3)
-                    entry = _EAGER
-                self.cache[key] = entry
+                if _STANCE[0] != "default" and self._stance_refuses():
+                    return self.fn(*args, **kwargs)
+                entry = self.cache[key] = self._new_entry(
+                    plan, storages, owners, holders, arrays, lrs, args, kwargs)
             plan.fast[dyn] = entry
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
@@ -540,7 +607,10 @@ class _Compiled:
                         i in entry.dropped_grads and i not in sole):
                     arrays[i] = jnp.copy(arrays[i])
         try:
-            outs = entry.unpermute(entry.executable(*arrays, *lrs, rng_key))
+            if entry.gm is None:
+                outs = entry.unpermute(entry.executable(*arrays, *lrs, rng_key))
+            else:
+                outs = entry.gm.run_backend(arrays, lrs, rng_key)
         except TypeError:
             # An array changed shape, dtype or device under an unchanged object (checked by
             # the executable before anything runs): rediscover and retrace.
@@ -556,22 +626,75 @@ class _Compiled:
                                 outs)
 
     # ---- tracing a new signature ---------------------------------------------------------
+    def _stance_refuses(self):
+        """Whether `torch.compiler.set_stance` says not to compile a new signature now (run
+        it eagerly), or raises."""
+        if _STANCE[0] == "fail_on_recompile":
+            code = getattr(self.fn, "__code__", None) or getattr(
+                getattr(self.fn, "forward", None), "__code__", None)
+            where = (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                     f"line number: {code.co_firstlineno}") if code else repr(self.fn)
+            raise RuntimeError("Detected recompile when torch.compile stance is "
+                               f"'fail_on_recompile'. {where}")
+        return _STANCE[0] == "eager_on_recompile" and bool(self.cache)
+
+    def _new_entry(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
+        """The cache entry of a new signature: compiled, or `_EAGER` where PyTorch would break
+        the graph (or give up compiling)."""
+        from ._dynamo import config
+        from ._dynamo.exc import Unsupported
+        limit = self.recompile_limit
+        limit = config.recompile_limit if limit is None else limit
+        if self.dynamic is False and len(self.cache) >= limit:
+            if self.fullgraph:
+                from ._dynamo.exc import FailOnRecompileLimitHit
+                raise FailOnRecompileLimitHit("Hard failure due to fullgraph=True")
+            if _EAGER not in self.cache.values():   # (PyTorch logs it once)
+                _LOG.warning(f"torch._dynamo hit config.recompile_limit ({limit})\n"
+                             f"   function: {_describe(self.fn)}\n"
+                             "   last reason: a new signature (argument shapes or dtypes, "
+                             "or a value the trace bakes in)")
+            return _EAGER
+        try:
+            return self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
+        except CompileError as exc:
+            if self.fullgraph:
+                if isinstance(exc, Unsupported):
+                    raise
+                err = Unsupported(str(exc))
+                err.user_stack = exc.user_stack
+                raise err from None
+            # PyTorch breaks the graph there; torchish runs this signature eagerly
+            # (the failed trace left every object as it was)
+            if not isinstance(exc, _SilentBreak):   # (no warning in PyTorch)
+                warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=4)
+            return _EAGER
+        except Exception as exc:
+            # a custom backend's failure (or ours): `suppress_errors` runs it eagerly
+            if not config.suppress_errors or isinstance(exc, Unsupported):
+                raise
+            _LOG.warning(f"torchish.compile: compiling {_describe(self.fn)} failed "
+                         f"({type(exc).__name__}: {exc}); running it eagerly instead.")
+            return _EAGER
+
     def _build(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
         entry = _Entry()
         trace_key = _random_trace.next_key(False)   # only its shape and dtype matter here
         flat = arrays + lrs + [trace_key]
         pure = functools.partial(self._pure, entry, plan, storages, holders, args, kwargs)
-        closed = jax.make_jaxpr(pure)(*flat)
+        closed = entry.jaxpr = jax.make_jaxpr(pure)(*flat)
         entry.fun = jaxpr_as_fun(closed)
         entry.attach = (grad_mode.is_grad_enabled() and not entry.ran_backward
                         and any(t.requires_grad for t in owners))
         n_out = entry.n_out_res
         outs = closed.out_avals[n_out:n_out + len(entry.written)]
         ins = closed.in_avals
-        entry.donate = () if entry.attach else tuple(
+        # (a custom backend's callable may keep the tensors it is given: nothing is donated)
+        keep = entry.attach or self.backend is not None
+        entry.donate = () if keep else tuple(
             i for i, a in zip(entry.written, outs)
             if (a.shape, a.dtype) == (ins[i].shape, ins[i].dtype))
-        entry.dropped_grads = () if entry.attach else self._donatable_grads(
+        entry.dropped_grads = () if keep else self._donatable_grads(
             entry, ins, closed.out_avals)
         entry.donate += entry.dropped_grads
         entry.donated = _getter(entry.donate)
@@ -594,7 +717,26 @@ class _Compiled:
 
         entry.executable = jax.jit(reordered, donate_argnums=entry.donate,
                                    keep_unused=True).lower(*flat).compile()
+        if self.backend is not None and closed.jaxpr.eqns:   # (no ops: no graph to give)
+            self._call_backend(entry, arrays, lrs, trace_key)
         return entry
+
+    def _call_backend(self, entry, arrays, lrs, key):
+        """Give the custom backend the traced step; what it returns runs every call."""
+        from ._dynamo.exc import BackendCompilerFailed
+        backend, kwargs = self.backend
+        from ._dynamo.backends import GraphModule
+        gm = GraphModule(entry)
+        gm._call_args = (lrs, key)
+        example_inputs = [_wrap(a) for a in arrays]
+        try:
+            compiled = backend(gm, example_inputs, **kwargs)
+            if not callable(compiled):
+                raise AssertionError("compiler_fn did not return callable")
+        except Exception as exc:
+            raise BackendCompilerFailed(backend, exc) from exc
+        gm.compiled = compiled
+        entry.gm = gm
 
     @staticmethod
     def _donatable_grads(entry, ins, out_avals):
@@ -616,7 +758,10 @@ class _Compiled:
         grads, new optimizer state). It runs only while tracing; cache hits never get here."""
         n, m = len(storages), len(plan.groups)
         ins, lr_in, key = flat[:n], flat[n:n + m], flat[n + m]
-        saved = [st.data for st in storages]
+        # (read and restored at compile time: a NumPy-shared storage's read is a device_put,
+        # which inside the trace would make a tracer that the restore leaves behind)
+        with jax.ensure_compile_time_eval():
+            saved = [st.data for st in storages]
         saved_grads = [p._grad for p in plan.params]
         saved_lrs = [g["lr"] for g in plan.groups]
         saved_opt = [(o.state, {p: (s, dict(s)) for p, s in o.state.items()})
@@ -655,9 +800,10 @@ class _Compiled:
                 entry.spent_results = tuple(j for j, t in enumerate(tensors)
                                             if t._grad_fn is not None)
             kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
+            scalar_ids = set(map(id, entry.scalars))
             for x in leaves:
                 if isinstance(x, Tensor):
-                    kinds.append(("T", next(it_t), x.device))
+                    kinds.append(("S" if id(x) in scalar_ids else "T", next(it_t), x.device))
                 elif isinstance(x, (jax.Array, jax.core.Tracer)):
                     kinds.append(("A", next(it_a)))
                 else:
@@ -711,10 +857,16 @@ class _Compiled:
                         else:
                             entry.opt_actions.append(where + ("val", v))
             entry.vc = [(j, vc[0] - v0) for j, vc, v0 in vcs if vc[0] != v0]
+            # captured scalars the Python code kept (a list it appends to): the first run
+            # fills them in (later runs do not repeat Python side effects)
+            entry.scalar_base = len(out)
+            out += [t._data for t in entry.scalars]
+            entry.pending, entry.scalars = entry.scalars, None
             return out
         finally:
-            for st, a in zip(storages, saved):
-                st.data = a
+            with jax.ensure_compile_time_eval():
+                for st, a in zip(storages, saved):
+                    st.data = a
             for p, g in zip(plan.params, saved_grads):
                 p._grad = g
             for g, lr in zip(plan.groups, saved_lrs):
@@ -739,17 +891,36 @@ class _Compiled:
                                      "code needs its value.")
             entry.prints.append((a, kw))
         builtins.print = recorded_print   # printing constants replays; a tensor breaks
+        from ._dynamo import config
+        capture = self.fullgraph or config.capture_scalar_outputs
+        if capture:
+            methods = Tensor.item, Tensor.tolist
+            Tensor.item = _captured_item(entry, methods[0])
+            Tensor.tolist = _captured_tolist(entry, methods[1])
         try:
             return self.fn(*args, **kwargs)
         except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
                 jax.errors.TracerIntegerConversionError,
                 jax.errors.TracerArrayConversionError) as exc:
-            raise CompileError(_data_dependent_message(exc)) from None
+            frames = _user_frames(exc.__traceback__)
+            err = CompileError(_data_dependent_message(frames))
+            err.user_stack = frames[-1:]
+            raise err from None
+        except CompileError as exc:
+            if not exc.user_stack:
+                exc.user_stack = _user_frames(exc.__traceback__)[-1:]
+            raise
         finally:
             builtins.print = real_print
+            if capture:
+                Tensor.item, Tensor.tolist = methods
 
     # ---- after a call ------------------------------------------------------------------------
     def _write_back(self, entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs):
+        if entry.pending:
+            for t, a in zip(entry.pending, outs[entry.scalar_base:]):
+                t._storage.data = a
+            entry.pending = None
         n = entry.n_out_res
         for i, a in zip(entry.written, outs[n:n + len(entry.written)]):
             storages[i].data = a
@@ -786,6 +957,10 @@ class _Compiled:
                     t = _wrap(outs[kind[1]], kind[2])
                     tensors.append(t)
                     flat.append(t)
+                elif kind[0] == "S":   # a captured `.item()`: a number, as in PyTorch
+                    t = _wrap(outs[kind[1]], kind[2])
+                    tensors.append(t)
+                    flat.append(t.item())
                 elif kind[0] == "A":
                     flat.append(outs[kind[1]])
                 else:
@@ -834,6 +1009,60 @@ class _Compiled:
                 t._output_nr = j
 
 
+# ---- scalars out of traced tensors (PyTorch's captured scalar outputs) ----------------------
+
+def _traced_by_us(t):
+    """Whether `t` holds a value of the trace being recorded (not a vmap/grad transform's),
+    and the caller is user code (torchish's own `.item()` calls want a number or an error)."""
+    return (type(t._data).__name__ == "DynamicJaxprTracer"
+            and not sys._getframe(2).f_code.co_filename.startswith(_HERE))
+
+
+def _captured_item(entry, item):
+    """`Tensor.item` while tracing with scalar capture (PyTorch 2.13 with `fullgraph=True` or
+    `capture_scalar_outputs`): the scalar stays traced, as a 0-d tensor of the dtype the
+    Python number stands for in arithmetic (the default float dtype or wider, int64, bool),
+    so later tensor math uses it; Python control flow on it still cannot be traced. Returned
+    from the compiled function it becomes a Python number again."""
+    def captured(self):
+        if self.numel() != 1 or not _traced_by_us(self):
+            return item(self)
+        return _capture_scalar(entry, self)
+    return captured
+
+
+def _captured_tolist(entry, tolist):
+    """`Tensor.tolist` while tracing with scalar capture: PyTorch captures integer tensors
+    only."""
+    def captured(self):
+        if not _traced_by_us(self):
+            return tolist(self)
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise CompileError("torchish.compile: Tensor.tolist() with non-integer tensor")
+        return _nested_scalars(entry, self)
+    return captured
+
+
+def _nested_scalars(entry, t):
+    if t.ndim == 0:
+        return _capture_scalar(entry, t)
+    return [_nested_scalars(entry, r) for r in t.unbind(0)]
+
+
+def _capture_scalar(entry, t):
+    from . import _dtype as dt
+    d = t.dtype
+    if d.is_floating_point or d.is_complex:
+        target = dt.promote_types(d, dt.get_default_dtype())
+    else:
+        target = d if d is dt.bool else dt.int64
+    with grad_mode.no_grad():
+        # (detach last: a view of a detached tensor loses its stop-gradient in a trace)
+        s = t.reshape(()).detach().to(target).clone()   # (its own storage: see `pending`)
+    entry.scalars.append(s)
+    return s
+
+
 def _attach_spent(entry, owners, tensors):
     """A loss returned by a step that ran its backward: in PyTorch the forward up to
     `loss.backward()` is one compiled graph, so the loss keeps a CompiledFunctionBackward node
@@ -846,11 +1075,17 @@ def _attach_spent(entry, owners, tensors):
         tensors[j]._output_nr = j
 
 
-def _data_dependent_message(exc):
-    here = os.path.dirname(__file__)
+def _user_frames(tb):
+    """The frames of a traceback in the user's code (not torchish's or JAX's)."""
     jax_dir = os.path.dirname(jax.__file__)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith(here) and not f.filename.startswith(jax_dir)]
+    return [f for f in traceback.extract_tb(tb)
+            if not f.filename.startswith(_HERE) and not f.filename.startswith(jax_dir)]
+
+
+_HERE = os.path.dirname(__file__) + os.sep
+
+
+def _data_dependent_message(frames):
     where = f"{frames[-1].filename}:{frames[-1].lineno} (`{frames[-1].line}`)" if frames \
         else "unknown location"
     return (f"torchish.compile: the compiled code at {where} converts a tensor value to a "
@@ -859,13 +1094,31 @@ def _data_dependent_message(exc):
             "tensor ops such as torch.where.")
 
 
+# ---- torch.compiler.reset, torch._dynamo.graph_break ------------------------------------------
+
+def reset():
+    """Forget every compiled signature: the next call of each compiled function traces
+    (and calls its custom backend) again."""
+    for c in list(_ALL_COMPILED):
+        c.reset()
+
+
+def graph_break(msg=""):
+    """`torch._dynamo.graph_break()`: inside a trace, PyTorch ends the graph there; torchish
+    runs the signature eagerly (no warning), or raises Unsupported with `fullgraph=True`."""
+    if _TRACING[0]:
+        raise _SilentBreak(f"Call to `torch._dynamo.graph_break()`\n  Explanation: "
+                           f"User-inserted graph break. Message: {msg or None}\n  Hint: "
+                           "Remove the `torch._dynamo.graph_break()` call.")
+
+
 class CompiledFunction:
     """`torchish.compile(fn)`: a whole step (forward, backward, optimizer) as one jit."""
 
-    def __init__(self, fn, fullgraph=False):
+    def __init__(self, fn, **settings):
         functools.update_wrapper(self, fn)
         self._torchdynamo_orig_callable = fn   # (PyTorch's name for the original)
-        self._compiled = _Compiled(fn, lambda: (fn,), fullgraph=fullgraph)
+        self._compiled = _Compiled(fn, lambda: (fn,), **settings)
 
     def __call__(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)
@@ -876,9 +1129,9 @@ class CompiledFunction:
         return functools.partial(self.__call__, obj)
 
 
-def CompiledModule(module, fullgraph=False):
+def CompiledModule(module, **settings):
     """`torchish.compile(module)`: PyTorch's `OptimizedModule`, whose forward is compiled."""
-    return _optimized_module_class()(module, fullgraph)
+    return _optimized_module_class()(module, **settings)
 
 
 @functools.lru_cache(maxsize=None)
@@ -892,28 +1145,29 @@ def _optimized_module_class():
         __module__ = "torchish._dynamo.eval_frame"   # where PyTorch's lives (and ours is named)
         __qualname__ = "OptimizedModule"
 
-        def __init__(self, mod, fullgraph=False):
+        def __init__(self, mod, **settings):
             super().__init__()
             self._orig_mod = mod
-            self._compile_orig(fullgraph)
+            self._compile_orig(settings)
 
-        def _compile_orig(self, fullgraph):
+        def _compile_orig(self, settings):
             mod = self._modules["_orig_mod"]
             object.__setattr__(self, "_compiled", _Compiled(mod, lambda: (mod,),
-                                                            forward_only=True,
-                                                            fullgraph=fullgraph))
+                                                            forward_only=True, **settings))
 
         def __getstate__(self):
             # (pickle and deepcopy: the copy compiles its own `_orig_mod` afresh)
             state = super().__getstate__()
-            state["_compiled"] = state["_compiled"].fullgraph
+            state["_compiled"] = state["_compiled"].settings
             return state
 
         def __setstate__(self, state):
             state = dict(state)
-            fullgraph = state.pop("_compiled", False)
+            settings = state.pop("_compiled", {})
+            if not isinstance(settings, dict):   # (pickled by an older torchish)
+                settings = {"fullgraph": bool(settings)}
             super().__setstate__(state)
-            self._compile_orig(fullgraph)
+            self._compile_orig(settings)
 
         def forward(self, *args, **kwargs):
             return self._compiled(*args, **kwargs)

@@ -2,15 +2,16 @@
 
 torchish compiles by tracing with JAX (see `_compile.py`), so there are no graph breaks to
 allow or disallow: `disable` runs a function eagerly when called outside compiled code (inside
-a trace it is traced like any other Python), and `reset` only forgets cached executables of
-nothing (each compiled function owns its cache, freed with it).
+a trace it is traced like any other Python), and `reset` makes every compiled function trace
+again on its next call.
 """
 import functools
 
 from ._unsupported import module_getattr
 
-__all__ = ["compile", "reset", "is_compiling", "is_dynamo_compiling", "disable",
-           "allow_in_graph", "assume_constant_result", "list_backends", "cudagraph_mark_step_begin"]
+__all__ = ["compile", "reset", "is_compiling", "is_dynamo_compiling", "is_exporting", "disable",
+           "allow_in_graph", "assume_constant_result", "list_backends", "cudagraph_mark_step_begin",
+           "set_default_backend", "get_default_backend", "set_stance"]
 
 
 def compile(*args, **kwargs):
@@ -19,7 +20,73 @@ def compile(*args, **kwargs):
 
 
 def reset():
-    """Nothing global to clear: each compiled function holds its own cache."""
+    """Forget every compiled signature (the next calls trace again, calling custom backends
+    again), as PyTorch clears its compiled code."""
+    from ._compile import reset as _reset
+    _reset()
+
+
+_DEFAULT_BACKEND = ["inductor"]
+
+
+def set_default_backend(backend):
+    """The backend `torch.compile` uses when given none (a name is checked as PyTorch does)."""
+    if backend is None:
+        backend = "inductor"
+    if isinstance(backend, str):
+        from ._dynamo.backends import lookup_backend
+        lookup_backend(backend)   # InvalidBackend for an unknown name
+    _DEFAULT_BACKEND[0] = backend
+
+
+def get_default_backend():
+    return _DEFAULT_BACKEND[0]
+
+
+def is_exporting():
+    return False
+
+
+STANCE = ["default"]   # read by every compiled call (see `_Compiled.__call__`)
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
+            "eager_then_compile", "aot_eager_then_compile")
+
+
+class set_stance:
+    """`torch.compiler.set_stance(stance)`: a function, context manager or decorator that sets
+    how compiled functions behave. "force_eager": they run eagerly; "eager_on_recompile": a new
+    signature runs eagerly instead of compiling; "fail_on_recompile": compiling a new
+    signature raises. The `*_then_compile` stances compile at once (their first eager call
+    only saves PyTorch compile time)."""
+
+    def __init__(self, stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+        if force_backend is not None and stance != "default":
+            raise RuntimeError("non-default stance cannot have force_backend set")
+        from ._compile import _TRACING
+        if _TRACING[0]:
+            raise RuntimeError("attempted to set_stance in a torch.compile region")
+        self.stance = stance
+        self.prev = STANCE[0]
+        STANCE[0] = stance
+
+    def __enter__(self):
+        STANCE[0] = self.stance
+
+    def __exit__(self, *exc):
+        STANCE[0] = self.prev
+
+    def __call__(self, fn):
+        STANCE[0] = self.prev   # as a decorator, the stance holds only while `fn` runs
+
+        @functools.wraps(fn)
+        def with_stance(*args, **kwargs):
+            saved = STANCE[0]
+            STANCE[0] = self.stance
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                STANCE[0] = saved
+        return with_stance
 
 
 def is_compiling():

@@ -1,11 +1,14 @@
-"""`torch._dynamo`: the few names training scripts touch (reset, config, disable, ...).
+"""`torch._dynamo`: the names training scripts touch (reset, config, disable, explain, backends).
 
-torchish has no bytecode-level compiler; `config` accepts PyTorch's settings (scripts commonly set
-`torch._dynamo.config.suppress_errors` or `cache_size_limit`) and nothing reads them.
+torchish has no bytecode-level compiler; `config` accepts PyTorch's settings by name. Those
+`torchish.compile` reads: `capture_scalar_outputs` (`.item()` stays traced, as with
+`fullgraph=True`), `suppress_errors` (a failing compile runs eagerly) and `recompile_limit`
+/ `cache_size_limit` (with `dynamic=False`); the others are accepted and ignored.
 """
 import contextlib
 import sys
 import types
+import warnings
 
 from .._unsupported import module_getattr
 
@@ -13,7 +16,9 @@ from . import exc  # noqa: F401  (loaded with torchish: its classes present as t
 from . import eval_frame  # noqa: F401
 from .eval_frame import OptimizedModule  # noqa: F401
 from ..compiler import (reset, is_compiling, disable, allow_in_graph,  # noqa: F401
-                        assume_constant_result)
+                        assume_constant_result, set_stance)
+from .backends import register_backend, lookup_backend, list_backends  # noqa: F401
+from .._compile import graph_break  # noqa: F401
 
 
 class _Config(types.ModuleType):
@@ -77,29 +82,61 @@ config = _Config()
 sys.modules[__name__ + ".config"] = config   # `import torch._dynamo.config`
 
 
-def list_backends(exclude_tags=("debug", "experimental")):
-    """PyTorch's backend names (torchish compiles with XLA whichever is named)."""
-    return sorted(_BACKENDS if exclude_tags else _ALL_BACKENDS)
+def explain(f, *extra_args, **extra_kwargs):
+    """`explain(fn)(*args, **kwargs)`: an `ExplainOutput` saying whether `fn` traces as one
+    graph for these arguments, or why not (see `backends.ExplainOutput`)."""
+    from .backends import explain as _explain
+
+    def inner(*args, **kwargs):
+        return _explain(f, args, kwargs)
+    if extra_args or extra_kwargs:
+        warnings.warn("explain(f, *args, **kwargs) is deprecated, use explain(f)(*args, "
+                      "**kwargs) instead.  If you don't migrate, we may break your explain "
+                      "call in the future if your user defined kwargs conflict with future "
+                      "kwargs added to explain(f).", FutureWarning, stacklevel=2)
+        return inner(*extra_args, **extra_kwargs)
+    return inner
 
 
-_BACKENDS = ("cudagraphs", "inductor", "openxla", "tvm")
-_ALL_BACKENDS = _BACKENDS + (
-    "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
-    "aot_eager_decomp_partition_with_mode", "aot_eager_default_partitioner", "aot_ts",
-    "dynamo_accuracy_minifier_backend", "dynamo_minifier_backend", "eager", "eager_debug",
-    "eager_noexcept", "invoke_subgraph", "openxla_eval", "pre_dispatch_eager", "ts")
+def _mark(attr, t, index):
+    # recorded where PyTorch records it (torchish traces one executable per shape, so the
+    # marks change nothing)
+    if index is None:
+        index = range(t.dim())
+    elif isinstance(index, int):
+        index = (index,)
+    marks = t.__dict__.get(attr)
+    if marks is None:
+        marks = set()
+        setattr(t, attr, marks)
+    marks.update(index)
 
 
-def mark_dynamic(t, index, **kwargs):
-    """Shapes retrace in torchish (one executable per shape), so this is only a hint."""
-
-
-def mark_static(t, index=None):
-    pass
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):
+    """A hint only: torchish retraces per shape (one executable each)."""
+    _mark("_dynamo_dynamic_indices", t, index)
 
 
 def maybe_mark_dynamic(t, index):
+    _mark("_dynamo_weak_dynamic_indices", t, index)
+
+
+def mark_static(t, index=None):
+    if isinstance(t, type):   # a Module class: PyTorch treats its instances' ints as static
+        t._dynamo_marked_static = True
+        return t
+    _mark("_dynamo_static_indices", t, index)
+
+
+def mark_static_address(t, guard=False):
     pass
+
+
+def is_dynamo_supported():
+    return True
+
+
+is_inductor_supported = is_dynamo_supported
 
 
 __getattr__ = module_getattr(__name__)

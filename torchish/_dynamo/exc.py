@@ -18,7 +18,16 @@ class InvalidBackend(TorchDynamoException):
 
 
 class BackendCompilerFailed(TorchDynamoException):
-    pass
+    """A custom backend raised, or returned something that is not callable."""
+
+    def __init__(self, backend_fn, inner_exception, first_useful_frame=None):
+        self.backend_name = getattr(backend_fn, "__name__", "?")
+        self.inner_exception = inner_exception
+        super().__init__(
+            f"backend={self.backend_name!r} raised:\n{type(inner_exception).__name__}: "
+            f"{inner_exception}\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace "
+            "(please do this especially if you're reporting a bug to PyTorch). For even more "
+            "developer context, set TORCH_LOGS=\"+dynamo\"\n")
 
 
 class InternalTorchDynamoError(TorchDynamoException):
@@ -29,8 +38,12 @@ class RestartAnalysis(TorchDynamoException):
     pass
 
 
-class UserError(Unsupported):
+class UserError(TorchDynamoException):   # (not an Unsupported, in PyTorch 2.13 either)
     pass
+
+
+class FailOnRecompileLimitHit(Exception):
+    """A `fullgraph=True` function needed more compiled signatures than the recompile limit."""
 
 
 class UncapturedHigherOrderOpError(TorchDynamoException):
