@@ -840,3 +840,15 @@ def test_set_stance():
 def torchish_eager():
     from torchish._compile import _EAGER
     return _EAGER
+
+
+def test_full_with_a_traced_fill_value_compiles():
+    """`torch.full(size, t.sum())` inside compiled code keeps the value in the graph (typed as
+    the Python number `.item()` would give), as PyTorch compiles it under fullgraph."""
+    f = torch.compile(lambda t: torch.full((2,), t.sum()), fullgraph=True)
+    out = f(torch.tensor([1.5, 2.0]))
+    assert out.dtype is torch.float32 and out.tolist() == [3.5, 3.5]
+    out = f(torch.tensor([1, 2], dtype=torch.int32))
+    assert out.dtype is torch.int64 and out.tolist() == [3, 3]
+    g = torch.compile(lambda t: torch.full((2,), t.sum(), dtype=torch.float16))
+    assert g(torch.ones(2)).dtype is torch.float16

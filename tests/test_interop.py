@@ -208,3 +208,12 @@ def test_from_numpy_of_object_array_names_the_type():
     with pytest.raises(TypeError) as got:
         torchish.from_numpy(a)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("fill", [np.float32(2), np.float16(2), np.int32(2), np.uint8(2),
+                                  np.bool_(True)], ids=lambda v: type(v).__name__)
+def test_full_reads_numpy_scalars_as_python_numbers(fill):
+    """PyTorch reads a NumPy scalar given for a Number as int (integers) or float (the rest)."""
+    torch = pytest.importorskip("torch")
+    want, got = torch.full((2,), fill), torchish.full((2,), fill)
+    assert str(got.dtype) == str(want.dtype) and got.tolist() == want.tolist()

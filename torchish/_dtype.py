@@ -146,6 +146,15 @@ def from_python_type(d):
     return d
 
 
+def python_scalar(value):
+    """A NumPy scalar as PyTorch's argument parser reads it where a Number is expected: an
+    integer as int, anything else through `float()` (np.bool_ -> 1.0; a complex loses its
+    imaginary part, with NumPy's ComplexWarning)."""
+    if isinstance(value, np.integer):
+        return builtins.int(value)
+    return builtins.float(value)
+
+
 def scalar_dtype(value):
     """The dtype a Python scalar takes as a wrapped number (its category's default)."""
     if isinstance(value, builtins.bool):

@@ -304,16 +304,25 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
+    size = _size((size,) if isinstance(size, int) else (tuple(size),), "full")
     if isinstance(fill_value, Tensor):
+        if isinstance(fill_value._data, jax.core.Tracer) and fill_value.numel() == 1:
+            # traced (torchish.compile): the value stays in the graph, typed as the Python
+            # number `.item()` would give
+            kind = fill_value.dtype
+            number = (False if kind is dt.bool else 0j if kind.is_complex else
+                      0.0 if kind.is_floating_point else 0)
+            dtype = dtype or dt.scalar_dtype(number)
+            return _filled(size, fill_value._data.reshape(()), dtype, device, requires_grad)
         fill_value = fill_value.item()
-    if not isinstance(fill_value, (builtins.bool, int, float, builtins.complex, np.number,
-                                   np.bool_)):
+    elif isinstance(fill_value, (np.number, np.bool_)):
+        fill_value = dt.python_scalar(fill_value)
+    if not isinstance(fill_value, (builtins.bool, int, float, builtins.complex)):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
     if dtype is None:
         dtype = dt.scalar_dtype(fill_value)
-    return _filled(_size((size,) if isinstance(size, int) else (tuple(size),), "full"),
-                   fill_value, dtype, device, requires_grad)
+    return _filled(size, fill_value, dtype, device, requires_grad)
 
 
 def _like(fn):
