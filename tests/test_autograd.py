@@ -1044,3 +1044,26 @@ def test_inplace_op_checks_the_operands_it_saved(case):
     theirs, ours = errors_of(program)
     assert ours == theirs
     assert (theirs is None) == (case == "added other changed")
+
+
+def _signs(t):
+    """Values with the sign bit of each (a -0.0 is not a 0.0 here)."""
+    return [(v, np.signbit(v)) for v in np.asarray(_np(t), np.float64).ravel().tolist()]
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod", "div_floor"])
+def test_remainder_gradients_keep_the_sign_of_zero(op):
+    """remainder's gradient for `input` is the incoming gradient itself (a -0.0 stays -0.0),
+    for `other` -grad * floor(input / other); a zero floor quotient has input/other's sign."""
+    def program(T):
+        x = T.tensor([-3.5, -2.0, -0.0, 0.0, 1.5, 2.0, 4.0, 5.5], requires_grad=True)
+        o = T.tensor([2.0, -2.0, 3.0, -3.0, 2.0, -1.0, 0.5, 1.5], requires_grad=True)
+        fn = {"remainder": T.remainder, "fmod": T.fmod,
+              "div_floor": lambda a, b: T.div(a, b, rounding_mode="floor")}[op]
+        y = fn(x, o)
+        y.backward(T.tensor([1.0, -1.0, 0.0, -0.0, 2.0, 1.0, -0.0, 0.0]))
+        x2 = T.tensor([-3.5, -0.0, 0.0, 1.5], requires_grad=True)
+        fn(x2, 2.0).backward(T.tensor([-0.0, -0.0, 1.0, -0.0]))
+        return [_signs(v) for v in (y, x.grad, o.grad, x2.grad)]
+    expected, actual = both(program)
+    assert actual == expected

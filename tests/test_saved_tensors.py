@@ -92,6 +92,12 @@ def test_mul_packs_in_pytorchs_order():
     assert ours == ref
 
 
+def test_gather_packs_in_pytorchs_order():
+    """GatherBackward0 saves `index` before `input`."""
+    program = PROGRAMS["gather_cumsum"]
+    assert _pack_log(torchish, program)[0] == _pack_log(torch, program)[0]
+
+
 def test_unpacked_values_feed_backward():
     grads = []
     for T in (torchish, torch):

@@ -25,6 +25,10 @@ def _outcome(L, expr):
     return None, repr(result).replace("torchish", "torch")
 
 
+_OVERFLOW = "value cannot be converted to type {} without overflow"
+_P_IN = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+         "be improved?  If so, please report an enhancement request to PyTorch.)")
+
 # (expression with L the library and F its nn.functional, PyTorch's exception type or None
 # for a result, the message's first line or the result's repr)
 CASES = [
@@ -35,6 +39,27 @@ CASES = [
      'RuntimeError', 'expected scalar type Float but found Long'),
     ('L.einsum("ij,jk->ik", L.ones(2, 3, dtype=L.long), L.ones(3, 2, dtype=L.long)).dtype',
      None, 'torch.int64'),
+    ('L.inner(L.ones(3), L.ones(3, dtype=L.float64))',
+     'RuntimeError', 'both inputs should have same dtype'),
+    ('L.inner(L.ones(2, 3), L.ones(2, 3, dtype=L.half))',
+     'RuntimeError', 'both inputs should have same dtype'),
+    ('L.inner(L.ones(3, dtype=L.long), L.ones(3, dtype=L.int32))',
+     'RuntimeError', 'both inputs should have same dtype'),
+    ('L.inner(L.ones(3), L.ones(4, dtype=L.float64))',
+     'RuntimeError', 'inner() the last dimension must match on both input tensors but got '
+                     'shapes [3] and [4]'),
+    ('L.inner(L.ones(3, requires_grad=True), L.ones(3, dtype=L.float64))',
+     'RuntimeError', 'both inputs should have same dtype'),
+    ('L.inner(L.tensor(2.), L.ones(3, dtype=L.float64))',
+     None, 'tensor([2., 2., 2.], dtype=torch.float64)'),
+    ('L.inner(L.ones(3), L.tensor(2., dtype=L.float64))',
+     None, 'tensor([2., 2., 2.])'),
+    ('L.cross(L.ones(3), L.ones(3, dtype=L.float64), dim=0)',
+     'RuntimeError', 'expected scalar type Float but found Double'),
+    ('L.linalg.cross(L.ones(3, dtype=L.long), L.ones(3))',
+     'RuntimeError', 'expected scalar type Long but found Float'),
+    ('L.cross(L.ones(3), L.ones(4, dtype=L.float64), dim=0)',
+     'RuntimeError', 'linalg.cross: inputs dimension 0 must have length 3. Got 3 and 4'),
     ('L.cdist(L.ones(2, 3), L.ones(2, 3, dtype=L.float64))',
      'RuntimeError', 'expected scalar type Float but found Double'),
     ('L.cdist(L.ones(2, 3, dtype=L.long), L.ones(2, 3))',
@@ -382,6 +407,141 @@ CASES = [
      'RuntimeError', 'dim 2 appears multiple times in the list of dims'),
     ('L.zeros_like([1, 2])',
      'TypeError', "zeros_like(): argument 'input' (position 1) must be Tensor, not list"),
+    # a Python number converted to the tensor's type where a kernel takes a Scalar: c10's
+    # overflow check (integers from -max for unsigned types; floats beyond the largest)
+    ('L.zeros(2, dtype=L.int8).fill_(300)', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.uint8).fill_(-255)', None, 'tensor([1, 1], dtype=torch.uint8)'),
+    ('L.zeros(2, dtype=L.uint8).fill_(-256)', 'RuntimeError', _OVERFLOW.format('uint8_t')),
+    ('L.zeros(2, dtype=L.uint8).fill_(-0.5)', 'RuntimeError', _OVERFLOW.format('uint8_t')),
+    ('L.zeros(2, dtype=L.int8).fill_(127.5)', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ("L.zeros(2, dtype=L.int32).fill_(float('nan'))", 'RuntimeError', _OVERFLOW.format('int')),
+    ('L.zeros(2, dtype=L.half).fill_(65505.0)', 'RuntimeError', _OVERFLOW.format('c10::Half')),
+    ('L.zeros(1, dtype=L.half).fill_(1e5)', None, 'tensor([inf], dtype=torch.float16)'),
+    ('L.zeros(2, dtype=L.bfloat16).fill_(1e39)',
+     'RuntimeError', _OVERFLOW.format('c10::BFloat16')),
+    ('L.zeros(2).fill_(1e39)', 'RuntimeError', _OVERFLOW.format('float')),
+    ("L.zeros(2).fill_(float('inf'))", None, 'tensor([inf, inf])'),
+    ('L.zeros(2).fill_(1 + 2j)', 'RuntimeError', _OVERFLOW.format('float')),
+    ('L.zeros(2, dtype=L.complex64).fill_(1e39)',
+     'RuntimeError', _OVERFLOW.format('c10::complex<float>')),
+    ('L.zeros(2, dtype=L.bool).fill_(300)', None, 'tensor([True, True])'),
+    ('L.zeros(2, dtype=L.int64).fill_(L.tensor(2 ** 40))',
+     None, 'tensor([1099511627776, 1099511627776])'),
+    ('L.zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]), 300)',
+     'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.half).masked_fill_(L.tensor([True, False]), -1e5)',
+     'RuntimeError', _OVERFLOW.format('c10::Half')),
+    ('L.zeros(3, dtype=L.int8).index_fill(0, L.tensor([5]), 300)',
+     'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.int16).index_fill_(0, L.tensor([0]), 2 ** 15)',
+     'RuntimeError', _OVERFLOW.format('int16_t')),
+    ('L.zeros(2, dtype=L.int8).clamp(-300, 300)', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.int8).clamp(min=300.5)', None, 'tensor([300.5000, 300.5000])'),
+    ('L.zeros(2, dtype=L.half).clamp_(max=1e5)', 'RuntimeError', _OVERFLOW.format('c10::Half')),
+    ('L.zeros(2, dtype=L.int8).clamp_min(128)', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.uint8).clamp_max(256)', 'RuntimeError', _OVERFLOW.format('uint8_t')),
+    ('L.where(L.tensor([True, False]), L.zeros(2, dtype=L.int8), 300)',
+     'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.where(L.tensor([True, False]), L.zeros(2, dtype=L.int8), 300.5)',
+     None, 'tensor([  0.0000, 300.5000])'),
+    ('L.zeros(2, dtype=L.int8).scatter(0, L.tensor([0]), 300)',
+     'RuntimeError', _OVERFLOW.format('int8_t')),
+    ("L.zeros(2, dtype=L.int8).scatter_(0, L.tensor([0]), 300, reduce='add')",
+     'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.int8) ** 300', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.half).pow(1e5)', 'RuntimeError', _OVERFLOW.format('c10::Half')),
+    ('L.zeros(2, dtype=L.int8).addcmul(L.zeros(2, dtype=L.int8), L.zeros(2, dtype=L.int8), '
+     'value=300)', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.half).addcmul(L.zeros(2, dtype=L.half), L.zeros(2, dtype=L.half), '
+     'value=1e5)', None, 'tensor([0., 0.], dtype=torch.float16)'),
+    ('F.threshold(L.zeros(2, dtype=L.int8), 300, 1)', 'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('F.hardtanh(L.zeros(2, dtype=L.half), -1e5, 1.0)',
+     'RuntimeError', _OVERFLOW.format('c10::Half')),
+    ('L.zeros(2, 2, dtype=L.int8).fill_diagonal_(300)',
+     'RuntimeError', _OVERFLOW.format('int8_t')),
+    ('L.zeros(2, dtype=L.int8) + 300', None, 'tensor([44, 44], dtype=torch.int8)'),
+    # torch.gradient's spacing: one coordinate tensor (1-d) per dim
+    ('L.gradient(L.ones(5), spacing=(L.tensor(2.0),))',
+     'RuntimeError', 'torch.gradient expected each element of spacing to have one dimension, '
+                     'but got an element with 0 dimensions!'),
+    ('L.gradient(L.ones(3, 4), spacing=(L.ones(3), L.ones(2, 2)))',
+     'RuntimeError', 'torch.gradient expected each element of spacing to have one dimension, '
+                     'but got an element with 2 dimensions!'),
+    ('L.gradient(L.ones(3, 4), spacing=(L.tensor([0., 1., 3.]),))',
+     'RuntimeError', "torch.gradient expected spacing to be unspecified, a scalar, or a list of "
+                     "length equal to 'self.dim() = 2', since dim argument was not given, but "
+                     "got a list of length 1"),
+    ('L.gradient(L.ones(3, 4), spacing=[1.0])',
+     'RuntimeError', "torch.gradient expected spacing to be unspecified, a scalar, or a list of "
+                     "length equal to 'self.dim() = 2', since dim argument was not given, but "
+                     "got a list of length 1"),
+    ('L.gradient(L.ones(3, 4), spacing=[1.0], dim=(0, 1))',
+     'RuntimeError', "torch.gradient expected spacing to be unspecified, a scalar or it's "
+                     "spacing and dim arguments to have the same length, but got a spacing "
+                     "argument of length 1 and a dim argument of length 2."),
+    ('L.gradient(L.arange(4.) ** 2, spacing=(L.tensor([0., 1., 1.5, 3.5]),))',
+     None, '(tensor([1.0000, 4.3333, 5.3000, 2.5000]),)'),
+    # sampler parameters checked on their values (eager, as PyTorch's CPU kernels)
+    ('L.normal(L.zeros(3), L.tensor([1., -1., 1.]))',
+     'RuntimeError', 'normal expects all elements of std >= 0.0'),
+    ("L.normal(0.0, L.tensor([1., float('nan')]))",
+     'RuntimeError', 'normal expects all elements of std >= 0.0'),
+    ('L.normal(L.zeros(3), L.tensor([1., 0., -0.])).shape', None, 'torch.Size([3])'),
+    ('L.normal(L.zeros(3), -1.0)',
+     'RuntimeError', 'normal expects std >= 0.0, but found std -1'),
+    ('L.zeros(3).normal_(0, -0.5)',
+     'RuntimeError', 'normal expects std >= 0.0, but found std -0.5'),
+    ('L.bernoulli(L.tensor([0.5, 1.5]))', 'RuntimeError', _P_IN),
+    ("L.bernoulli(L.tensor([0.5, float('nan')], dtype=L.float64))", 'RuntimeError', _P_IN),
+    ('L.zeros(2).bernoulli_(L.tensor([0.5, -0.5]))', 'RuntimeError', _P_IN),
+    ('L.bernoulli(L.tensor([0.0, 1.0])).shape', None, 'torch.Size([2])'),
+    # bool and complex inputs of the sorting and selection ops (no CPU kernel)
+    ('L.median(L.tensor([True, False]))',
+     'NotImplementedError', '"median_cpu" not implemented for \'Bool\''),
+    ('L.tensor([True, False]).median(0)',
+     'NotImplementedError', '"median_out" not implemented for \'Bool\''),
+    ('L.nanmedian(L.tensor(True))',
+     'NotImplementedError', '"median_cpu" not implemented for \'Bool\''),
+    ('L.nanmedian(L.tensor([True]), 0)',
+     'NotImplementedError', '"median_out" not implemented for \'Bool\''),
+    ('L.median(L.zeros(0, dtype=L.bool))',
+     None, 'tensor(True)'),
+    ('L.median(L.zeros(0, dtype=L.bool), 0)',
+     'IndexError', 'median(): Expected reduction dim 0 to have non-zero size.'),
+    ('L.nanmedian(L.zeros(0), 0)',
+     'IndexError', 'median(): Expected reduction dim 0 to have non-zero size.'),
+    ('L.median(L.tensor([1j]))',
+     'NotImplementedError', '"median_cpu" not implemented for \'ComplexFloat\''),
+    ('L.kthvalue(L.tensor([True, False]), 1)',
+     'NotImplementedError', '"kthvalue_cpu" not implemented for \'Bool\''),
+    ('L.kthvalue(L.tensor(True), 1).values',
+     None, 'tensor(True)'),
+    ('L.kthvalue(L.tensor([True, False]), 3)',
+     'RuntimeError', 'kthvalue(): selected number k out of range for dimension 0'),
+    ('L.topk(L.tensor([True, False]), 1)',
+     'RuntimeError', 'topk does not support bool dtypes on CPU'),
+    ('L.topk(L.tensor([True, False]), 3)',
+     'RuntimeError', 'selected index k out of range'),
+    ('L.topk(L.tensor([1j]), 1)',
+     'RuntimeError', ' topk does not support complex dtypes on CPU'),
+    ('L.sort(L.tensor([1j, 2j]))',
+     'RuntimeError', ' Sort does not support complex dtypes on CPU'),
+    ('L.argsort(L.tensor(1j))',
+     'RuntimeError', ' Sort does not support complex dtypes on CPU'),
+    ('L.tensor([1j]).msort()',
+     'RuntimeError', ' Sort does not support complex dtypes on CPU'),
+    ('L.mode(L.tensor([1j]), 0)',
+     'NotImplementedError', '"mode_cpu" not implemented for \'ComplexFloat\''),
+    ('L.mode(L.tensor([True, False, True])).indices',
+     None, 'tensor(2)'),
+    ('L.nanquantile(L.tensor([1, 2]), 0.5)',
+     'RuntimeError', 'quantile() input tensor must be either float or double dtype'),
+    ('L.nanquantile(L.tensor([1., 2.]), 1.5)',
+     'RuntimeError', 'quantile() q must be in the range [0, 1] but got 1.5'),
+    ('L.histc(L.tensor([True]))',
+     'NotImplementedError', '"linspace_cpu" not implemented for \'Bool\''),
+    ('L.histc(L.tensor([1j]))',
+     'NotImplementedError', '"aminmax_cpu" not implemented for \'ComplexFloat\''),
 ]
 
 
@@ -436,3 +596,12 @@ def test_checks_leave_compiled_code_alone():
     args = (torchish.ones(2, 4), torchish.ones(3, 4), torchish.zeros(3),
             torchish.tensor([0, 2]))
     assert torchish.compile(f)(*args).item() == pytest.approx(f(*args).item())
+
+
+def test_scalar_overflow_checks_skip_traced_values():
+    """The Scalar overflow checks read Python numbers only: under compile the ops still run."""
+    def f(x, m):
+        return x.clamp(-1, 1).masked_fill(m, 2.0) + torchish.where(m, x, 3.0) + x.pow(2)
+
+    args = (torchish.tensor([0.5, -2.0]), torchish.tensor([True, False]))
+    assert torchish.compile(f)(*args).tolist() == f(*args).tolist()

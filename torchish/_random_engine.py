@@ -613,6 +613,13 @@ class MT19937Engine:
         and compares with ``U24f``. ``p`` broadcasts to ``size`` (default: its own shape).
         """
         p = np.asarray(p)
+        if p.dtype.kind == "f" or p.dtype == _BF16:
+            # PyTorch's CPU kernel checks every probability (a NaN fails too)
+            inside = (p >= 0) & (p <= 1)
+            if not inside.all():
+                raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                                   "(Could this error message be improved?  If so, please "
+                                   "report an enhancement request to PyTorch.)")
         shape = p.shape if size is None else _shape(size)
         out_name = _dtype_name(dtype) if dtype is not None else _dtype_name(
             "bfloat16" if p.dtype == _BF16 else p.dtype.name)

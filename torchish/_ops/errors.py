@@ -8,6 +8,7 @@ body or a helper checking its arguments, with PyTorch's type and text) is the in
 goes through unchanged, as does JAX's complaint about a concrete value needed under tracing,
 which is a bug in an op body and must stay visible.
 """
+import math
 import os
 
 import jax
@@ -81,6 +82,77 @@ def on_one_device(leaves):
                            f"two devices, {names[0]} and {names[1]}!")
     return jax.tree_util.tree_map(
         lambda x: jax.device_put(x, others[0]) if isinstance(x, jax.Array) else x, leaves)
+
+
+# ---- a Python number converted to a tensor's dtype ----------------------------------------
+
+# c10's names for the types a Scalar is converted to
+_SCALAR_CTYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+                  "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                  "uint64": "uint64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "float32": "float", "float64": "double",
+                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _scalar_limits(dtype):
+    """(c10 type name, whether floating, lowest, largest) for a dtype a Scalar converts to, or
+    None (bool takes any number)."""
+    try:
+        return _LIMITS[dtype]
+    except KeyError:
+        limits = _LIMITS[dtype] = _compute_limits(dtype)
+        return limits
+
+
+_LIMITS = {None: None}
+
+
+def _compute_limits(dtype):
+    ctype = _SCALAR_CTYPES.get(dtype.name)
+    if ctype is None:
+        return None
+    if dtype.is_floating_point or dtype.is_complex:
+        limit = float(ml_dtypes.finfo(dtype.np).max)
+        return ctype, True, -limit, limit
+    info = numpy.iinfo(dtype.np)
+    return ctype, False, int(info.min), int(info.max)
+
+
+def scalar_overflow(value, dtype):
+    """PyTorch's error for a Python (or NumPy) number that does not fit `dtype` where a kernel
+    converts a Scalar argument to the tensor's type (`fill_`, `masked_fill`, `clamp`'s bounds,
+    `where`'s scalar), or None. Integer types take an integer from -max (unsigned: c10 lets a
+    negative one wrap) to max and refuse any out-of-range or non-finite float; floating types
+    refuse a finite value beyond their largest; bool takes anything. Tensors (0-d values) are
+    not checked (PyTorch reads them without the check, or with a host sync we do not pay)."""
+    kind = type(value)
+    if kind is not float and kind is not int and (
+            kind is bool or isinstance(value, numpy.bool_) or
+            not isinstance(value, (complex, numpy.number))):
+        return None
+    limits = _scalar_limits(dtype)
+    if limits is None:
+        return None
+    ctype, floating, low, high = limits
+    if (kind is int or (kind is float and floating)) and low <= value <= high:   # (common)
+        return None
+    if isinstance(value, (complex, numpy.complexfloating)):
+        if dtype.is_complex:
+            fits = not any(math.isfinite(v) and abs(v) > high for v in (value.real, value.imag))
+        else:
+            fits = value.imag == 0 and _fits(value.real, floating, low, high)
+    else:
+        fits = _fits(value, floating, low, high)
+    return None if fits else RuntimeError(f"value cannot be converted to type {ctype} "
+                                          "without overflow")
+
+
+def _fits(value, floating, low, high):
+    if floating:
+        return low <= value <= high or not math.isfinite(value)
+    if isinstance(value, (int, numpy.integer)):
+        return (-high if low == 0 else low) <= value <= high
+    return low <= value <= high   # (NaN fails)
 
 
 # ---- argument type errors (PyTorch's python argument parser) ------------------------------

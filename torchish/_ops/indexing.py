@@ -19,6 +19,7 @@ from .. import _dtype as dt
 from .._storage import _apply_steps, apply_template, split_steps
 from ..autograd import grad_mode
 from .registry import Promote, op, check_inplace
+from .errors import scalar_overflow
 from .pointwise import _overload
 
 P = Promote
@@ -395,8 +396,15 @@ def _fill_name(kinds, statics):
     return "FillBackward2" if isinstance(kinds[1], type) else "FillBackward3"
 
 
+def _fill_check(compute, input, value):
+    # (PyTorch's fill_ of a one-element half tensor writes the number unchecked: inf)
+    if input.numel() == 1 and input.dtype in (dt.float16, dt.bfloat16):
+        return None
+    return scalar_overflow(value, input.dtype)
+
+
 @op(promote=P.NONE, grad_fn=_fill_name, inplace=True, function=False, method=False,
-    saves=())
+    saves=(), check=_fill_check)
 def _fill(input, value):
     return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
 
@@ -592,9 +600,9 @@ def _take_check(compute, input, index):
     return IndexError(f"out of range: tried to access index {v} on a tensor of {n} elements.")
 
 
-# (PyTorch's gather backward takes `input` itself, not only its sizes: changing it in place
-# before backward raises)
-@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("input", "index"),
+# PyTorch's gather backward takes `input` itself, not only its sizes (changing it in place
+# before backward raises); its node saves `index` first (the order pack hooks see)
+@op(promote=P.NONE, grad_fn="GatherBackward0", saves=("index", "input"),
     check=_gather_bounds_check)
 def gather(input, dim, index, *, sparse_grad=False):
     d = _dim(dim, input.ndim)
@@ -662,7 +670,8 @@ def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
         if index.ndim != 0:
             return RuntimeError("Index tensor must have the same number of dimensions as src "
                                 "tensor")
-    return _gather_bounds_check(compute, input, index, src, *args, dim=dim, **kw)
+    return _gather_bounds_check(compute, input, index, src, *args, dim=dim, **kw) or \
+        scalar_overflow(src if kw.get("value") is None else kw["value"], input.dtype)
 
 
 @op(promote=P.NONE, grad_fn=_scatter_name, inplace=True, saves=("index",),
@@ -892,9 +901,13 @@ def index_copy(input, dim, index, source):
                          lambda ref, src: ref.set(src))
 
 
+_index_fill_bounds = _index_bounds_check(
+    "index {v} is out of bounds for dimension {d} with size {n}", negative=True)
+
+
 @op(promote=P.NONE, grad_fn=_overload("IndexFillBackward", 2), inplace=True, saves=("index",),
-    scalar_operands=("value",), check=_index_bounds_check(
-        "index {v} is out of bounds for dimension {d} with size {n}", negative=True))
+    scalar_operands=("value",), check=lambda compute, input, index, value, *, dim: (
+        scalar_overflow(value, input.dtype) or _index_fill_bounds(compute, input, index, dim=dim)))
 def index_fill(input, dim, index, value):
     # the value is a Scalar (or 0-dim tensor) converted to the tensor's dtype
     v = jnp.asarray(value).astype(input.dtype)

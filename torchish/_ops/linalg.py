@@ -632,7 +632,15 @@ def _kron_steps(input, other):
     return unsafe_view(product, tuple(x * y for x, y in zip(a, b)))
 
 
-@op(promote=P.DEFAULT, grad_fn="LinalgCrossBackward0")
+def _cross_dtypes(compute, input, other, dim=None):
+    # ATen's cross kernel takes one dtype (checked after the shapes: raised after the body)
+    if input.dtype is not other.dtype:
+        return RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                            f"{other.dtype._legacy}")
+    return None
+
+
+@op(promote=P.DEFAULT, grad_fn="LinalgCrossBackward0", check=_cross_dtypes)
 def cross(input, other, dim=None):
     if dim is None:  # torch.cross's legacy default: the first dimension of size 3
         dim = next((i for i, n in enumerate(input.shape) if n == 3), None)
@@ -1007,7 +1015,14 @@ def _inner_check(input, other):
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
 
 
-@op(promote=P.DEFAULT, grad_fn=_inner_name)
+def _inner_dtypes(compute, input, other):
+    # tensordot's check: a 0-d operand (a product) promotes, as `mul`
+    if input.ndim and other.ndim and input.dtype is not other.dtype:
+        return RuntimeError("both inputs should have same dtype")
+    return None
+
+
+@op(promote=P.DEFAULT, grad_fn=_inner_name, check=_inner_dtypes)
 def inner(input, other):
     """Sum over the last dims of both (a product when either is 0-d)."""
     if input.ndim == 0 or other.ndim == 0:

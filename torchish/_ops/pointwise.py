@@ -8,6 +8,7 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from .._eager_jit import eager_jit
+from .errors import scalar_overflow
 from .registry import NOT_IMPLEMENTED, REGISTRY, Promote, op
 from .return_types import RETURN_TYPES
 
@@ -105,6 +106,14 @@ def _true_div(input, other):
     return input / other
 
 
+def _floor_div(input, other):
+    """jnp.floor_divide with PyTorch's sign of a zero quotient (that of input / other)."""
+    q = jnp.floor_divide(input, other)
+    if jnp.issubdtype(q.dtype, jnp.floating):
+        q = jnp.where(q == 0, jnp.copysign(jnp.zeros_like(q), input / other), q)
+    return q
+
+
 def _div(input, other, rounding_mode):
     if rounding_mode is None:
         return _true_div(input, other)
@@ -112,7 +121,7 @@ def _div(input, other, rounding_mode):
         return jnp.trunc(input / other) if not _is_int(input) else \
             jnp.sign(input) * jnp.sign(other) * (jnp.abs(input) // jnp.abs(other))
     if rounding_mode == "floor":
-        return jnp.floor_divide(input, other)
+        return _floor_div(input, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                        f"but found '{rounding_mode}'")
 
@@ -154,7 +163,7 @@ def _mul_scalar(input, other):
     dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"), scalar_operands=True)
 def floor_divide(input, other):
     _reject("div_floor_cpu", input, "bc")
-    return jnp.floor_divide(input, other)
+    return _floor_div(input, other)
 
 
 def _overload(stem, operand, scalar_nr=0):
@@ -171,10 +180,24 @@ def _remainder_grad_fn(kinds, statics):
     return "RemainderBackward0" if isinstance(kinds[1], type) else "RemainderBackward1"
 
 
+@jax.custom_jvp
+def _float_remainder(x, y):
+    return jnp.remainder(x, y)
+
+
+# PyTorch's derivative: `grad` for x itself (jnp.remainder's select turns a -0.0 into +0.0),
+# -grad * floor(x / y) for y
+_float_remainder.defjvp(lambda primals, tangents: (
+    _float_remainder(*primals),
+    tangents[0] - tangents[1] * _floor_div(*primals)))
+
+
 @op(grad_fn=_remainder_grad_fn, inplace=True, dunders=("__mod__", "__rmod__", "__imod__"),
     scalar_operands=True)
 def remainder(input, other):
     _reject("remainder_cpu", input, "bc")
+    if jnp.issubdtype(jnp.result_type(input, other), jnp.floating):
+        return _float_remainder(input, other)
     return jnp.remainder(input, other)
 
 
@@ -241,7 +264,8 @@ def _pow_check(compute, input, exponent):
             and not compute.is_complex and isinstance(exponent, int) and exponent < 0 \
             and hasattr(input, "_data"):
         return RuntimeError("Integers to negative integer powers are not allowed.")
-    return None
+    # a number exponent is converted to the tensor's type (int8 ** 300 overflows)
+    return scalar_overflow(exponent, compute) if hasattr(input, "_data") else None
 
 
 @op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check,
@@ -415,14 +439,19 @@ def lerp(input, end, weight):
                      end - (end - input) * (1 - weight))
 
 
-@op(opmath=True, grad_fn="AddcmulBackward0", inplace=True,
+def _value_check(compute, input, tensor1, tensor2, *, value):
+    # `value` is converted to the op's compute type (float for a half tensor)
+    return scalar_overflow(value, compute)
+
+
+@op(opmath=True, grad_fn="AddcmulBackward0", inplace=True, check=_value_check,
     saves={"tensor1": ("tensor2",), "tensor2": ("tensor1",)})
 def addcmul(input, tensor1, tensor2, *, value=1):
     _reject("addcmul_cpu_out", input, "b")
     return input + value * tensor1 * tensor2
 
 
-@op(opmath=True, grad_fn="AddcdivBackward0", inplace=True,
+@op(opmath=True, grad_fn="AddcdivBackward0", inplace=True, check=_value_check,
     saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")})
 def addcdiv(input, tensor1, tensor2, *, value=1):
     if _is_int(input):
@@ -507,8 +536,17 @@ def _clamp_name(kinds, statics):
         isinstance(k, tuple) for k in kinds[1:]) else "ClampBackward0"
 
 
+def _bounds_check(compute, input, *bounds):
+    # number bounds are converted to the result's type (an int8 tensor's clamp(max=300))
+    for bound in bounds:
+        error = scalar_overflow(bound, compute)
+        if error is not None:
+            return error
+    return None
+
+
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
-    scalar_operands=("min", "max"), joint_scalars=True)
+    scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -524,18 +562,21 @@ def clamp(input, min=None, max=None):
     return out
 
 
-@op(grad_fn=_overload("ClampMinBackward", 1), inplace=True, scalar_operands=("min",))
+@op(grad_fn=_overload("ClampMinBackward", 1), inplace=True, scalar_operands=("min",),
+    check=_bounds_check)
 def clamp_min(input, min):
     return jnp.where((input < min) | (min != min), min, input)
 
 
-@op(grad_fn=_overload("ClampMaxBackward", 1), inplace=True, scalar_operands=("max",))
+@op(grad_fn=_overload("ClampMaxBackward", 1), inplace=True, scalar_operands=("max",),
+    check=_bounds_check)
 def clamp_max(input, max):
     return jnp.where((input > max) | (max != max), max, input)
 
 
 @op(grad_fn="WhereBackward0", method="input", promoted=("input", "other"), saves=("condition",),
-    scalar_operands=("input", "other"), scalars_as_tensors=True)
+    scalar_operands=("input", "other"), scalars_as_tensors=True,
+    check=lambda compute, condition, input, other: _bounds_check(compute, condition, input, other))
 def where(condition, input, other):
     if condition.dtype not in (jnp.bool_, jnp.uint8):   # (uint8: deprecated, still taken)
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
@@ -556,7 +597,8 @@ def cpp_name(x):
 
 
 @op(promote=P.NONE, grad_fn=_overload("MaskedFillBackward", 2), inplace=True, saves=("mask",),
-    scalar_operands=("value",))
+    scalar_operands=("value",), check=lambda compute, input, mask, value: (
+        scalar_overflow(value, input.dtype)))
 def masked_fill(input, mask, value):
     if not _is_bool(mask):
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "

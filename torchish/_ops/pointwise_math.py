@@ -10,6 +10,7 @@ import jax.scipy.special as jsp
 
 from .. import _dtype as dt
 from .pointwise import _check_bool_sub, _is_bool, _is_int, _reject, _scalar_variant, legacy_name
+from .errors import scalar_overflow
 from .registry import Promote, op
 
 P = Promote
@@ -160,8 +161,88 @@ _RETURNS_INPUT_IF = {"conj": lambda t: not t.dtype.is_complex,
                      "positive": lambda t: t.dtype is not dt.bool}
 
 
+# PyTorch's derivatives of these for a half-precision input, as maps t -> tangent in float32
+# from the input `x` and the result `y` (both half values): each ATen op of PyTorch's formula
+# computes in float32 and rounds to the half type (`r`, whose `half` is the type); its fused
+# kernels (tanh_backward, bfloat16's sigmoid_backward) round once. (JAX's pullback of the
+# float32 forward would round only the gradient, from an unrounded result.) A pullback runs a
+# map's linear steps in reverse order: the map t -> r(t * a) * b computes r(g * b) * a, so
+# each map is written with PyTorch's steps reversed.
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_HALF_GRADS = {
+    "tanh": lambda t, x, y, r: t * (1 - y * y),
+    "sigmoid": lambda t, x, y, r: t * ((1 - y) * y) if r.half == jnp.bfloat16 else
+    r(r(t * y) * r(1 - y)),                      # Half's kernel: r(r(g * r(1 - y)) * y)
+    "exp": lambda t, x, y, r: t * y,             # grad * result
+    "exp2": lambda t, x, y, r: r(t * _LN2) * y,  # grad * result * ln2
+    "expm1": lambda t, x, y, r: t * r(y + 1),    # grad * (result + 1)
+    "sqrt": lambda t, x, y, r: t / (2 * y),      # grad / (2 * result)
+    # -0.5 * grad * result^3 (bfloat16's pow rounds its square)
+    "rsqrt": lambda t, x, y, r: r(t * (r(r(y * y) * y) if r.half == jnp.bfloat16 else
+                                       r(y * y * y))) * -0.5,
+    "reciprocal": lambda t, x, y, r: -t * r(y * y),           # -grad * (result * result)
+    "log2": lambda t, x, y, r: t / r(x * _LN2),  # grad / (self * ln2)
+    "log10": lambda t, x, y, r: t / r(x * _LN10),
+    "log1p": lambda t, x, y, r: t / r(x + 1),    # grad / (self + 1)
+    "sin": lambda t, x, y, r: t * r(jnp.cos(x)),
+    "cos": lambda t, x, y, r: t * -r(jnp.sin(x)),
+    "tan": lambda t, x, y, r: t * r(1 + r(y * y)),            # grad * (1 + result^2)
+    "asin": lambda t, x, y, r: t * _rsqrt(r(r(-x * x) + 1), r),   # grad * (1 - self^2).rsqrt()
+    "acos": lambda t, x, y, r: t * -_rsqrt(r(r(-x * x) + 1), r),
+    "atan": lambda t, x, y, r: t / r(r(x * x) + 1),           # grad / (self * self + 1)
+    "sinh": lambda t, x, y, r: t * r(jnp.cosh(x)),
+    "cosh": lambda t, x, y, r: t * r(jnp.sinh(x)),
+    "asinh": lambda t, x, y, r: t * _rsqrt(r(r(x * x) + 1), r),
+    "acosh": lambda t, x, y, r: t * _rsqrt(r(r(x * x) - 1), r),
+    "atanh": lambda t, x, y, r: t / r(1 - r(x * x)),          # grad * 1 / (1 - self^2)
+    # 2 / sqrt(pi) * exp(-self^2) * grad, and erfinv's 0.5 * sqrt(pi) * exp(result^2) * grad
+    "erf": lambda t, x, y, r: t * r(_TWO_BY_SQRT_PI * r(jnp.exp(r(-(x * x))))),
+    "erfc": lambda t, x, y, r: t * r(-_TWO_BY_SQRT_PI * r(jnp.exp(r(-(x * x))))),
+    "erfinv": lambda t, x, y, r: t * r(_HALF_SQRT_PI * r(jnp.exp(r(y * y)))),
+}
+_TWO_BY_SQRT_PI, _HALF_SQRT_PI = 2 / math.sqrt(math.pi), 0.5 * math.sqrt(math.pi)
+
+
+def _rsqrt(v, r):
+    # (PyTorch's vectorized half rsqrt differs from a rounded float32 one on a few elements)
+    return r(jax.lax.rsqrt(v))
+
+
+class _Rounder:
+    """`r(v)`: v rounded to the half type `half` (and back to float32)."""
+
+    def __init__(self, half):
+        self.half = half
+
+    def __call__(self, v):
+        return v.astype(self.half).astype(jnp.float32)
+
+
+def _half_grad(fn, grad):
+    """`fn` for a half-precision input computed in float32 and rounded once (the registry's
+    `opmath`), with PyTorch's derivative `grad` (see `_HALF_GRADS`); other dtypes run `fn`."""
+    @jax.custom_jvp
+    def half(x):
+        return fn(x.astype(jnp.float32)).astype(x.dtype)
+
+    @half.defjvp
+    def half_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = half(x)
+        f32 = jnp.float32
+        return y, grad(t.astype(f32), x.astype(f32), y.astype(f32), _Rounder(x.dtype)).astype(
+            x.dtype)
+
+    def run(x):
+        return half(x) if x.dtype in (jnp.float16, jnp.bfloat16) else fn(x)
+    return run
+
+
 def _declare_unary(name, fn, kind, saves):
     kernel = _KERNELS.get(name)
+    half_grad = _HALF_GRADS.get(name)
+    if half_grad is not None:   # (then `fn` itself computes a half input in float32)
+        fn = _half_grad(fn, half_grad)
 
     def body(input):
         if kernel is not None:
@@ -170,7 +251,8 @@ def _declare_unary(name, fn, kind, saves):
     body.__name__ = name
     body.__doc__ = f"torch.{name}: elementwise {name}."
     op(name, promote=kind, grad_fn=_GRAD_NAMES.get(name, name.capitalize() + "Backward0"),
-       saves=saves, inplace=name not in ("positive",), nn=name in _NN_UNARY, opmath=True,
+       saves=saves, inplace=name not in ("positive",), nn=name in _NN_UNARY,
+       opmath=half_grad is None,
        aliases=_ALIASES.get(name, ()), identity_if=_RETURNS_INPUT_IF.get(name),
        dunders={"neg": ("__neg__",), "abs": ("__abs__",), "positive": ("__pos__",)}.get(
            name, ()))(body)
@@ -218,7 +300,17 @@ def relu6(input):
     return jnp.clip(input, 0, 6)
 
 
-@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True)
+def _bounds_fit(input, *bounds):
+    # the number arguments are converted to the tensor's type (threshold(int8, 300, 0))
+    for bound in bounds:
+        error = scalar_overflow(bound, input.dtype)
+        if error is not None:
+            return error
+    return None
+
+
+@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True,
+    check=lambda compute, input, min_val=-1.0, max_val=1.0: _bounds_fit(input, min_val, max_val))
 def hardtanh(input, min_val=-1.0, max_val=1.0):
     _no_bool_clamp(input)
     return jnp.where(input < min_val, min_val, jnp.where(input > max_val, max_val, input))
@@ -327,7 +419,8 @@ def hardshrink(input, lambd=0.5):
 
 
 @op(grad_fn="ThresholdBackward0", nn=True, inplace=True, inplace_grad_fn="ThresholdBackward1",
-    scalar_operands=("threshold", "value"))
+    scalar_operands=("threshold", "value"),
+    check=lambda compute, input, threshold, value: _bounds_fit(input, threshold, value))
 def threshold(input, threshold, value):
     _reject("threshold_cpu", input, "b")
     return jnp.where(input > threshold, input, value)

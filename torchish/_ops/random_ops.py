@@ -8,6 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._eager_jit import eager_jit
+
 from .. import _dtype as dt
 from .. import _random_trace
 from .._tensor import Tensor, _wrap
@@ -87,8 +89,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if std < 0:   # (the number as C++ prints it: -1, not -1.0)
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if _traced(self):
         n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
                               self.dtype is not dt.float64 else jnp.float64)
@@ -220,6 +222,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
            layout=None, device=None, requires_grad=False):
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if s_t and not _traced(std) and std.numel() and not _all_nonnegative(std):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
     if not m_t and not s_t:
         if size is None:
             raise TypeError("normal() missing required argument 'size'")
@@ -238,6 +242,17 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     _fresh(out_t)
     name = "NormalBackward3" if m_t and s_t else ("NormalBackward1" if m_t else "NormalBackward2")
     return _zero_gradient(out_t, name, (mean, std))
+
+
+_min_at_least_zero = eager_jit(lambda x: jnp.min(x) >= 0)   # (NaN: False)
+
+
+def _all_nonnegative(t):
+    """Whether every element of a concrete tensor is >= 0 (a NaN is not): read in place on the
+    host for a CPU tensor; one fused reduction and a sync elsewhere, as PyTorch's own check."""
+    if t.device.type == "cpu":
+        return bool(np.all(np.asarray(t._data) >= 0))
+    return bool(_min_at_least_zero(t._data))
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

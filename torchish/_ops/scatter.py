@@ -6,6 +6,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .indexing import _dim, _scatter_reduce
+from .errors import scalar_overflow
 from .pointwise import legacy_name
 from .registry import Promote, op
 from .shape import _diag_step, _narrow_step, _select_step
@@ -153,8 +154,8 @@ def _diagonal_flat(shape, wrap):
 
 
 @op(promote=P.NONE, grad_fn="torch::autograd::CopySlices", saves=(), function=False,
-    method=False,
-    inplace=True, inplace_grad_fn="torch::autograd::CopySlices")
+    method=False, inplace=True, inplace_grad_fn="torch::autograd::CopySlices",
+    check=lambda compute, input, fill_value, wrap=False: scalar_overflow(fill_value, input.dtype))
 def _fill_diagonal(input, fill_value, wrap=False):
     pos = _diagonal_flat(input.shape, wrap)
     value = jnp.asarray(fill_value).astype(input.dtype)

@@ -25,6 +25,7 @@ from .recording import composite, rebind
 from .registry import Promote, given, omitted, op
 from . import libstdcxx_sort as libstdcxx
 from .libstdcxx_sort import mode_indices
+from .pointwise import _reject
 from .reduction import axis1, check_nonempty
 from .return_types import RETURN_TYPES
 
@@ -43,6 +44,12 @@ def _keys(x, descending):
     return [x]
 
 
+def _no_complex_sort(name, x):
+    # (PyTorch's message starts with a space)
+    if jnp.iscomplexobj(x):
+        raise RuntimeError(f" {name} does not support complex dtypes on CPU")
+
+
 def sort_indices(x, axis, descending):
     """Stable sorting permutation of `x` along `axis` (int64)."""
     keys = _keys(x, descending)
@@ -54,6 +61,7 @@ def sort_indices(x, axis, descending):
     grad_fn=lambda kinds, statics: "SortBackward1" if given(statics["stable"]) else "SortBackward0")
 def sort(input, dim=-1, descending=False, *, stable=omitted(False)):
     axis = axis1(dim, input.ndim)
+    _no_complex_sort("Sort", input)
     if axis is None:
         return input, jnp.zeros((), jnp.int64)
     idx = sort_indices(input, axis, descending)
@@ -63,6 +71,7 @@ def sort(input, dim=-1, descending=False, *, stable=omitted(False)):
 @op(promote=P.NONE, differentiable=False)
 def argsort(input, dim=-1, descending=False, *, stable=False):
     axis = axis1(dim, input.ndim)
+    _no_complex_sort("Sort", input)
     if axis is None:
         return jnp.zeros((), jnp.int64)
     return sort_indices(input, axis, descending)
@@ -70,6 +79,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
 
 @op(promote=P.NONE, grad_fn="SortBackward0")
 def msort(input):
+    _no_complex_sort("Sort", input)
     if input.ndim == 0:
         return input
     return jnp.take_along_axis(input, sort_indices(input, 0, False), 0)
@@ -81,6 +91,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = 1 if axis is None else input.shape[axis]
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input.dtype == jnp.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    _no_complex_sort("topk", input)
     if axis is None:
         return input, jnp.zeros((), jnp.int64)
     idx = jax.lax.slice_in_dim(sort_indices(input, axis, largest), 0, k, axis=axis)
@@ -106,6 +119,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     check_nonempty("kthvalue", input, axis)
     if not 1 <= k <= input.shape[axis]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    _reject("kthvalue_cpu", input, "bc")
     pos = jnp.full(input.shape[:axis] + input.shape[axis + 1:], k - 1, jnp.int64)
     return _pick(input, sort_indices(input, axis, False), pos, axis, keepdim)
 
@@ -125,8 +139,9 @@ def _median_pos(input, axis, ignore_nan):
 
 def _median_all_body(input, ignore_nan):
     flat = input.reshape(-1)
-    if flat.size == 0:
+    if flat.size == 0:   # (before PyTorch's dtype check: a bool input gives True)
         return jnp.full((), jnp.nan, input.dtype)
+    _reject("median_cpu", input, "bc")
     pos = _median_pos(flat, 0, ignore_nan)
     value = jax.lax.stop_gradient(flat[sort_indices(flat, 0, False)[pos]])
     # PyTorch's median() spreads the gradient evenly over the elements equal to the result
@@ -139,11 +154,13 @@ def _median_all_body(input, ignore_nan):
     return jnp.where(jnp.isnan(value), jnp.sum(jnp.where(hit, flat, 0)) / count, value + share)
 
 
-def _median_dim_body(name, input, dim, keepdim, ignore_nan):
+def _median_dim_body(input, dim, keepdim, ignore_nan):
     axis = axis1(dim, input.ndim)
+    if axis is not None:
+        check_nonempty("median", input, axis)   # (nanmedian's says median() too)
+    _reject("median_out", input, "bc")
     if axis is None:
         return input, jnp.zeros((), jnp.int64)
-    check_nonempty(name, input, axis)
     pos = _median_pos(input, axis, ignore_nan)
     sorted_idx = sort_indices(input, axis, False)
     if ignore_nan and jnp.issubdtype(input.dtype, jnp.inexact):
@@ -164,7 +181,7 @@ def _median_all(input):
 @op(promote=P.NONE, grad_fn="MedianBackward1", function=False, method=False,
     returns=RETURN_TYPES["median"], scalar_operands=False)
 def _median_dim(input, dim, keepdim=False):
-    return _median_dim_body("median", input, dim, keepdim, False)
+    return _median_dim_body(input, dim, keepdim, False)
 
 
 @op(promote=P.NONE, grad_fn="NanmedianBackward0", function=False, method=False,
@@ -176,7 +193,7 @@ def _nanmedian_all(input):
 @op(promote=P.NONE, grad_fn="NanmedianBackward1", function=False, method=False,
     returns=RETURN_TYPES["nanmedian"], scalar_operands=False)
 def _nanmedian_dim(input, dim, keepdim=False):
-    return _median_dim_body("nanmedian", input, dim, keepdim, True)
+    return _median_dim_body(input, dim, keepdim, True)
 
 
 @op(promote=P.NONE, grad_fn="ModeBackward0", returns=RETURN_TYPES["mode"])
@@ -187,6 +204,7 @@ def mode(input, dim=-1, keepdim=False):
     if axis is None:
         return input, jnp.zeros((), jnp.int64)
     check_nonempty("mode", input, axis)
+    _reject("mode_cpu", input, "c")
     x = jnp.moveaxis(input, axis, -1)
     idx = jax.pure_callback(mode_indices, jax.ShapeDtypeStruct(x.shape[:-1], jnp.int64),
                             jax.lax.stop_gradient(x), vmap_method="expand_dims")[..., None]
@@ -469,6 +487,8 @@ def _histc_bound(value, from_data, arr):
 def _histc_check(compute, input, *args, **kw):
     # PyTorch raises when the range (given, or the data's own) is not finite; JAX would
     # count nothing (NaN) or divide by an infinite width.
+    if not input.dtype.is_floating_point:   # (the body raises PyTorch's error)
+        return None
     params = dict(zip(("bins", "min", "max"), args), **kw)
     lo, hi = params.get("min", 0), params.get("max", 0)
     data = lo == hi and input.numel() > 0
@@ -488,7 +508,11 @@ def histc(input, bins=100, min=0, max=0):
                            f"dimension 0")
     if not jnp.issubdtype(input.dtype, jnp.floating):
         from .pointwise import not_implemented
-        raise not_implemented("histogram_cpu", input)
+        # (PyTorch fails first in its linspace of the bin edges for bool, in aminmax of a
+        # complex input without a range)
+        raise not_implemented("linspace_cpu" if input.dtype == jnp.bool_ else "aminmax_cpu"
+                              if jnp.iscomplexobj(input) and min == max else "histogram_cpu",
+                              input)
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
     flat = input.reshape(-1)
@@ -514,7 +538,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile_check(compute_dtype, input, q, **statics):
     from .._tensor import Tensor
-    name = "nanquantile()" if statics.get("ignore_nan") else "quantile()"
+    name = "quantile()"   # (nanquantile's messages say quantile() too)
     dtype = input.dtype
     if isinstance(q, Tensor):
         if q.dtype is not dtype:
@@ -535,12 +559,11 @@ def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
     # PyTorch sorts and interpolates between ranks; "nearest" rounds half to even (as
     # jnp's). A q tensor adds a leading dimension; keepdim keeps the reduced one as size 1.
     if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{'nanquantile' if ignore_nan else 'quantile'}() interpolation "
+        raise RuntimeError("quantile() interpolation "
                            f"must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
     if input.dtype not in (jnp.float32, jnp.float64):
-        raise RuntimeError(f"{'nanquantile' if ignore_nan else 'quantile'}() input tensor "
-                           f"must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     fn = jnp.nanquantile if ignore_nan else jnp.quantile
     qv = jnp.asarray(q, input.dtype)
     axis = None if dim is None else dim % max(input.ndim, 1)
@@ -574,7 +597,7 @@ def _quantile_steps(input, q, dim=None, keepdim=False, *, interpolation="linear"
     from .._tensor import Tensor
     from .creation import full_like, tensor
     from .shape import _wrap_dim, broadcast_tensors
-    name = "nanquantile" if ignore_nan else "quantile"
+    name = "quantile"   # (nanquantile's messages say quantile() too)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")

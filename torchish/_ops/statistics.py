@@ -255,10 +255,20 @@ def _gradient_dims(input, spacing, dim):
                                "dims")
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
+            if dim is None:
+                raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a "
+                                   f"scalar, or a list of length equal to 'self.dim() = "
+                                   f"{input.ndim}', since dim argument was not given, but got "
+                                   f"a list of length {len(spacing)}")
             raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
                                f"it's spacing and dim arguments to have the same length, but "
                                f"got a spacing argument of length {len(spacing)} and a dim "
                                f"argument of length {len(dims)}.")
+        for h in spacing:   # a list of tensors holds coordinates (a 0-d one is no scalar here)
+            if isinstance(h, Tensor) and h.ndim != 1:
+                raise RuntimeError(f"torch.gradient expected each element of spacing to have "
+                                   f"one dimension, but got an element with {h.ndim} "
+                                   f"dimensions!")
         spacing = list(spacing)
     else:
         spacing = [spacing] * len(dims)
