@@ -137,6 +137,59 @@ def test_conv_errors():
                 lambda: TF.conv_transpose2d(jx, torchish.zeros(4, 3, 3, 3), output_padding=1))
 
 
+D64, BF16 = "float64", "bfloat16"
+
+
+@pytest.mark.parametrize("name,xs,ws,kw", [
+    # ATen checks a mismatched weight dtype after the shapes, in the words of the backend it
+    # picked: oneDNN (a float32 input with groups, a batch, a kernel over 3x3 or a large
+    # input) or the slow kernels
+    ("conv2d", (2, 3, 8, 8), (2, 3, 3, 3, D64), {}),
+    ("conv2d", (1, 3, 8, 8), (2, 3, 3, 3, D64), {}),
+    ("conv2d", (1, 3, 8, 8), (2, 3, 5, 5, D64), {}),
+    ("conv2d", (1, 3, 8, 8), (2, 3, 5, 3, D64), {}),
+    ("conv2d", (1, 1, 1, 20481), (2, 1, 1, 3, D64), {}),
+    ("conv2d", (1, 3, 8, 8), (3, 1, 3, 3, BF16), dict(groups=3)),
+    ("conv2d", (2, 3, 8, 8), (2, 3, 3, 3, "int64"), {}),
+    ("conv2d", (2, 3, 8, 8), (2, 3, 3, 3, "complex64"), {}),
+    ("conv2d", (2, 3, 8, 8), (2, 3, 3, 3, "bool"), {}),
+    ("conv2d", (3, 8, 8), (2, 3, 5, 5, D64), dict(padding="same")),
+    ("conv2d", (2, 3, 2, 2), (2, 3, 3, 3, D64), {}),
+    ("conv2d", (2, 3, 8, 8), (2, 2, 3, 3, D64), {}),
+    ("conv1d", (1, 3, 8), (2, 3, 5, D64), {}),
+    ("conv1d", (1, 3, 8), (3, 1, 5, D64), dict(groups=3)),
+    ("conv3d", (1, 3, 8, 8, 8), (2, 3, 5, 5, 5, D64), {}),
+    ("conv3d", (1, 1, 30, 30, 30), (2, 1, 3, 3, 3, D64), {}),
+    ("conv_transpose2d", (2, 3, 4, 4), (3, 2, 3, 3, D64), {}),
+    ("conv_transpose2d", (1, 3, 4, 4), (3, 2, 3, 3, D64), {}),
+    ("conv_transpose2d", (2, 3, 1, 1), (3, 2, 3, 3, D64), dict(padding=2)),
+    ("conv_transpose2d", (1, 3, 1, 1), (3, 2, 3, 3, D64), dict(padding=2)),
+    ("conv_transpose2d", (2, 3, 4, 4), (3, 2, 3, 3, D64), dict(output_padding=1, dilation=2)),
+    ("conv_transpose1d", (2, 3, 8), (3, 2, 3, D64), {}),
+])
+def test_conv_weight_dtype_errors(name, xs, ws, kw):
+    def run(L):
+        w = L.ones(*ws[:-1], dtype=getattr(L, ws[-1]))
+        getattr(L.nn.functional, name)(L.ones(*xs), w, **kw)
+    raises_like(lambda: run(torch), lambda: run(torchish))
+
+
+def test_conv_transpose_bias_dtype():
+    # oneDNN refuses a bias of another dtype; the slow kernel (a batch of one, a small
+    # kernel) adds it in the input's dtype
+    raises_like(lambda: F.conv_transpose2d(torch.ones(2, 3, 4, 4), torch.ones(3, 2, 3, 3),
+                                           torch.ones(2, dtype=torch.float64)),
+                lambda: TF.conv_transpose2d(torchish.ones(2, 3, 4, 4), torchish.ones(3, 2, 3, 3),
+                                            torchish.ones(2, dtype=torchish.float64)))
+    outs = []
+    for L in (torch, torchish):
+        b = L.tensor([0.5, -1.0], dtype=L.float64, requires_grad=True)
+        y = L.nn.functional.conv_transpose2d(L.ones(1, 3, 4, 4), L.ones(3, 2, 3, 3), b)
+        y.sum().backward()
+        outs.append((str(y.dtype), y.sum().item(), str(b.grad.dtype), b.grad.tolist()))
+    assert outs[1] == outs[0]
+
+
 @pytest.mark.parametrize("cls,args,kw", [
     ("Conv1d", (4, 6, 5), dict(groups=2, bias=False)),
     ("Conv2d", (3, 8, 3), dict(padding=1, padding_mode="reflect")),
@@ -293,6 +346,56 @@ def test_pool_errors():
         raises_like(lambda: getattr(F, fn)(x, *args), lambda: getattr(TF, fn)(jx, *args))
     raises_like(lambda: F.max_pool1d(x[0], 2, padding=2), lambda: TF.max_pool1d(jx[0], 2,
                                                                                   padding=2))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64", "bool", "float16",
+                                   "bfloat16", "complex64"])
+@pytest.mark.parametrize("call", [
+    "avg_pool1d(x[0, 0], 2)", "avg_pool2d(x[0], 2)", "avg_pool2d(x[0], 2, divisor_override=3)",
+    "avg_pool3d(x, 2)", "lp_pool2d(x[0], 2, 2)", "max_pool1d(x[0, 0], 2)",
+    "max_pool1d(x[0, 0], 2, return_indices=True)[0]", "max_pool2d(x[0], 2)", "max_pool3d(x, 2)",
+    "max_pool2d(x[0], 5)", "avg_pool2d(x[0], 5)", "max_pool1d(x[0, 0], 0)",
+])
+def test_pool_dtypes(dtype, call):
+    # ATen's CPU pooling kernels and their dtypes (checked after the shapes): average pooling
+    # takes floating types and int64 (3-d: float, double, int64), max pooling no bool
+    # (max_pool1d's values-only kernel floating types only)
+    outs = []
+    for L in (torch, torchish):
+        x = L.arange(64).view(1, 1, 4, 4, 4).to(getattr(L, dtype))
+        try:
+            r = eval("F." + call, {"F": L.nn.functional, "x": x})
+            outs.append((str(r.dtype), (r.real if r.is_complex() else r).tolist()))
+        except Exception as e:
+            outs.append((type(e).__name__, str(e)))
+    assert outs[1][0] == outs[0][0]
+    if isinstance(outs[0][1], str):
+        assert outs[1][1] == outs[0][1]
+    else:
+        np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-6)
+
+
+def test_avg_pool_half_rounds_once():
+    # the CPU kernel sums and divides in float32 (rounding once); its backward accumulates
+    # in the half type
+    for dtype in ("float16", "bfloat16"):
+        outs = []
+        for L in (torch, torchish):
+            x = (L.arange(36.0).view(1, 1, 6, 6) / 7).to(getattr(L, dtype)).requires_grad_()
+            y = L.nn.functional.avg_pool2d(x, 3, stride=1, padding=1, divisor_override=7)
+            z = L.nn.functional.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False)
+            (y.sum() + z.sum()).backward()
+            outs.append([t.detach().float().tolist() for t in (y, z, x.grad)])
+        assert outs[1] == outs[0], dtype
+
+
+@pytest.mark.parametrize("size", ["(9, 9)", "[9, 9]", "torch.Size([9, 9])", "(1, 1, 9, 9)"])
+def test_max_unpool_output_size_error_shows_sizes_as_passed(size):
+    def run(L):
+        val, idx = L.nn.functional.max_pool2d(L.arange(16.0).view(1, 1, 4, 4), 2,
+                                              return_indices=True)
+        L.nn.functional.max_unpool2d(val, idx, 2, output_size=eval(size, {"torch": L}))
+    raises_like(lambda: run(torch), lambda: run(torchish))
 
 
 @pytest.mark.parametrize("cls,args,kw", [
@@ -473,6 +576,71 @@ def test_affine_grid_errors_show_size_as_passed():
                                           == "Size" else size, align_corners=False),
                     lambda: TF.affine_grid(torchish.zeros(2, 2, 3), torchish.Size([2, 3, 4])
                                            if size == "Size" else size, align_corners=False))
+
+
+@pytest.mark.parametrize("theta,size", [((1, 2, 3), (2, 1, 2, 2)), ((3, 2, 3), (2, 1, 2, 2)),
+                                        ((1, 3, 4), (2, 1, 2, 2, 2))])
+def test_affine_grid_batch_mismatch(theta, size):
+    # ATen's bmm of the base grid by theta's transpose
+    raises_like(lambda: F.affine_grid(torch.zeros(theta), size, align_corners=False),
+                lambda: TF.affine_grid(torchish.zeros(theta), size, align_corners=False))
+
+
+GRID_DTYPES = ["uint8", "int64", "float16", "float32", "float64", "complex64"]
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("x_dtype", GRID_DTYPES)
+@pytest.mark.parametrize("g_dtype", ["float32", "float64"])
+def test_grid_sample_dtypes(nd, x_dtype, g_dtype):
+    # the CPU kernels take floating inputs, then a grid of the input's dtype
+    outs = []
+    for L in (torch, torchish):
+        x = L.ones((1, 1) + (3,) * nd, dtype=getattr(L, x_dtype))
+        g = L.zeros((1,) + (2,) * nd + (nd,), dtype=getattr(L, g_dtype))
+        try:
+            outs.append(str(L.nn.functional.grid_sample(x, g, align_corners=False).dtype))
+        except Exception as e:
+            outs.append(f"{type(e).__name__}: {e}")
+    assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("shapes", [((1, 1, 3, 3), (2, 2, 2, 3)), ((1, 1, 0, 3), (1, 2, 2, 3)),
+                                    ((1, 1, 0, 3), (1, 2, 2, 2)), ((1, 1, 3, 3), (1, 2, 2, 3)),
+                                    ((1, 1, 3, 3, 3), (1, 2, 2, 2, 3), "bicubic")])
+def test_grid_sample_shape_errors_in_atens_order(shapes):
+    x, g, mode = shapes if len(shapes) == 3 else shapes + ("bilinear",)
+    raises_like(lambda: F.grid_sample(torch.ones(x, dtype=torch.int64), torch.zeros(g), mode,
+                                      align_corners=False),
+                lambda: TF.grid_sample(torchish.ones(x, dtype=torchish.int64), torchish.zeros(g),
+                                       mode, align_corners=False))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("shapes", [((0, 2, 3, 3), (0, 4, 4, 2)), ((1, 0, 3, 3), (1, 4, 4, 2)),
+                                    ((1, 2, 3, 3), (1, 0, 4, 2))])
+def test_grid_sample_empty(mode, shapes):
+    outs = [tuple(L.nn.functional.grid_sample(L.ones(shapes[0]), L.zeros(shapes[1]), mode,
+                                              align_corners=True).shape)
+            for L in (torch, torchish)]
+    assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64", "float16", "complex64"])
+@pytest.mark.parametrize("call", ["unfold(L.arange(9).view(1, 1, 3, 3).to(d), 2)",
+                                  "fold((L.arange(16).view(1, 4, 4) % 3 == 0).to(d), (3, 3), 2)",
+                                  "fold(L.ones(1, 5, 4, dtype=d), (3, 3), 2)"])
+def test_unfold_fold_dtypes(dtype, call):
+    # im2col/col2im's CPU kernels: no integer types (bools overlap as `or`); checked after
+    # the shapes
+    outs = []
+    for L in (torch, torchish):
+        try:
+            r = eval("L.nn.functional." + call, {"L": L, "d": getattr(L, dtype)})
+            outs.append((str(r.dtype), (r.real if r.is_complex() else r).tolist()))
+        except Exception as e:
+            outs.append((type(e).__name__, str(e)))
+    assert outs[1] == outs[0]
 
 
 # ---- rearrangements ---------------------------------------------------------------------

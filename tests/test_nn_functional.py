@@ -458,6 +458,54 @@ ERRORS = {
         L.zeros(2, 2, 2, 3), L.zeros(3, 2, 4, 3), L.zeros(3, 2, 4, 3)),
     "sdpa_gqa_heads_not_dividing": lambda L, F: F.scaled_dot_product_attention(
         L.zeros(1, 3, 2, 3), L.zeros(1, 2, 4, 3), L.zeros(1, 2, 4, 3), enable_gqa=True),
+    # the constant is a double converted to the tensor's type with an overflow check
+    "pad_value_overflow_uint8": lambda L, F: F.pad(L.zeros(2, dtype=L.uint8), (1, 1), value=300),
+    "pad_value_negative_uint8": lambda L, F: F.pad(L.zeros(2, dtype=L.uint8), (1, 1), value=-1),
+    "pad_value_fraction_int8": lambda L, F: F.pad(L.zeros(2, dtype=L.int8), (1, 1), value=127.5),
+    "pad_value_nan_long": lambda L, F: F.pad(L.zeros(2, dtype=L.int64), (1, 1),
+                                             value=float("nan")),
+    "pad_value_overflow_half": lambda L, F: F.pad(L.zeros(2, dtype=L.float16), (1, 1),
+                                                  value=65520),
+    "pad_value_overflow_float": lambda L, F: F.pad(L.zeros(2), (1, 1), value=1e39),
+    "pad_reflect_bool": lambda L, F: F.pad(L.ones(1, 3, 3, dtype=L.bool), (1, 1, 1, 1),
+                                           mode="reflect"),
+    "pad_replicate_bool_3d": lambda L, F: F.pad(L.ones(1, 2, 2, 2, dtype=L.bool), (1,) * 6,
+                                                mode="replicate"),
+    # the argument number names the pair of pads
+    "pad_reflect_too_big_h": lambda L, F: F.pad(L.zeros(1, 2, 2), (0, 0, 2, 0), mode="reflect"),
+    "pad_reflect_too_big_d": lambda L, F: F.pad(L.zeros(1, 2, 2, 2), (0, 0, 0, 0, 2, 1),
+                                                mode="reflect"),
+    "cosine_similarity_long": lambda L, F: F.cosine_similarity(L.ones(3, dtype=L.int64),
+                                                               L.ones(3, dtype=L.int64), dim=0),
+    "cosine_similarity_bool_bad_dim": lambda L, F: F.cosine_similarity(L.ones(3) > 0,
+                                                                       L.ones(3) > 0, dim=4),
+    "cosine_similarity_complex": lambda L, F: F.cosine_similarity(
+        L.ones(3, dtype=L.complex64), L.ones(3, dtype=L.complex64), dim=0),
+    # the regression kernels exist for real floating dtypes only (of the promoted operands)
+    "mse_loss_long": lambda L, F: F.mse_loss(L.tensor([1, 2]), L.tensor([1, 3])),
+    "mse_loss_int_bool": lambda L, F: F.mse_loss(L.tensor([1, 2]), L.tensor([True, False]),
+                                                 reduction="none"),
+    "mse_loss_complex": lambda L, F: F.mse_loss(L.tensor([1j]), L.tensor([2j])),
+    "smooth_l1_loss_int": lambda L, F: F.smooth_l1_loss(L.tensor([1, 2], dtype=L.int32),
+                                                        L.tensor([1, 3], dtype=L.int32)),
+    "huber_loss_bool": lambda L, F: F.huber_loss(L.tensor([True]), L.tensor([False])),
+    "huber_loss_weighted_long": lambda L, F: F.huber_loss(L.tensor([1]), L.tensor([2]),
+                                                          weight=L.ones(1)),
+    "kl_div_integral": lambda L, F: F.kl_div(L.zeros(2), L.tensor([1, 2]), reduction="sum"),
+    "kl_div_complex": lambda L, F: F.kl_div(L.zeros(2, dtype=L.complex64), L.zeros(2),
+                                            reduction="sum"),
+    # soft_margin_loss computes in place in input's dtype
+    "soft_margin_loss_long": lambda L, F: F.soft_margin_loss(L.tensor([1, 2]), L.tensor([1, -1])),
+    "soft_margin_loss_long_double": lambda L, F: F.soft_margin_loss(
+        L.tensor([1, 2]), L.tensor([1.0, -1.0], dtype=L.float64)),
+    "soft_margin_loss_bool": lambda L, F: F.soft_margin_loss(L.tensor([True]), L.ones(1)),
+    # hinge's `margin - input` keeps input's integer dtype: mean() refuses it
+    "hinge_embedding_loss_long": lambda L, F: F.hinge_embedding_loss(L.tensor([1, 2]),
+                                                                     L.tensor([1., -1.])),
+    "hinge_embedding_loss_bool": lambda L, F: F.hinge_embedding_loss(L.tensor([True]),
+                                                                     L.tensor([1])),
+    "margin_ranking_loss_bool_target": lambda L, F: F.margin_ranking_loss(
+        L.ones(2), L.ones(2), L.tensor([True, False])),
 }
 
 
@@ -643,6 +691,15 @@ def test_loss_size_warning_names_the_callers_line(name):
     assert [w.filename for w in ws] == [__file__]
 
 
+def test_align_corners_warning_names_the_callers_line():
+    for lib in (torch, torchish):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 1, 2))
+            lib.nn.functional.affine_grid(lib.eye(2, 3)[None], (1, 1, 2, 2))
+        assert [w.filename for w in ws] == [__file__] * 2, lib.__name__
+
+
 @pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"),
                                     ("float32", "float32")])
 def test_bce_with_logits_result_has_targets_dtype(dtypes):
@@ -660,3 +717,51 @@ def test_bce_with_logits_result_has_targets_dtype(dtypes):
     assert outs[0][:2] == outs[1][:2]
     np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-6)
     np.testing.assert_allclose(outs[1][3], outs[0][3], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("expr", [
+    "F.hinge_embedding_loss(L.tensor([1, 2]), L.tensor([1, -1]), margin=2.5, reduction='none')",
+    "F.hinge_embedding_loss(L.tensor([1, 2]), L.tensor([-1, -1]), reduction='sum')",
+    "F.margin_ranking_loss(L.tensor([1, 2]), L.tensor([2, 1]), L.tensor([1, -1]), margin=1, "
+    "reduction='none')",
+    "F.margin_ranking_loss(L.tensor([1, 2]), L.tensor([2, 1]), L.tensor([1, -1]))",
+    "F.margin_ranking_loss(L.tensor([1., 2.], dtype=L.float16), L.tensor([2., 1.], "
+    "dtype=L.float16), L.tensor([1, -1]), margin=0.1, reduction='none')",
+])
+def test_integer_losses_keep_atens_dtypes(expr):
+    # ATen's composites: hinge fills a tensor of input's dtype with the margin (integers stay
+    # integers); margin_ranking adds the margin as a double (integers become float)
+    outs = [eval(expr, {"L": L, "F": L.nn.functional}) for L in (torch, torchish)]
+    assert str(outs[1].dtype) == str(outs[0].dtype)
+    np.testing.assert_allclose(_np(outs[1]).astype(float), _np(outs[0]).astype(float))
+
+
+def test_hinge_and_margin_ranking_graphs_match_torch():
+    names = []
+    for L in (torch, torchish):
+        F = L.nn.functional
+        x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = F.hinge_embedding_loss(x, L.tensor([1, -1, -1]), margin=1.5, reduction="none")
+        z = F.margin_ranking_loss(x, x.detach() * 2, L.tensor([1, -1, 1]), margin=0.5)
+        chain = []
+        for out in (y, z):
+            g = out.grad_fn
+            while g is not None:
+                chain.append(g.name())
+                g = next((n for n, _ in g.next_functions if n is not None and
+                          n.name() != "torch::autograd::AccumulateGrad" and
+                          n.name() != "AccumulateGrad"), None)
+        (y.sum() + z).backward()
+        names.append((chain, x.grad.tolist(), y.tolist(), z.item()))
+    assert names[1][:3] == names[0][:3]
+    assert math.isclose(names[1][3], names[0][3], rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("dtype,value", [("uint8", 255), ("uint8", 1.7), ("int8", -128),
+                                         ("float16", 65504), ("float16", float("inf")),
+                                         ("bool", 2), ("int64", -5)])
+def test_pad_value_in_range_matches_torch(dtype, value):
+    outs = [L.nn.functional.pad(L.zeros(2, dtype=getattr(L, dtype)), (1, 1), value=value)
+            for L in (torch, torchish)]
+    assert str(outs[1].dtype) == str(outs[0].dtype)
+    assert outs[1].tolist() == outs[0].tolist()

@@ -538,6 +538,40 @@ def test_clone_layout(fn):
     check(fn, exact=True)
 
 
+@pytest.mark.parametrize("k", [-3, -1, 0, 1, 2, 3, 5])
+@pytest.mark.parametrize("dims", [(0, 2), (2, 1), (-1, 0)])
+def test_rot90_layout(k, dims):
+    # ATen flips a copy laid out as the input, then transposes that copy in place for a
+    # quarter turn: not contiguous; a half turn keeps the input's layout
+    check(lambda L: (_layout(L.rot90(_m(L), k, dims)),
+                     _layout(L.rot90(_m(L).transpose(0, 1), k, dims))), exact=True)
+
+
+def test_rot90_traced():
+    x = torchish.arange(24.0).reshape(2, 3, 4)
+    out = torchish.compile(lambda t: t.rot90(1, [1, 2]) + 1)(x)
+    np.testing.assert_array_equal(np.asarray(out._data),
+                                  np.rot90(np.arange(24.0).reshape(2, 3, 4), 1, (1, 2)) + 1)
+
+
+TYPE_INFO = {
+    "finfo_eq": lambda L: (L.finfo(L.float32) == L.finfo(L.float32),
+                           L.finfo(L.float32) == L.finfo(L.complex64),
+                           L.finfo(L.float32) != L.finfo(L.float64), L.finfo() == L.finfo()),
+    "iinfo_eq": lambda L: (L.iinfo(L.int8) == L.iinfo(L.int8), L.iinfo(L.int8) != L.iinfo(L.int16)),
+    "finfo_hash": lambda L: hash(L.finfo(L.float16)),
+    "finfo_set": lambda L: setattr(L.finfo(L.float16), "eps", 1.0),
+    "finfo_set_new": lambda L: setattr(L.finfo(L.float16), "foo", 1.0),
+    "iinfo_set": lambda L: setattr(L.iinfo(L.uint8), "max", 1),
+    "iinfo_del": lambda L: delattr(L.iinfo(L.uint8), "bits"),
+}
+
+
+@cases(TYPE_INFO)
+def test_type_info_objects(fn):
+    check(fn, exact=True)
+
+
 def test_clone_layout_autograd():
     """Gradients through a strided clone, in place on it and through a view of it."""
     def grads(L):
@@ -831,6 +865,14 @@ ERRORS = {
     "unsqueeze_dim": lambda L: L.ones(2, 3).unsqueeze(4),
     "permute_len": lambda L: L.ones(2, 3).permute(0),
     "expand_bad": lambda L: L.ones(2, 3).expand(3, 3),
+    "argmax_bool": lambda L: L.tensor([True, False]).argmax(),
+    "argmin_bool_dim": lambda L: L.tensor([True, False]).argmin(5),
+    "nanmean_long": lambda L: L.tensor([1, 2]).nanmean(1),
+    "nanmean_bool": lambda L: L.tensor([True]).nanmean(),
+    "nanmean_int_dtype": lambda L: L.tensor([1.0, 2.0]).nanmean(dtype=L.int64),
+    "expand_infer_new_dim": lambda L: L.ones(2, 3).expand(-1, 2, 3),
+    "expand_infer_new_dim_1": lambda L: L.ones(2, 3).expand(4, -1, -1, 3),
+    "broadcast_to_infer_new_dim": lambda L: L.broadcast_to(L.ones(3), (-1, 3)),
     "requires_grad_int": lambda L: L.ones(2, dtype=L.int64).requires_grad_(),
     "numpy_requires_grad": lambda L: L.ones(2, requires_grad=True, device="cpu").numpy(),
     "mean_long": lambda L: L.ones(2, dtype=L.int64).mean(),

@@ -60,6 +60,14 @@ def _cases(m):
         (T([[1., 2., 3.], [4., 5., 6.]]), T([[1.5, 2., 3.], [4., 5., 9.]]), {}),
         (T([1., 2.], requires_grad=True), T([1., 2.]), {}),
         (T([[1, 2], [3, 0]]), T([[1, 2], [3, 4]]), {}),
+        # torch.isclose refuses a negative tolerance: an "unexpected exception" showing the pair
+        (T([[1., 2.], [3., 4.]]), T([[1., 2.], [3., 4.]]), dict(rtol=-1.0, atol=0.0)),
+        ([T([1.]), {"k": T([2.], dtype=m.float64)}], [T([1.]), {"k": T([2.])}],
+         dict(rtol=0, atol=-1, check_dtype=False)),
+        (T([1., 2.], requires_grad=True), T([1., 2.]), dict(rtol=-1e-3, atol=0.)),
+        (np.ones(2), np.ones(2), dict(rtol=-1e-3, atol=0.)),
+        (1.0, 1.0, dict(rtol=-1.0, atol=0.0)),
+        (T([1., 2.]), T([1.]), dict(rtol=-1.0, atol=0.0)),
     ]
 
 

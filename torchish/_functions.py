@@ -2,6 +2,7 @@
 the constants `torch.pi`, `e`, `inf`, `nan`, `newaxis`."""
 import contextlib
 import math
+import os
 
 import jax
 
@@ -53,11 +54,19 @@ def typename(obj):
 
 
 _threads = [1]
+_threads_set = [False]   # PyTorch's default pool has a thread per core (see multithreaded)
 
 
 def set_num_threads(n):
     """Accepted for compatibility; XLA chooses its own thread pool."""
     _threads[0] = int(n)
+    _threads_set[0] = True
+
+
+def multithreaded():
+    """Whether PyTorch's intra-op pool would have several threads (some of its kernel choices,
+    hence their error messages, depend on it)."""
+    return _threads[0] > 1 if _threads_set[0] else (os.cpu_count() or 1) > 1
 
 
 def get_num_threads():
@@ -109,7 +118,33 @@ def set_default_tensor_type(t):
         _dtype.set_default_dtype(_dtype.float32)
 
 
-class finfo:
+class _TypeInfo:
+    """PyTorch's finfo/iinfo objects: read-only attributes, equal when their dtypes are (and,
+    so, unhashable)."""
+
+    def _set(self, **values):
+        self.__dict__.update(values)
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__:
+            raise AttributeError(f"attribute '{name}' of 'torch.{type(self).__name__}' "
+                                 f"objects is not writable")
+        raise AttributeError(f"'torch.{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        self.__setattr__(name, None)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self.dtype == other.dtype
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: 'torch.{type(self).__name__}'")
+
+
+class finfo(_TypeInfo):
     """`torch.finfo(dtype)`: machine limits of a floating dtype (of its real part if complex)."""
 
     def __init__(self, type=None):
@@ -122,14 +157,11 @@ class finfo:
                             "torch.iinfo to handle 'torch.finfo'")
         import ml_dtypes
         info = ml_dtypes.finfo(d.np)
-        self.bits = int(info.bits)
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        # PyTorch rounds to a power of ten: 10 ** -floor(-log10(eps))
-        self.resolution = 10.0 ** -int(-math.log10(self.eps))
-        self.dtype = d.name
+        eps = float(info.eps)
+        self._set(bits=int(info.bits), eps=eps, max=float(info.max), min=float(info.min),
+                  tiny=float(info.smallest_normal), smallest_normal=float(info.smallest_normal),
+                  # PyTorch rounds to a power of ten: 10 ** -floor(-log10(eps))
+                  resolution=10.0 ** -int(-math.log10(eps)), dtype=d.name)
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -137,7 +169,7 @@ class finfo:
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-class iinfo:
+class iinfo(_TypeInfo):
     """`torch.iinfo(dtype)`: the range of an integer dtype."""
 
     def __init__(self, type):
@@ -148,8 +180,7 @@ class iinfo:
                             "to handle 'torch.iinfo'")
         import numpy as np
         info = np.iinfo(type.np)
-        self.bits, self.max, self.min = int(info.bits), int(info.max), int(info.min)
-        self.dtype = type.name
+        self._set(bits=int(info.bits), max=int(info.max), min=int(info.min), dtype=type.name)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -10,6 +10,7 @@ from jax import lax
 
 from .._device import has_accelerator
 from .. import _dtype as dt
+from .. import _functions
 from .registry import Promote, op
 
 P = Promote
@@ -87,10 +88,45 @@ def _conv_types(x, weight, bias, transposed, nd, name, **params):
         # ATen's convolution checks the bias first, in C++ type names
         raise RuntimeError(f"Input type ({_ctype(x)}) and bias type ({_ctype(bias)}) "
                            f"should be the same")
-    if x.dtype != weight.dtype:
+
+
+def _tensor_type(x):
+    """ATen's `Tensor::toString()`: the legacy class name where the dtype has one."""
+    d = dt.from_np(x.dtype)
+    if d.is_complex or d.name in ("bool", "bfloat16"):
+        return f"CPU{d._legacy}Type"
+    return f"torch.{d._legacy}Tensor"
+
+
+def _use_mkldnn(x, weight, stride, dilation, groups, transposed, output_padding=()):
+    """ATen's choice of the oneDNN backend for a CPU convolution (its heuristic over the
+    4-d views, a 1-d convolution seen as 2-d): only that backend checks the weight's dtype
+    up front, with its own message."""
+    if x.dtype != jnp.float32:
+        return False
+    if transposed and any(o >= s for o, s in zip(output_padding, stride)):
+        return False
+    xs, ws = x.shape, weight.shape
+    if len(xs) == 3:
+        xs, ws = xs[:2] + (1,) + xs[2:], ws[:2] + (1,) + ws[2:]
+    strided, dilated = any(s != 1 for s in stride), any(d != 1 for d in dilation)
+    return ((strided or dilated or xs[0] >= 16 or ws[-1] != 1 or ws[-2] != 1
+             or _functions.multithreaded())
+            and (groups > 1 or (ws[-1] > 3 and ws[-2] > 3) or xs[0] > 1
+                 or xs[0] * xs[1] * xs[2] * xs[3] > 20480))
+
+
+def _check_weight_type(x, weight, bias, mkldnn):
+    """The dtype checks ATen makes after the shape ones: oneDNN's, else the slow kernels'
+    (which take a transposed convolution's bias in another dtype)."""
+    if mkldnn:
+        for name, t in (("weight", weight), ("bias", bias)):
+            if t is not None and t.dtype != x.dtype:
+                raise RuntimeError(f"Input type ({_tensor_type(x)}) and {name} type "
+                                   f"({_tensor_type(t)}) should be the same or input should "
+                                   f"be a MKLDNN tensor and {name} is a dense tensor")
+    elif x.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {_legacy(x)} but found {_legacy(weight)}")
-    if bias is not None and bias.dtype != x.dtype:
-        raise RuntimeError(f"expected scalar type {_legacy(x)} but found {_legacy(bias)}")
 
 
 def _conv_shapes(x, weight, bias, groups, transposed, nd):
@@ -195,7 +231,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
                            f"({sep.join(map(str, padded))}). Kernel size: "
                            f"({sep.join(str(d * (k - 1) + 1) for d, k in zip(dilation, kernel))})"
                            f". Kernel size can't be greater than actual input size")
-    out = _biased(x, weight, bias, nd, stride, pads, rhs_dilation=dilation,
+    if x.shape[0] and x.shape[1]:  # (ATen's empty-input path checks no dtypes)
+        _check_weight_type(x, weight, None, _use_mkldnn(x, weight, stride, dilation, groups,
+                                                         False))
+    out = _biased(x, weight.astype(x.dtype), bias, nd, stride, pads, rhs_dilation=dilation,
                   feature_group_count=groups)
     return out if input.ndim == nd + 2 else out[0]
 
@@ -219,10 +258,18 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     kernel = weight.shape[2:]
     out_sizes = [(n - 1) * s - 2 * p + d * (k - 1) + 1 + o for n, s, p, d, k, o in
                  zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)]
+    mkldnn = x.shape[0] and x.shape[1] and _use_mkldnn(x, weight, stride, dilation, groups,
+                                                       True, output_padding)
+    if mkldnn:  # (oneDNN checks dtypes before the output size; the slow kernels after)
+        _check_weight_type(x, weight, bias, True)
     if any(o < 1 for o in out_sizes):
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))})"
                            f". Calculated output size per channel: "
                            f"({' x '.join(map(str, out_sizes))}). Output size is too small")
+    if x.shape[0] and x.shape[1] and not mkldnn:
+        _check_weight_type(x, weight, bias, False)
+    weight = weight.astype(x.dtype)
+    bias = None if bias is None else bias.astype(x.dtype)
     cin, cout_g = weight.shape[0], weight.shape[1]
     # (Cin, Cout/g, *k) -> (Cout, Cin/g, *k), spatially flipped: the transposed convolution
     # is the forward one over the stride-dilated input.
@@ -349,8 +396,15 @@ def _unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"kernel_size={k}, dilation={d}, padding={p}, calculated shape of "
                            f"the array of sliding blocks as {tuple(blocks)}, but its "
                            f"components must be at least one.")
+    _im2col_dtype("im2col_out_cpu", x)
     out = _im2col(x, k, d, p, s)
     return out if input.ndim == 4 else out[0]
+
+
+def _im2col_dtype(kernel, x):
+    """im2col/col2im's CPU kernels take floating, complex and bool tensors, no integers."""
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy(x)}\'')
 
 
 @op(promote=P.NONE, grad_fn="Col2ImBackward0", function=False, method=False,
@@ -388,9 +442,12 @@ def _fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if min(o) < 1:
         raise RuntimeError(f"Expected output spatial size to be positive, but got: "
                            f"output_size={o}")
-    # col2im is the transpose of im2col (overlapping blocks add up)
-    image = jax.ShapeDtypeStruct((x.shape[0], x.shape[1] // kk) + o, x.dtype)
-    (out,) = jax.linear_transpose(lambda im: _im2col(im, k, d, p, s), image)(x)
+    _im2col_dtype("col2im_out_cpu", x)
+    # col2im is the transpose of im2col (overlapping blocks add up; bools add as `or`)
+    cols = x.astype(jnp.int32) if x.dtype == jnp.bool_ else x
+    image = jax.ShapeDtypeStruct((x.shape[0], x.shape[1] // kk) + o, cols.dtype)
+    (out,) = jax.linear_transpose(lambda im: _im2col(im, k, d, p, s), image)(cols)
+    out = out > 0 if x.dtype == jnp.bool_ else out
     return out if input.ndim == 3 else out[0]
 
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .nn_conv import HIGHEST, ntuple, window_slices, _sizes
-from .pointwise import not_implemented
+from .pointwise import _true_div, not_implemented
 from .registry import Promote, op
 
 P = Promote
@@ -133,6 +133,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     x = _batched(input, nd, what)
     out, pads = _pool_geometry(x, k, s, p, d, ceil_mode, input,
                                "max_pool3d_with_indices_out_cpu_template()")
+    if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.complexfloating):
+        raise not_implemented(f"max_pool{nd}d", x)
     xp = lax.pad(x, _lowest(x.dtype), [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
     patches = window_slices(xp, k, s, d, out)
     values, indices = _select_max(patches, _window_index(x.shape[2:], k, s, p, d, out))
@@ -166,27 +168,54 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     out, pads = _pool_geometry(x, k, s, p, d, ceil_mode, input, "avg_pool3d()")
-    xp = lax.pad(x, jnp.zeros((), x.dtype), [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
-    summed = lax.reduce_window(xp, np.zeros((), x.dtype), lax.add, (1, 1) + k, (1, 1) + s,
-                               "VALID")
-    # integer inputs divide with truncation (C++ integer division), keeping their dtype
-    divide = lax.div if jnp.issubdtype(x.dtype, jnp.integer) else jnp.divide
+    # ATen's CPU kernels: avg_pool2d for floating types and int64, avg_pool3d for float,
+    # double and int64
+    if not (x.dtype == jnp.int64 or (jnp.issubdtype(x.dtype, jnp.floating) and (
+            nd == 2 or x.dtype in (jnp.float32, jnp.float64)))):
+        raise not_implemented("avg_pool2d" if nd == 2 else "avg_pool3d_out_frame", x)
+    # PyTorch's divisor: the window clipped to the padded input (count_include_pad) or to the
+    # input itself; one factor per dimension
+    divisor = np.ones((), np.int64)
+    for n, k_, p_, s_, o in zip(x.shape[2:], k, p, s, out):
+        start = np.arange(o) * s_ - p_
+        end = np.minimum(start + k_, n + p_)
+        if count_include_pad:
+            size = end - start
+        else:
+            size = np.minimum(end, n) - np.maximum(start, 0)
+        divisor = np.multiply.outer(divisor, np.maximum(size, 1))
     if divisor_override is not None:
-        result = divide(summed, jnp.asarray(divisor_override, x.dtype))
-    else:
-        # PyTorch's divisor: the window clipped to the padded input (count_include_pad) or
-        # to the input itself; one factor per dimension
-        divisor = np.ones((), np.int64)
-        for n, k_, p_, s_, o in zip(x.shape[2:], k, p, s, out):
-            start = np.arange(o) * s_ - p_
-            end = np.minimum(start + k_, n + p_)
-            if count_include_pad:
-                size = end - start
-            else:
-                size = np.minimum(end, n) - np.maximum(start, 0)
-            divisor = np.multiply.outer(divisor, np.maximum(size, 1))
-        result = divide(summed, jnp.broadcast_to(jnp.asarray(divisor, x.dtype), summed.shape))
+        divisor = np.asarray(divisor_override)
+
+    def average(x):
+        xp = lax.pad(x, jnp.zeros((), x.dtype),
+                     [(0, 0, 0)] * 2 + [(lo, hi, 0) for lo, hi in pads])
+        summed = lax.reduce_window(xp, np.zeros((), x.dtype), lax.add, (1, 1) + k,
+                                   (1, 1) + s, "VALID")
+        # integer inputs divide with truncation (C++ integer division), keeping their dtype
+        if jnp.issubdtype(x.dtype, jnp.integer):
+            return lax.div(summed, jnp.broadcast_to(jnp.asarray(divisor, x.dtype), summed.shape))
+        # (correctly rounded: XLA would multiply by the constant divisor's reciprocal)
+        return _true_div(summed, jnp.asarray(divisor, x.dtype))
+
+    result = _rounded_once(average, x) if x.dtype in (jnp.bfloat16, jnp.float16) else \
+        average(x)
     return result if input.ndim == nd + 2 else result[0]
+
+
+def _rounded_once(fn, x):
+    """fn(x) for a half-precision x as PyTorch's CPU forward kernel computes it: in float32,
+    rounded once; its tangent (so its gradient) is fn's own in x's type, as the backward
+    kernel accumulates in the half type."""
+    @jax.custom_jvp
+    def f(x):
+        return fn(x.astype(jnp.float32)).astype(x.dtype)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return f(primals[0]), jax.jvp(fn, primals, tangents)[1]
+
+    return f(x)
 
 
 @op(grad_fn="AvgPool2DBackward0", saves=("input",), **_POOL)

@@ -105,7 +105,12 @@ def mean(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
 @op(grad_fn="NanmeanBackward0")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     _mean_dtype("nanmean", dtype)
-    _require_float("nanmean", input)
+    # (a `dtype` has already converted the input: PyTorch checks the input as passed)
+    if not (jnp.issubdtype(input.dtype, jnp.floating)
+            or jnp.issubdtype(input.dtype, jnp.complexfloating)):
+        from .._dtype import from_np
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {from_np(input.dtype)._legacy}")
     return jnp.nanmean(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
@@ -200,6 +205,8 @@ def _min_dim(input, dim, keepdim=False):
 
 
 def _arg(fn, name, input, dim, keepdim):
+    if input.dtype == jnp.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         check_nonempty(name, input, None)
         r = fn(input.reshape(-1))

@@ -341,9 +341,10 @@ def _gather_taps(flat, sizes, taps):
         c = jnp.clip(c, 0, n - 1)
         index = c if index is None else index * n + c
     t, n = index.shape[:2]
-    flat_index = jnp.moveaxis(index.reshape(t, n, -1), 0, 1).reshape(n, 1, -1)
+    points = math.prod(index.shape[2:])   # (explicit sizes: an empty batch has no -1)
+    flat_index = jnp.moveaxis(index.reshape(t, n, points), 0, 1).reshape(n, 1, t * points)
     vals = jnp.take_along_axis(flat, flat_index, axis=2)
-    vals = jnp.moveaxis(vals.reshape(n, flat.shape[1], t, -1), 2, 0)
+    vals = jnp.moveaxis(vals.reshape(n, flat.shape[1], t, points), 2, 0)
     vals = vals.reshape((t,) + flat.shape[:2] + index.shape[2:])
     return jnp.where(valid[:, :, None], vals, jnp.zeros((), flat.dtype))
 
@@ -367,7 +368,7 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
                            f" but got input with sizes {_sizes(input.shape)} and grid with "
                            f"sizes {_sizes(grid.shape)}")
     sizes = input.shape[2:]
-    flat = input.reshape(input.shape[:2] + (-1,))
+    flat = input.reshape(input.shape[:2] + (math.prod(sizes),))
     # grid's last axis lists x (width) first: reverse to match the input's axis order
     # (split, not indexing: its transpose concatenates, where indexing's adds zeros, which
     # would turn the -0 gradient PyTorch gives a point on a border into +0)

@@ -10,7 +10,7 @@ from .._storage import (RetypedStorage, View, base_view, contiguous_strides, roo
                         view_strides, _apply_steps)
 from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
-from .._tensor import contiguous_format, like_layout, preserve_format
+from .._tensor import contiguous_format, lay_out, layout_strides, like_layout, preserve_format
 from ..autograd import grad_mode
 from .registry import Promote, REGISTRY, given, omitted, op
 
@@ -366,6 +366,9 @@ def _expand_shape(shape, sizes, dtype):
                            f"equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     out = list(sizes[:lead])
+    if -1 in out:
+        raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                           f"non-existing dimension {out.index(-1)}")
     for i, n in enumerate(shape):
         s = sizes[lead + i]
         if s == -1:
@@ -767,18 +770,36 @@ def roll(input, shifts, dims=None):
     return jnp.roll(input, shifts, dims)
 
 
-@op(promote=P.NONE, grad_fn="Rot90Backward0", saves=())
-def rot90(input, k=1, dims=(0, 1)):
+def _rot90_dims(ndim, dims):
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if input.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
-    a, b = (_wrap_dim(d, input.ndim) for d in dims)
+    if ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
+    a, b = (_wrap_dim(d, ndim) for d in dims)
     if a == b:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and "
                            f"dim1 = {b}")
-    return jnp.rot90(input, k, axes=(a, b))
+    return a, b
+
+
+@op("rot90", promote=P.NONE, grad_fn="Rot90Backward0", saves=(), function=False,
+    method=False)
+def _rot90(input, k=1, dims=(0, 1)):
+    return jnp.rot90(input, k, axes=_rot90_dims(input.ndim, dims))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    out = _rot90(input, k, dims)
+    if k % 4 == 0:  # (a contiguous clone)
+        return out
+    # ATen flips (a copy laid out as the input) and, for a quarter turn, transposes that
+    # copy in place: the result's strides are the copy's with the two dims swapped
+    stride = list(layout_strides(input))
+    if k % 2:
+        a, b = _rot90_dims(input.ndim, dims)
+        stride[a], stride[b] = stride[b], stride[a]
+    return lay_out(out, stride)
 
 
 @op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False)
@@ -982,7 +1003,7 @@ def _bind_plain():
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
              "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
              "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile", "hsplit",
-             "vsplit", "dsplit"]
+             "vsplit", "dsplit", "rot90"]
     for n in names:
         setattr(Tensor, n, globals()[n])
 
@@ -995,4 +1016,5 @@ PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "broadcas
          "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape",
          "flatten", "ravel", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
          "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
-         "atleast_3d", "fliplr", "flipud", "tile", "meshgrid", "hsplit", "vsplit", "dsplit"]
+         "atleast_3d", "fliplr", "flipud", "tile", "meshgrid", "hsplit", "vsplit", "dsplit",
+         "rot90"]

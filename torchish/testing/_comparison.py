@@ -153,6 +153,13 @@ def _tensor_pair(actual, expected, where, *, allow_subclasses, rtol, atol, equal
         mismatch("device", actual.device, expected.device)
     if check_dtype and actual.dtype != expected.dtype:
         mismatch("dtype", actual.dtype, expected.dtype)
+    if rtol < 0 or atol < 0:
+        # torch.isclose refuses them; assert_close reports that as an unexpected exception
+        options = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device,
+                       check_dtype=check_dtype, check_layout=check_layout,
+                       check_stride=check_stride)
+        raise RuntimeError(_unexpected("TensorLikePair", dict(
+            id=where, actual=actual, expected=expected, **options)))
     common = dt.promote_types(actual.dtype, expected.dtype)
     a = np.asarray(actual.detach().to(common)._data)
     e = np.asarray(expected.detach().to(common)._data)
@@ -162,6 +169,16 @@ def _tensor_pair(actual, expected, where, *, allow_subclasses, rtol, atol, equal
     if a.ndim == 0:
         raise _Failure(AssertionError, _scalar_msg(a.item(), e.item(), rtol, atol), where)
     raise _Failure(AssertionError, _tensor_msg(a, e, matches, rtol, atol), where)
+
+
+def _unexpected(pair, fields):
+    """PyTorch's message for an exception a comparison pair raised, showing the pair."""
+    body = "\n".join([f"{pair}("] + [f"    {k}={v!s}," for k, v in fields.items()] + [")"])
+    return (f"Comparing\n\n{body}\n\nresulted in the unexpected exception above. If you are "
+            "a user and see this message during normal operation please file an issue at "
+            "https://github.com/pytorch/pytorch/issues. If you are a developer and working on "
+            "the comparison functions, please except the previous error and raise an "
+            "expressive `ErrorMeta` instead.")
 
 
 def _isclose(a, e, rtol, atol, equal_nan):

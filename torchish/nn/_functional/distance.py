@@ -20,6 +20,11 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 @_autocast.casts("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    d1, d2 = x1.dtype, x2.dtype
+    if d1.is_complex or d2.is_complex or not (d1.is_floating_point or d2.is_floating_point):
+        common = torchish.result_type(x1, x2)
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{common._legacy}")
     nd = max(x1.ndim, x2.ndim)
     n = max(nd, 1)
     if not -n <= dim < n:

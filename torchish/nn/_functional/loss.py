@@ -6,6 +6,7 @@ binary cross entropy, soft margin, multi margin, ctc) call the matching op in
 ATen's `Loss.cpp` (so their graphs end in the same nodes, e.g. l1_loss -> MeanBackward0).
 """
 import math
+import os
 import sys
 import warnings
 
@@ -60,11 +61,16 @@ def _apply_reduction(loss, reduction):
     return loss
 
 
+# wrappers around public functions whose frames a warning's stacklevel steps over
+_WRAPPERS = (_autocast.__file__, os.path.join(os.path.dirname(_autocast.__file__),
+                                              "overrides.py"))
+
+
 def _caller_stacklevel():
-    """The `stacklevel` naming the caller of the public loss function, as PyTorch's
-    `stacklevel=2` does: past this file and the autocast wrapper around the function."""
-    skip = (__file__, _autocast.__file__)
+    """The `stacklevel` naming the caller of the public function, as PyTorch's `stacklevel=2`
+    does: past the calling file (this one for the losses) and the wrappers around it."""
     frame, level = sys._getframe(1), 1
+    skip = (frame.f_code.co_filename,) + _WRAPPERS
     while frame is not None and frame.f_code.co_filename in skip:
         frame, level = frame.f_back, level + 1
     return level
@@ -97,6 +103,13 @@ def _broadcast(a, b):
             b if b.shape == shape else b.expand(*shape))
 
 
+def _real_floating(kernel, a, b):
+    """ATen's regression kernels (mse, smooth_l1, huber) exist for real floating dtypes only."""
+    d = torchish.promote_types(a.dtype, b.dtype)
+    if not d.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{d._legacy}\'')
+
+
 def _weighted(loss, weight, reduction):
     if weight.size() != loss.size():
         raise ValueError("Weights and input must have the same size.")
@@ -127,6 +140,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     a, b = _broadcast(input, target)
     if weight is not None:
         return _weighted(torchish.pow(a - b, 2), weight, reduction)
+    _real_floating("mse_cpu", a, b)
     return _nn._mse_loss(a, b, reduction)
 
 
@@ -139,6 +153,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     a, b = _broadcast(input, target)
     if beta == 0.0:
         return _apply_reduction((a - b).abs(), reduction)
+    _real_floating("smooth_l1_cpu", a, b)
     return _nn._smooth_l1_loss(a, b, reduction, float(beta))
 
 
@@ -149,6 +164,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     a, b = _broadcast(input, target)
+    _real_floating("huber_cpu", a, b)
     if weight is None:
         return _nn._huber_loss(a, b, reduction, float(delta))
     if weight.size() != input.size():
@@ -368,6 +384,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = "sum" if reduction == "batchmean" else reduction
         if red not in ("none", "mean", "sum"):
             raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (input.is_floating_point() and target.is_floating_point()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         out = torchish.exp(target) * (target - input)
     else:
@@ -450,7 +470,10 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.size()}, input2: "
                            f"{input2.size()}, target: {target.size()} ")
-    out = (-target * (input1 - input2) + margin).clamp_min(0)
+    # ATen's composite adds the margin as a C++ double (AddBackward1: integer inputs give
+    # float results), and computes the difference before negating the target
+    diff = input1 - input2
+    out = _pointwise._add_scalar(-target * diff, float(margin)).clamp_min(0)
     return _apply_reduction(out, reduction)
 
 
@@ -496,7 +519,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
     zeros = torchish.zeros_like(input)
-    margin_clamp = (margin - input).clamp_min(0)
+    # ATen's C++ `margin - self` fills a tensor of self's dtype with the margin, then
+    # subtracts (SubBackward0; an integer input stays integer, a bool one is refused)
+    margin_clamp = (torchish.full_like(input, margin) - input).clamp_min(0)
     out = torchish.where(target != 1, margin_clamp, zeros) + \
         torchish.where(target != -1, input, zeros)
     return _apply_reduction(out, reduction)
@@ -505,6 +530,17 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 @_autocast.casts("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
+    # ATen computes in place into a tensor of input's dtype: neg, mul_(target), exp_, log1p_
+    if input.dtype is torchish.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if not (input.is_floating_point() or input.is_complex()):
+        result = torchish.promote_types(input.dtype, target.dtype)
+        if not (result.is_floating_point or result.is_complex):
+            result = torchish.get_default_dtype()
+        raise RuntimeError(f"result type {result._legacy} can't be cast to the desired output "
+                           f"type {input.dtype._legacy}")
     return _nn._soft_margin_loss(input, target, reduction)
 
 

@@ -1,4 +1,7 @@
 """`F.pad`: constant (negative pads crop), reflect, replicate and circular modes."""
+import math
+
+import torchish
 from ..._ops import nn_ops as _nn
 from ...autograd import grad_mode as _grad_mode
 
@@ -10,6 +13,29 @@ _SUPPORTED = ("Supported combinations for non-constant padding:\n"
               "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
+# c10's names of the types a pad value converts to
+_CTYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+           "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+           "float32": "float", "float64": "double"}
+
+
+def _check_value(value, dtype):
+    """ATen converts the pad value (a double) to the tensor's type with an overflow check: an
+    integer type takes values within its range (fractions truncate), a floating one finite
+    values up to its largest (and inf, NaN); bool anything."""
+    ctype = _CTYPES.get(dtype.name)
+    if ctype is None or isinstance(value, torchish.Tensor):
+        return
+    v = float(value)
+    if dtype.is_floating_point:
+        fits = not math.isfinite(v) or abs(v) <= float(torchish.finfo(dtype).max)
+    else:
+        info = torchish.iinfo(dtype)
+        fits = float(info.min) <= v <= float(info.max)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+
+
 def pad(input, pad, mode="constant", value=None):
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
@@ -19,6 +45,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"input dimension but got padding length {len(pad)} and input of "
                            f"dimension {input.ndim}")
     if mode == "constant":
+        if value is not None:
+            _check_value(value, input.dtype)
         return _nn._pad(input, pad, "constant", 0.0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
@@ -33,13 +61,16 @@ def pad(input, pad, mode="constant", value=None):
         size = input.shape[d]
         lo, hi = pad[2 * i], pad[2 * i + 1]
         if mode == "reflect" and (lo >= size or hi >= size):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the "
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the "
                                f"corresponding input dimension, but got: padding ({lo}, {hi}) "
                                f"at dimension {d} of input {list(input.shape)}")
         if mode == "circular" and (lo > size or hi > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and size == 0:
             raise RuntimeError("input tensor must have non-empty spatial dimensions")
+    if mode != "circular" and input.dtype is torchish.bool:
+        kernel = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f'"{kernel}_pad{k}d" not implemented for \'Bool\'')
     if mode == "circular" and input.requires_grad and _grad_mode.is_grad_enabled() and all(
             input.shape[input.ndim - 1 - i] + pad[2 * i] + pad[2 * i + 1] > 0
             for i in range(k)):

@@ -58,6 +58,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         ow = _pool.pool_output_size(shape[-1], k, p, s, d, ceil_mode)
         if ow <= 0:
             raise RuntimeError(f"max_pool1d() Invalid computed output size: {ow}")
+        if not input.is_floating_point():
+            raise NotImplementedError(f'"max_pool1d_impl" not implemented for '
+                                      f"'{input.dtype._legacy}'")
     out = _pool.max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode,
                            return_indices)
     if return_indices:
@@ -224,9 +227,8 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
                for d in range(nd)]
     if output_size is None:
         return default
-    output_size = list(output_size)
     if len(output_size) == nd + 2:
-        output_size = output_size[2:]
+        output_size = output_size[2:]   # (its message shows the sizes as passed, sliced)
     if len(output_size) != nd:
         raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
                          f"elements, but it has a length of '{len(output_size)}'")
@@ -236,7 +238,7 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
         if not lo < output_size[d] < hi:
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
                              f'{lo} and {hi})')
-    return output_size
+    return list(output_size)
 
 
 def _unpool(input, indices, kernel_size, stride, padding, output_size, nd):

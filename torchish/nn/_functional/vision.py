@@ -8,6 +8,7 @@ import torchish
 from ... import _autocast
 from ..._ops import nn_conv as _conv
 from ..._ops import resample as _resample
+from .loss import _caller_stacklevel
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
@@ -148,24 +149,40 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=_caller_stacklevel())
         align_corners = False
     if input.dim() not in (4, 5) or grid.dim() != input.dim():
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same "
                            f"number of dimensions, but got input with sizes "
                            f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
-                           f"input has {input.dtype} and grid has {grid.dtype}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in "
+                           f"last dimension, but got grid with sizes {list(grid.shape)}")
+    for d in range(2, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
     if input.dim() == 5 and mode == "bicubic":
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    # the CPU kernels: floating inputs, then a grid of the input's dtype
+    if not input.is_floating_point():
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if input.dim() == 4 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype._legacy}\'')
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                           f"{grid.dtype._legacy}")
     op = _resample._grid_sampler_2d if input.dim() == 4 else _resample._grid_sampler_3d
     return op(input, grid, mode, padding_mode, bool(align_corners))
 
 
 def affine_grid(theta, size, align_corners=None):
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=_caller_stacklevel())
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -191,4 +208,8 @@ def affine_grid(theta, size, align_corners=None):
                       stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    if theta.shape[0] != size[0]:   # (ATen's bmm of the base grid by theta's transpose)
+        k = len(spatial_size) + 1
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {k}] but got: [{theta.shape[0]}, {k}].")
     return _resample._affine_grid(theta, tuple(size), bool(align_corners))
