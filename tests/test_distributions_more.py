@@ -546,3 +546,21 @@ def test_pytorch_module_paths():
                       ("transforms", "StickBreakingTransform"), ("utils", "tril_matrix_to_vec")):
         assert hasattr(importlib.import_module(f"torch.distributions.{mod}"), name)
         assert hasattr(importlib.import_module(f"torchish.distributions.{mod}"), name), mod
+
+
+def test_classes_name_pytorchs_modules():
+    # type(d), "<class ...> does not implement mode" and pickles name PyTorch's module
+    import pickle
+    for name in torch.distributions.__all__:
+        ref = getattr(torch.distributions, name)
+        if isinstance(ref, type):
+            ours = getattr(torchish.distributions, name)
+            assert ours.__module__.replace("torchish", "torch", 1) == ref.__module__, name
+    d = torchish.distributions.LogisticNormal(torchish.zeros(2), torchish.ones(2))
+    with pytest.raises(NotImplementedError) as ours:
+        d.mode
+    with pytest.raises(NotImplementedError) as ref:
+        torch.distributions.LogisticNormal(torch.zeros(2), torch.ones(2)).mode
+    assert str(ours.value).replace("torchish", "torch") == str(ref.value)
+    back = pickle.loads(pickle.dumps(torchish.distributions.Gumbel(0.0, 2.0)))
+    assert repr(back) == "Gumbel(loc: 0.0, scale: 2.0)"

@@ -219,6 +219,29 @@ def test_autograd_functional_semantics_match_torch():
         _autograd_functional_semantics(torch))
 
 
+def _vectorized_create_graph_nodes(T):
+    AF = T.autograd.functional
+    x = T.tensor([0.5, -1.0, 2.0])
+    y = T.tensor([[1.0, 2.0], [3.0, 4.0]])
+    jac = AF.jacobian(lambda a, b: (a[:2] @ b, a.prod()), (x, y), create_graph=True,
+                      vectorize=True)
+    hess = AF.hessian(lambda a: (a ** 3).sum() + a[0] * a[1], x, create_graph=True,
+                      vectorize=True)
+    w = T.tensor([1.0, 2.0], requires_grad=True)
+    j = AF.jacobian(lambda a: (a * w).sin(), T.tensor([0.3, 0.4]), create_graph=True,
+                    vectorize=True)
+    j.trace().backward()
+    return ([type(t.grad_fn).__name__ for row in jac for t in row],
+            type(hess.grad_fn).__name__, w.grad.tolist())
+
+
+def test_vectorized_jacobian_create_graph_ends_in_a_view():
+    # PyTorch splits the batched result and views each block: grad_fn ViewBackward0
+    ours, ref = _vectorized_create_graph_nodes(torchish), _vectorized_create_graph_nodes(torch)
+    assert ours[:2] == ref[:2]
+    np.testing.assert_allclose(ours[2], ref[2], rtol=1e-6)
+
+
 def _jvp_vjp_tape_program(T):
     """func.jvp / func.vjp results stay on the tape of the primals and of captured parameters
     (a PINN loss built from a jvp trains the network)."""

@@ -237,6 +237,32 @@ def test_embedding_from_pretrained_and_padding_grad():
         torchish.nn.Embedding(3, 2, padding_idx=3)
 
 
+def _embedding_bag_errors(L):
+    F = L.nn.functional
+    w = L.arange(12.0).reshape(6, 2)
+    idx = L.tensor([0, 2, 4, 1, 3, 5, 5])
+    out = []
+    for call in [lambda: F.embedding_bag(idx, w, L.tensor([1, 3]), mode="sum"),
+                 lambda: F.embedding_bag(idx.int(), w, L.tensor([2, 3], dtype=L.int32)),
+                 lambda: F.embedding_bag(L.tensor([0, 9]), w, L.tensor([1]), mode="max"),
+                 lambda: F.embedding_bag(idx, w, L.tensor([0, 9]), mode="sum"),
+                 lambda: F.embedding_bag(idx, w, L.tensor([0, 3, 8]), include_last_offset=True),
+                 lambda: F.embedding_bag(idx, w, L.tensor([0.0, 3.0])),
+                 lambda: F.embedding_bag(idx.float(), w, L.tensor([0, 3])),
+                 lambda: F.embedding_bag(L.tensor([[0.0, 1.0]]), w),
+                 lambda: L.nn.EmbeddingBag(6, 2)(idx, L.tensor([2]))]:
+        try:
+            out.append(call().tolist())
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_embedding_bag_offset_errors_match_torch():
+    # ATen checks offsets[0] == 0 and offsets[-1] <= len(input) (before the index range)
+    assert _embedding_bag_errors(torchish) == _embedding_bag_errors(torch)
+
+
 def test_lazy_linear():
     torch.manual_seed(0)
     ref = torch.nn.LazyLinear(3)
@@ -348,3 +374,65 @@ def test_training_step_matches_torch():
     np.testing.assert_allclose(lg, lr, rtol=1e-5)
     for a, b in zip(pg, pr):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def _bce_logits_grads(L, **kw):
+    x = L.tensor([-1.5, 0.3, 2.0, -0.2, 0.0, 4.0], requires_grad=True)
+    y = L.tensor([1.0, 0.0, 1.0, 0.5, 0.0, 1.0], requires_grad=True)
+    kw = {k: L.tensor(v) for k, v in kw.items()}
+    loss = L.nn.BCEWithLogitsLoss(**kw)(x, y)
+    loss.backward()
+    return [loss.detach().numpy(), x.grad.numpy(), y.grad.numpy()]
+
+
+@pytest.mark.parametrize("kw", [dict(weight=[0.0, 1, 0, 2, 0, 1]),
+                                dict(weight=[0.0, 1, 0, 2, 0, 1], pos_weight=[2.0, 0, 1, 3, 1, 0]),
+                                dict(pos_weight=[0.0, 0, 1, 3, 1, 0])])
+def test_bce_with_logits_grads_keep_pytorchs_signed_zeros(kw):
+    # PyTorch's backward is (sigmoid(x) - y) * grad * weight: -0.0 where a zero weight meets a
+    # negative factor; its target gradient is -x * grad * weight
+    for a, b in zip(_bce_logits_grads(torchish, **kw), _bce_logits_grads(torch, **kw)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+def _nll_grads(L, **kw):
+    x = L.tensor(X[:4, :4].astype(np.float64), requires_grad=True)
+    t = L.tensor([0, 1, 2, 3])
+    kw = {k: L.tensor(v, dtype=L.float64) if k == "weight" else v for k, v in kw.items()}
+    L.nn.CrossEntropyLoss(**kw)(x, t).backward()
+    y = L.tensor(X[:4, :4].astype(np.float64), requires_grad=True)
+    L.nn.NLLLoss(**kw)(y, t).backward()
+    return x.grad.numpy(), y.grad.numpy()
+
+
+@pytest.mark.parametrize("kw", [dict(weight=[0.0, 1.0, 2.0, 0.5]), dict(ignore_index=1),
+                                dict(weight=[1.0, 0.0, 2.0, 0.0], reduction="sum")])
+def test_nll_grads_keep_pytorchs_signed_zeros(kw):
+    # PyTorch writes -weight * grad at the target (-0.0 for a zero class weight) into zeros
+    # and nothing for an ignored target
+    for a, b in zip(_nll_grads(torchish, **kw), _nll_grads(torch, **kw)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+def _bce_logits_half(L):
+    x = L.tensor([1.0, 2.0, -0.7, 3.5], dtype=L.bfloat16, requires_grad=True)
+    y = L.tensor([0.0, 1.0, 0.3, 0.9])
+    loss = L.nn.functional.binary_cross_entropy_with_logits(x, y, pos_weight=L.tensor(
+        [2.0, 0.5, 1.0, 3.0]))
+    loss.backward()
+    h = L.tensor([1.0, -2.0, 0.5, 7.0], dtype=L.float16)
+    out = [loss.item(), x.grad.float().tolist(), L.nn.functional.mse_loss(
+        h, L.zeros(4, dtype=L.float16), reduction="sum").item()]
+    try:
+        L.nn.functional.binary_cross_entropy_with_logits(L.tensor([1, 2]), y[:2])
+    except NotImplementedError as e:
+        out.append(str(e))
+    return out
+
+
+def test_bce_with_logits_half_precision_and_integer_input_like_torch():
+    # sigmoid in float32 rounded to bfloat16 in the backward; float32 accumulation of a
+    # half-precision loss; PyTorch has no log_sigmoid for integer logits
+    assert _bce_logits_half(torchish) == _bce_logits_half(torch)

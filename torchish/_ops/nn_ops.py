@@ -22,9 +22,11 @@ _NN = dict(function=False, method=False)
 def _reduce(loss, reduction):
     if reduction == "none":
         return loss
+    # (half-precision losses accumulate in float32, as ATen's reductions)
+    acc = jnp.float32 if loss.dtype in (jnp.bfloat16, jnp.float16) else None
     if reduction == "sum":
-        return jnp.sum(loss)
-    return jnp.mean(loss)
+        return jnp.sum(loss, dtype=acc).astype(loss.dtype)
+    return jnp.mean(loss, dtype=acc).astype(loss.dtype)
 
 
 def _grad_scaled(value, scale):
@@ -57,7 +59,10 @@ def _nll_loss(input, target, weight, reduction, ignore_index, nd):
         x, t = jnp.moveaxis(input, 1, -1), target
     valid = t != ignore_index
     tc = jnp.where(valid, t, 0).astype(jnp.int32)
-    picked = jnp.take_along_axis(x, tc[..., None], axis=-1)[..., 0]
+    # (a select rather than a gather: the gather's pullback adds into zeros, turning the
+    # -0.0 that PyTorch writes for a zero class weight into +0.0; ignored entries get none)
+    hit = (jnp.arange(x.shape[-1]) == tc[..., None]) & valid[..., None]
+    picked = jnp.sum(jnp.where(hit, x, jnp.zeros((), x.dtype)), axis=-1)
     w = jnp.ones((), x.dtype) if weight is None else weight[tc]
     w = jnp.where(valid, w, jnp.zeros((), x.dtype))
     loss = -picked * w
@@ -121,17 +126,58 @@ def _binary_cross_entropy(input, target, weight, reduction):
     return _reduce(loss, reduction)
 
 
+def _in_float(fn, x):
+    """fn(x) computed in float32 and rounded to x's half-precision dtype, as ATen's kernels."""
+    if x.dtype in (jnp.bfloat16, jnp.float16):
+        return fn(x.astype(jnp.float32)).astype(x.dtype)
+    return fn(x)
+
+
+def _bce_logits_forward(input, target, pos_weight):
+    # ATen's steps, in place: the loss is a tensor of target's dtype, log_sigmoid(input) one of
+    # input's (mixed dtypes compute promoted and round into them)
+    log_sig = _in_float(jax.nn.log_sigmoid, input)
+    if pos_weight is not None:
+        log_sig = (log_sig * ((pos_weight - 1) * target + 1)).astype(input.dtype)
+    loss = ((1 - target) * input).astype(target.dtype)
+    return (loss - log_sig).astype(target.dtype)
+
+
+@jax.custom_jvp
+def _bce_logits_terms(input, target, pos_weight):
+    return _bce_logits_forward(input, target, pos_weight)
+
+
+@_bce_logits_terms.defjvp
+def _bce_logits_terms_jvp(primals, tangents):
+    # PyTorch's backward formulas: input's gradient is (sigmoid(x) - y) * grad (with
+    # pos_weight p: ((p y + 1 - y) sigmoid(x) - p y) * grad), so a zero `weight` gives -0.0
+    # where it is negative (JAX's derivative of the forward gives +0.0); target's is -x * grad
+    # (log_sigmoid(-x) - p log_sigmoid(x)). pos_weight takes no gradient (non-differentiable).
+    x, y, pw = primals
+    dx, dy, _ = tangents
+    out = _bce_logits_forward(x, y, pw)
+    sig = _in_float(jax.nn.sigmoid, x)
+    if pw is None:
+        gx, gy = sig - y, -x
+    else:
+        t = pw * y
+        gx = (t + 1 - y) * sig - t
+        gy = _in_float(jax.nn.log_sigmoid, -x) - pw * _in_float(jax.nn.log_sigmoid, x)
+    return out, (gx * dx).astype(out.dtype) + (gy * dy).astype(out.dtype)
+
+
 @op("_binary_cross_entropy_with_logits", promote=P.NONE,
     grad_fn="BinaryCrossEntropyWithLogitsBackward0", **_NN,
     tensors=("input", "target", "weight", "pos_weight"), non_differentiable=("weight", "pos_weight"))
 def _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
-    # ATen's steps, in place: the loss is a tensor of target's dtype, log_sigmoid(input) one of
-    # input's (mixed dtypes compute promoted and round into them)
-    log_sig = jax.nn.log_sigmoid(input)
-    if pos_weight is not None:
-        log_sig = (log_sig * ((pos_weight - 1) * target + 1)).astype(input.dtype)
-    loss = ((1 - target) * input).astype(target.dtype)
-    loss = (loss - log_sig).astype(target.dtype)
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        from .pointwise import not_implemented
+        raise not_implemented("log_sigmoid_cpu", input)
+    if jnp.issubdtype(target.dtype, jnp.inexact):
+        loss = _bce_logits_terms(input, target, pos_weight)
+    else:
+        loss = _bce_logits_forward(input, target, pos_weight)
     if weight is not None:
         loss = (loss * weight).astype(target.dtype)
     return _reduce(loss, reduction)

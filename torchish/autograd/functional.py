@@ -54,6 +54,15 @@ def _postprocess(res, create_graph):
     return tuple(_postprocess(r, create_graph) for r in res)
 
 
+def _as_views(res):
+    """PyTorch's vectorized Jacobians end in `jac.split(...)` then `.view(shape)` per block, so
+    with create_graph the blocks' grad_fn is ViewBackward0."""
+    from .._tensor import Tensor
+    if isinstance(res, Tensor):
+        return res.view(res.shape) if res.requires_grad else res
+    return tuple(_as_views(r) for r in res)
+
+
 def _validate_v(v, other, other_is_tuple):
     if len(v) != len(other):
         if other_is_tuple:
@@ -242,6 +251,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         if vectorize:
             with set_grad_enabled(create_graph):
                 outs_tuple, jac = _vectorized(F.jacrev, func, inputs, ins_tuple)
+            if create_graph:
+                jac = _as_views(jac)
             return _unpack(_postprocess(jac, create_graph), (outs_tuple, ins_tuple))
         outs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
                                         "jacobian")
@@ -300,6 +311,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             inputs = _preprocess(inputs, create_graph, True)
             with set_grad_enabled(create_graph):
                 res = outer(F.jacrev(single, argnums=argnums), argnums=argnums)(*inputs)
+        if create_graph:
+            res = _as_views(res)
         return _unpack(_postprocess(res, create_graph), (ins_tuple, ins_tuple))
 
     def jac_func(*inp):

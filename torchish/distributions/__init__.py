@@ -75,5 +75,30 @@ for _name, _module in {
     _sys.modules.setdefault(f"{__name__}.{_name}", _module)
     globals()[_name] = _module
 
+# ... and each class names the module PyTorch defines it in: it shows in `type(d)` and in
+# errors ("<class 'torch.distributions.normal.Normal'> does not implement mode"), and a
+# pickled distribution must name a module that exists in PyTorch
+for _name, _classes in {
+        "bernoulli": (Bernoulli,), "beta": (Beta,), "binomial": (Binomial,),
+        "categorical": (Categorical,), "cauchy": (Cauchy,), "chi2": (Chi2,),
+        "dirichlet": (Dirichlet,), "exponential": (Exponential,),
+        "fishersnedecor": (FisherSnedecor,), "geometric": (Geometric,), "gumbel": (Gumbel,),
+        "half_cauchy": (HalfCauchy,), "half_normal": (HalfNormal,),
+        "inverse_gamma": (InverseGamma,), "kumaraswamy": (Kumaraswamy,),
+        "laplace": (Laplace,), "log_normal": (LogNormal,), "logistic_normal": (LogisticNormal,),
+        "mixture_same_family": (MixtureSameFamily,), "multinomial": (Multinomial,),
+        "negative_binomial": (NegativeBinomial,), "normal": (Normal,),
+        "one_hot_categorical": (OneHotCategorical, OneHotCategoricalStraightThrough),
+        "pareto": (Pareto,), "poisson": (Poisson,),
+        "relaxed_bernoulli": (LogitRelaxedBernoulli, RelaxedBernoulli),
+        "relaxed_categorical": (ExpRelaxedCategorical, RelaxedOneHotCategorical),
+        "studentT": (StudentT,), "uniform": (Uniform,), "weibull": (Weibull,),
+        "transforms": (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+                       LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform,
+                       SoftmaxTransform, StackTransform, StickBreakingTransform)}.items():
+    for _cls in _classes:
+        _cls.__module__ = f"{__name__}.{_name}"
+del _name, _module, _classes, _cls
+
 # any other torch.distributions name raises "not supported yet"
 __getattr__ = _module_getattr(__name__)

@@ -19,6 +19,30 @@ def _check_index(input, num):
         raise IndexError("index out of range in self")
 
 
+def _check_offsets(input, offsets, bags_given):
+    """ATen's embedding_bag checks of the indices' type and the bag offsets' values."""
+    for t in (input, offsets):
+        if t.is_floating_point() or t.is_complex():
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                               "following scalar types: Long, Int; but got "
+                               f"{torchish._dtype.type_name(t.dtype)} instead (while checking "
+                               "arguments for embedding_bag)")
+    if not bags_given:
+        return
+    off = _concrete(offsets)
+    if off is None or not off.size:
+        return
+    if off[0] != 0:
+        # (ATen appends the empty tensor it formats the value from)
+        kind = "Long" if torchish.int64 in (input.dtype, offsets.dtype) else "Int"
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
+                           f"mini-batch has to start from position 0. However, got {off[0]}\n"
+                           f"[ torch.{kind}Tensor{{}} ]")
+    if off[-1] > input.numel():
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                           f"{input.numel()} but got offsets[-1] of {off[-1]}")
+
+
 def _embedding_renorm_(weight, input, max_norm, norm_type):
     """`torch.embedding_renorm_`: rows used by `input` with norm > max_norm are rescaled."""
     idx = _concrete(input)
@@ -75,6 +99,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
                          f"{weight.ndim}")
+    bags_given = input.ndim == 1
     if input.ndim == 2:
         if offsets is not None:
             type_str = "<class 'torch.Tensor'>" if isinstance(offsets, torchish.Tensor) \
@@ -101,9 +126,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if padding_idx is not None and padding_idx < 0:
         padding_idx = weight.size(0) + padding_idx
+    if max_norm is None:
+        _check_offsets(input, offsets, bags_given)
     _check_index(input, weight.shape[0])
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
+        _check_offsets(input, offsets, bags_given)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
