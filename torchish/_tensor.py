@@ -180,8 +180,53 @@ class Tensor:
         # Legacy constructor: torch.Tensor(2, 3) (uninitialised) or torch.Tensor([1, 2]).
         from ._ops.creation import tensor as _tensor_fn, empty
         if len(args) == 1 and not isinstance(args[0], int):
-            return _tensor_fn(args[0], dtype=dt.get_default_dtype())
-        return empty(*args, dtype=dt.get_default_dtype(), device=kwargs.get("device"))
+            t = _tensor_fn(args[0], dtype=dt.get_default_dtype())
+        else:
+            t = empty(*args, dtype=dt.get_default_dtype(), device=kwargs.get("device"))
+        return t if cls is Tensor else _reclass(t, cls)   # `super().__new__(cls, ...)`
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from . import overrides
+        if getattr(cls, "__torch_function__", None) is overrides._disabled_torch_function_impl:
+            overrides.PLAIN.add(cls)     # (nn.Parameter): its instances never dispatch
+        else:
+            overrides.PLAIN.discard(cls)
+            overrides.ARMED[0] = True
+            overrides.install_methods(cls)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """PyTorch's default: `func` runs with subclasses switched off, and its Tensor
+        results become instances of `cls` (in-place results are the same object)."""
+        from .overrides import default_torch_function
+        return default_torch_function(cls, func, types, args, kwargs)
+
+    def as_subclass(self, cls):
+        """A `cls` instance aliasing this tensor: same storage and version counter, attached
+        to the autograd graph (an AliasBackward0 node, as PyTorch's)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(_NOT_A_SUBCLASS)
+        from ._ops.shape import _view_steps_op
+        from .overrides import DisableTorchFunctionSubclass
+        with DisableTorchFunctionSubclass():
+            return _reclass(_view_steps_op(self, ()), cls)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, dispatch_strides=False,
+                       dispatch_device=False, device_for_backend_keys=None):
+        """A `cls` instance sharing `data`'s storage, detached from its graph (a leaf),
+        requiring grad as `require_grad` says (how nn.Parameter is made)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(_NOT_A_SUBCLASS)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                            f"not {type(data).__name__}")
+        t = _alias(data, cls=cls)
+        t._base = data._base
+        if require_grad:
+            t.requires_grad_(True)
+        return t
 
     # ---- data access ---------------------------------------------------------------------
     @property
@@ -612,7 +657,7 @@ class Tensor:
         return int(self.item())
 
     def __iter__(self):
-        if self.ndim == 0:
+        if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
@@ -630,7 +675,11 @@ class Tensor:
             name = name.rsplit("::", 1)[-1]
         device = None if self.device.type == "cpu" else str(self.device)
         tangent = self.__dict__.get("_fw_tangent")   # a dual tensor's (forward AD)
+        cls = type(self)   # a subclass prints its name (Parameter adds its own header)
+        prefix = "tensor(" if cls is Tensor or "_prints_as_tensor" in vars(cls) else \
+            cls.__name__ + "("
         return format_tensor(np.asarray(self._data), self.dtype.name, device=device,
+                             prefix=prefix,
                              requires_grad=self.requires_grad, grad_fn_name=name,
                              default_float_dtype=dt.get_default_dtype().name,
                              tangent=None if tangent is None else repr(tangent))
@@ -664,8 +713,12 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, proto):
-        # Plain pickling (multiprocessing, copy): rebuild from a NumPy copy.
-        return (_rebuild, (np.asarray(self._data), str(self.device), self.requires_grad))
+        # Plain pickling (multiprocessing, copy): rebuild from a NumPy copy (a subclass
+        # instance as its class, with its attributes).
+        args = (np.asarray(self._data), str(self.device), self.requires_grad)
+        if type(self) is not Tensor:
+            return (_rebuild_as, (type(self), args, self.__dict__))
+        return (_rebuild, args)
 
     def __getstate__(self):
         return None
@@ -738,13 +791,35 @@ class Tensor:
         return self.to("cuda" if device is None else _device_cls(
             device if not isinstance(device, int) else f"cuda:{device}"))
 
-    def __torch_function__(self, *args, **kwargs):
-        return NotImplemented
+
+_NOT_A_SUBCLASS = ("Creating a Tensor subclass from a class that does not inherit from Tensor "
+                   "is not possible. Make sure your class inherits from Tensor.")
+
+
+def _reclass(t, cls):
+    """`t` (a tensor no one else holds) as an instance of `cls`."""
+    if type(t) is cls:
+        return t
+    try:
+        t.__class__ = cls
+        return t
+    except TypeError:   # `cls` has slots of its own: copy the fields into a new instance
+        new = object.__new__(cls)
+        for name in Tensor.__slots__[:-2]:
+            setattr(new, name, getattr(t, name))
+        new.__dict__.update(t.__dict__)
+        return new
 
 
 def _rebuild(array, device, requires_grad):
     from ._ops.creation import tensor
     return tensor(array, device=device, requires_grad=requires_grad)
+
+
+def _rebuild_as(cls, args, state):
+    t = _reclass(_rebuild(*args), cls)
+    t.__dict__.update(state)
+    return t
 
 
 def _rewrap_like(template, new):

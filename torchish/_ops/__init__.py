@@ -22,4 +22,5 @@ def plain_functions():
     for name in pointwise_math.INPLACE_FUNCTIONS:  # torch.relu_(t) is t.relu_()
         out[name] = getattr(Tensor, name)
     from .out_arg import accept_out
-    return {name: accept_out(name, fn) for name, fn in out.items()}
+    from ..overrides import entry   # (they dispatch __torch_function__ once, at their entry)
+    return {name: entry(accept_out(name, fn), "torch." + name) for name, fn in out.items()}

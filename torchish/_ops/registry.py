@@ -19,6 +19,10 @@ into the compiled forward (a tuple, a dtype, a bool). From the declaration the r
 3. wraps outputs (views share the input's storage, see `_storage.py`);
 4. when grad mode is on and an input requires grad, records a `Node` whose backward is the
    plan's `jax.vjp` pullback, jitted and cached per (plan, which inputs need grads).
+
+An operand that takes part in `__torch_function__` (a Tensor subclass, a tensor-like) or an
+active TorchFunctionMode hands the call to `overrides.dispatch` first, with the binding the
+user called as `func` (`_torch_function`); plain tensors pay one type test each.
 """
 import enum
 import functools
@@ -36,6 +40,7 @@ from .._device import CPU, has_accelerator
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
 from .._storage import (InferenceStorage, Storage, apply_template, base_view, extend, read_view,
                        write_view)
+from .. import overrides as _tf
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 from .errors import ArgumentTypeError, argument_error
@@ -246,12 +251,14 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         REGISTRY[opname] = definition
         definition.sig = sig
         fn = _generate(definition, sig, "dispatch")
+        _register(fn, definition, "torch." + opname)
         definition.function = fn
         definition.bindings = {"function": function, "method": method, "inplace": inplace,
                                "dunders": dunders, "nn": nn, "aliases": aliases}
         if inplace:
             definition.inplace_fn = _generate(definition, sig, "dispatch_inplace",
                                               opname + "_", self_param=next(iter(sig.parameters)))
+            _register(definition.inplace_fn, definition, opname + "_", method=True)
         _bind(definition, sig)
         return fn
     return deco
@@ -334,27 +341,127 @@ def _bind(definition, sig):
         for name in names:
             meth = _generate(definition, sig, "dispatch", name, self_param=self_param) \
                 if checked else definition.function
+            if meth is not definition.function:
+                _register(meth, definition, name, method=True, self_param=self_param)
             if self_param != first:
                 meth = _reorder_method(meth, self_param, sig)
             setattr(Tensor, name, meth)
     if b["inplace"]:
         for name in names:
-            setattr(Tensor, name + "_", _generate(
-                definition, sig, "dispatch_inplace", name + "_", self_param=first)
-                if checked and name != definition.name else definition.inplace_fn)
+            if checked and name != definition.name:
+                fn = _generate(definition, sig, "dispatch_inplace", name + "_", self_param=first)
+                _register(fn, definition, name + "_", method=True)
+            else:
+                fn = definition.inplace_fn
+            setattr(Tensor, name + "_", fn)
     for dunder in b["dunders"]:
-        if dunder in _INPLACE_DUNDERS:
-            fn = definition.inplace_fn
-            if checked:
-                fn = _generate(definition, sig, "dispatch_inplace", dunder, dunder=True)
-            setattr(Tensor, dunder, fn)
-        elif dunder.startswith("__r") and dunder not in _SELF_FIRST_RDUNDERS and not (
+        if dunder.startswith("__r") and dunder not in _SELF_FIRST_RDUNDERS and not (
                 definition.name == "rsub" or definition.name.startswith("_r")):
+            # (the operands come swapped: the subclass's routing `__rX__` dispatches it)
             setattr(Tensor, dunder, _swapped(definition, dunder) if checked else (
                 lambda self, other, _f=definition.function: _f(other, self)))
-        else:
-            setattr(Tensor, dunder, _generate(definition, sig, "dispatch", dunder, dunder=True)
-                    if checked else definition.function)
+            continue
+        inplace = dunder in _INPLACE_DUNDERS
+        fn = definition.inplace_fn if inplace else definition.function
+        if checked:
+            fn = _generate(definition, sig, "dispatch_inplace" if inplace else "dispatch",
+                           dunder, dunder=True)
+            _register(fn, definition, _REPORTED_AS.get(dunder, dunder), method=True,
+                      dunder=dunder not in _UNARY_DUNDERS)
+        setattr(Tensor, dunder, fn)
+
+
+_UNARY_DUNDERS = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
+
+# ---- __torch_function__: which binding was called (see `overrides`) -------------------------
+
+# id of a generated binding's code -> (op, the binding, the public object's name, whether it is
+# a Tensor attribute, the parameter bound as self, whether it is an operator, the code)
+_BINDINGS = {}
+
+_REPORTED_AS = _tf.REPORTED_AS
+
+
+def _register(fn, definition, name, method=False, self_param=None, dunder=False):
+    # keyed by identity: code objects compare equal by value (same generated source)
+    _BINDINGS[id(fn.__code__)] = (definition, fn, name, method, self_param, dunder,
+                                  fn.__code__)
+
+
+def routes_itself(fn):
+    """Whether `fn` is a generated binding that dispatches `__torch_function__` itself (in
+    the dispatcher, before anything else runs)."""
+    info = _BINDINGS.get(id(getattr(fn, "__code__", None)))
+    return info is not None and info[6] is fn.__code__ and info[0].identity_if is None \
+        and not info[0].casts_input
+
+
+_PROCEED = object()
+_PLAIN = _tf.PLAIN
+_TF_MODES = _tf.MODES
+
+
+def _torch_function(definition, targs, sargs):
+    """What `__torch_function__` (a mode's, or an operand's) makes of this call, or _PROCEED:
+    nothing takes part after all (switched off, an opted-out subclass)."""
+    if _tf.STATE[0] == 2:
+        return _PROCEED
+    found = _tf.overloaded(_tf._flat(targs))
+    if not found and not _TF_MODES:
+        return _PROCEED
+    info = None
+    frame = sys._getframe(2)   # the binding (or dispatch_out, autocast) that called dispatch
+    for _ in range(3):
+        if frame is None:
+            break
+        info = _BINDINGS.get(id(frame.f_code))
+        if info is not None and info[0] is definition and info[6] is frame.f_code:
+            break
+        info, frame = None, frame.f_back
+    if info is None:
+        public, label, self_param, dunder = definition.function, "torch." + definition.name, \
+            None, False
+    else:
+        _, fn, name, method, self_param, dunder, _ = info
+        public = vars(Tensor).get(name, fn) if method else fn
+        label = ("torch.Tensor." if method else "") + name
+    args, kwargs = _call_args(definition, targs, sargs, self_param)
+    if info is not None and "out" in frame.f_code.co_varnames:   # (via dispatch_out)
+        out = frame.f_locals.get("out")
+        if out is not None:
+            kwargs["out"] = out
+    return _tf.dispatch(public, found, args, kwargs, label, dunder=dunder)
+
+
+_SIMPLE = (bool, int, float, complex, str, type(None), tuple)
+
+
+def _call_args(definition, targs, sargs, self_param):
+    """(args, kwargs) that call the op's public binding as this call did: parameters at their
+    defaults left out, the others by position up to the first one left out."""
+    values = dict(zip(definition.tensors, targs))
+    values.update(zip(definition.statics, sargs))
+    args, kwargs = [], {}
+    positional = True
+    empty = inspect.Parameter.empty
+    for p in definition.sig.parameters.values():
+        v = values[p.name]
+        if p.kind is p.VAR_POSITIONAL:
+            args.extend(v)
+            continue
+        default = p.default is not empty and (v is p.default or (
+            type(v) is type(p.default) and isinstance(v, _SIMPLE) and v == p.default))
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and positional:
+            if not default:
+                args.append(v)
+                continue
+            positional = False
+        if not default:
+            kwargs[p.name] = v
+    if self_param is not None and args and self_param in values:
+        i = next(i for i, a in enumerate(args) if a is values[self_param])
+        args.insert(0, args.pop(i))
+    return tuple(args), kwargs
 
 
 def _swapped(definition, dunder):
@@ -393,9 +500,11 @@ def public_functions():
         if d.bindings["function"]:
             for name in (d.name,) + tuple(d.bindings["aliases"]):
                 # an alias gets its own binding where its errors name it
-                out[name] = _generate(d, d.sig, "dispatch", name, out=name in OUT_NAMES) \
-                    if name in OUT_NAMES or (name != d.name and d.argcheck is not None) \
-                    else d.function
+                if name in OUT_NAMES or (name != d.name and d.argcheck is not None):
+                    out[name] = _generate(d, d.sig, "dispatch", name, out=name in OUT_NAMES)
+                    _register(out[name], d, "torch." + name)
+                else:
+                    out[name] = d.function
     return out
 
 
@@ -676,8 +785,11 @@ def _collect(targs, fuse_views=True):
     kinds, leaves, tensors = [], [], []
     first = None
     needs_grad = False
+    special = False   # an operand that may take part in __torch_function__
     for v in targs:
         if isinstance(v, Tensor):
+            if type(v) is not Tensor and type(v) not in _PLAIN:
+                special = True
             view = v._view
             if (fuse_views and view is not None and v._cache_base is not v._storage.data
                     and not v._stopgrad):
@@ -699,6 +811,8 @@ def _collect(targs, fuse_views=True):
             bad = None
             for x in v:
                 if isinstance(x, Tensor):
+                    if type(x) is not Tensor and type(x) not in _PLAIN:
+                        special = True
                     data = x._data
                     sub.append((_BY_NP[data.dtype], data.ndim == 0))
                     leaves.append(data)
@@ -712,6 +826,8 @@ def _collect(targs, fuse_views=True):
                     leaves.append(x)
                     tensors.append(None)
                 else:   # the plan raises the parser's TypeError, naming the argument
+                    if hasattr(type(x), "__torch_function__"):   # a tensor-like
+                        special = True
                     bad = ("?", type(v), len(sub), type(x))
                     break
             kinds.append(bad or ("L", tuple(sub)))
@@ -723,7 +839,9 @@ def _collect(targs, fuse_views=True):
                     v = v.item()
                 leaves.append(v)
                 tensors.append(None)
-    return tuple(kinds), leaves, tensors, first, needs_grad
+            elif k is not None and hasattr(k[1], "__torch_function__"):   # a tensor-like
+                special = True
+    return tuple(kinds), leaves, tensors, first, needs_grad, special
 
 
 def _run(plan, leaves):
@@ -759,11 +877,15 @@ def _check(definition, plan, targs, leaves):
 
 
 def dispatch(definition, targs, sargs):
+    kinds, leaves, tensors, first, needs_grad, special = _collect(targs)
+    if special or _TF_MODES:
+        result = _torch_function(definition, targs, sargs)
+        if result is not _PROCEED:
+            return result
     if _AUTOCAST_ACTIVE[0] and definition.name in _autocast.NAMES:
         cast = _autocast_args(definition, targs, sargs)
         if cast is not None:   # the op runs on the cast arguments, autocast suspended
             return _autocast.suspended(dispatch, definition, *cast)
-    kinds, leaves, tensors, first, needs_grad = _collect(targs)
     plan = _get_plan(definition, sargs, kinds)
     record = needs_grad and definition.differentiable and grad_mode.GRAD_ENABLED[0]
     if definition.view is not None:
@@ -844,6 +966,10 @@ def dispatch_out(definition, targs, sargs, out, name):
     """`torchish.<name>(..., out=out)`: the result, computed as without `out`, written into
     `out` in place (see `out_arg.write_out`); `out` (or the named tuple of outs) returned."""
     from . import out_arg
+    if _tf.ARMED[0] and (_TF_MODES or _tf.overloaded(_tf._flat(targs + (out,)))):
+        result = _torch_function(definition, targs, sargs)   # (before out's checks)
+        if result is not _PROCEED:
+            return result
     outs = out_arg.check_out(name, out, targs, multi=definition.returns is not None or None)
     if name in out_arg.DTYPE_FROM_OUT:
         if name in ("sum", "prod") and not given(sargs[definition.statics.index("dim")]):
@@ -1173,13 +1299,17 @@ def check_inplace(self):
 
 
 def dispatch_inplace(definition, targs, sargs):
+    kinds, leaves, tensors, _, needs_grad, special = _collect(targs, fuse_views=False)
+    if special or _TF_MODES:
+        result = _torch_function(definition, targs, sargs)
+        if result is not _PROCEED:
+            return result
     self = targs[0]
     check_inplace(self)
     view = self._view
     if view is not None and 0 in view.stride and definition.name not in _OVERLAP_OK and any(
             st == 0 and n > 1 for n, st in zip(view.size, view.stride)):
         raise RuntimeError(_OVERLAP_MSG)
-    kinds, leaves, tensors, _, needs_grad = _collect(targs, fuse_views=False)
     plan = _get_plan(definition, sargs, kinds, self.dtype)
     error = _check(definition, plan, targs, leaves)
     out = _run(plan, leaves)

@@ -1,7 +1,10 @@
 """`torchish.nn.functional`: the registry's `nn=True` ops plus the functions in `_functional/`
 (each file lists its public names in `__all__`)."""
 import importlib as _importlib
+import inspect as _inspect
 import os as _os
+
+from ..overrides import entry as _entry
 
 from .._ops.registry import functional_ops as _functional_ops
 
@@ -15,4 +18,7 @@ for _name in _FAMILIES:
         continue
     _mod = _importlib.import_module(f"{__package__}._functional.{_name}")
     for _fn in getattr(_mod, "__all__", ()):
-        globals()[_fn] = getattr(_mod, _fn)
+        _value = getattr(_mod, _fn)
+        if _inspect.isfunction(_value):   # dispatches __torch_function__ once, at its entry
+            _value = _entry(_value, "torch.nn.functional." + _fn, python=True)
+        globals()[_fn] = _value

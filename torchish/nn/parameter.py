@@ -1,9 +1,13 @@
 """`nn.Parameter`, `nn.Buffer`, and the uninitialized ones of lazy modules."""
 from .._tensor import Tensor, _alias
+from ..overrides import _disabled_torch_function_impl
 
 
 class Parameter(Tensor):
-    """A leaf tensor that a Module registers as a parameter. Shares storage with `data`."""
+    """A leaf tensor that a Module registers as a parameter. Shares storage with `data`.
+    Opted out of `__torch_function__`, as PyTorch's: ops on parameters give plain Tensors."""
+    __torch_function__ = _disabled_torch_function_impl
+    _prints_as_tensor = True
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -47,6 +51,7 @@ def _rebuild_parameter(array, requires_grad):
 class UninitializedTensorMixin:
     """A parameter or buffer of a lazy module before its shape is known: `materialize(shape)`
     gives it data (uninitialised in PyTorch; zeros here) and turns it into `cls_to_become`."""
+    __torch_function__ = _disabled_torch_function_impl
 
     def materialize(self, shape, device=None, dtype=None):
         from .. import get_default_dtype
@@ -94,7 +99,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         t._lazy_factory = (device, dtype)
         t.persistent = persistent
         if requires_grad:
-            if not (data.dtype.is_floating_point or data.dtype.is_complex):
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise RuntimeError("Only Tensors of floating point and complex dtype can "
                                    "require gradients")
             t.requires_grad_(True)
@@ -106,6 +111,8 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
 class Buffer(Tensor):
     """`nn.Buffer(t)`: marks a tensor to be registered as a buffer on assignment."""
+    __torch_function__ = _disabled_torch_function_impl   # (PyTorch's are plain Tensors)
+    _prints_as_tensor = True
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
