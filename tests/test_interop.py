@@ -217,3 +217,42 @@ def test_full_reads_numpy_scalars_as_python_numbers(fill):
     torch = pytest.importorskip("torch")
     want, got = torch.full((2,), fill), torchish.full((2,), fill)
     assert str(got.dtype) == str(want.dtype) and got.tolist() == want.tolist()
+
+
+NP_SCALARS = [np.float32(2), np.float64(2), np.int64(3), np.int32(3), np.bool_(True),
+              np.float16(2), np.uint8(3)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "bool"])
+def test_numpy_scalar_operands_read_as_python_numbers(dtype):
+    """`t * np.float32(2)` is a tensor (it was a NumPy array: the operator gave up and NumPy
+    took over), with PyTorch's dtype: NumPy integers count as int, the rest as float."""
+    torch = pytest.importorskip("torch")
+    for s in NP_SCALARS:
+        a, b = torch.tensor([1, 0]).to(getattr(torch, dtype)), torchish.tensor([1, 0]).to(
+            getattr(torchish, dtype))
+        for want, got in ((a * s, b * s), (s * a, s * b), (torch.add(a, s), torchish.add(b, s)),
+                          (a == s, b == s)):
+            assert type(got) is torchish.Tensor, (s, type(got))
+            assert str(got.dtype) == str(want.dtype) and got.tolist() == want.tolist(), s
+    x = torchish.zeros(2, dtype=torchish.int8).fill_(np.int64(3))
+    assert x.tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("expr", ["x + a", "x * b", "x - i", "x / a", "x + np.array(2.0)",
+                                  "torch.tensor([True, True]) & b", "torch.tensor([1, 2]) + i",
+                                  "x ** a", "torch.ones(2, requires_grad=True) + a"])
+def test_tensor_with_ndarray_operand_is_computed_by_numpy_and_wrapped(expr):
+    """The tensor's operator gives up on an ndarray, NumPy computes with its own promotion and
+    the result comes back as a tensor (bool as uint8), as PyTorch's __array_wrap__ does."""
+    torch = pytest.importorskip("torch")
+    env = dict(np=np, a=np.array([1., 2.]), b=np.array([True, False]),
+               i=np.array([1, 2], dtype=np.int32))
+
+    def run(lib):
+        try:
+            r = eval(expr, dict(env, torch=lib, x=lib.ones(2)))
+            return type(r).__name__, str(r.dtype), r.tolist()
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+    assert run(torchish) == run(torch)

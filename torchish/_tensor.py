@@ -601,6 +601,18 @@ class Tensor:
         arr = np.asarray(self._data)
         return arr.astype(dtype) if dtype is not None else arr
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # `t + ndarray`: the operator gives up, NumPy computes (with NumPy's promotion) and
+        # hands its result here, as PyTorch's tensor takes it back (bool as uint8); PyTorch's
+        # conversion of a tensor that requires grad refuses, the gradient would be lost
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        from ._ops.creation import from_numpy
+        return from_numpy(np.ascontiguousarray(array))
+
     def item(self):
         if _vmap_batched(self._data):
             raise RuntimeError(_VMAP_ITEM)

@@ -580,8 +580,13 @@ def _kind_of(v):
         return (v.dtype, v.ndim == 0)
     if v is None:
         return None
+    kind = type(v)
+    if kind in _SCALAR_TYPES:
+        return kind
+    if isinstance(v, _NP_SCALAR):   # as PyTorch's parser reads them (see dt.python_scalar)
+        return int if isinstance(v, _NP_INTEGER) else float
     if isinstance(v, (bool, int, float, complex)):
-        return type(v)
+        return kind
     if isinstance(v, (list, tuple)):
         return ("L", tuple(_kind_of(x) for x in v))
     return ("?", type(v))   # no operand: the plan raises the parser's TypeError
@@ -773,6 +778,8 @@ _BY_NP = dt._BY_NP
 _AUTOCAST_ACTIVE = _autocast.ACTIVE
 _DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
+_SCALAR_TYPES = frozenset(_SCALARS)
+_NP_SCALAR, _NP_INTEGER = dt.np.generic, dt.np.integer
 
 
 def _collect(targs, fuse_views=True):
@@ -835,8 +842,8 @@ def _collect(targs, fuse_views=True):
             k = _kind_of(v)
             kinds.append(k)
             if isinstance(k, type):
-                if not isinstance(v, _SCALARS):
-                    v = v.item()
+                if isinstance(v, _NP_SCALAR):
+                    v = dt.python_scalar(v)
                 leaves.append(v)
                 tensors.append(None)
             elif k is not None and hasattr(k[1], "__torch_function__"):   # a tensor-like
