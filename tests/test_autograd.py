@@ -1067,3 +1067,20 @@ def test_remainder_gradients_keep_the_sign_of_zero(op):
         return [_signs(v) for v in (y, x.grad, o.grad, x2.grad)]
     expected, actual = both(program)
     assert actual == expected
+
+
+@pytest.mark.parametrize("case", [
+    lambda T, x: x.std(), lambda T, x: sum(T.std_mean(x.reshape(1, 3), dim=1)).sum(),
+    lambda T, x: T.nn.functional.softplus(x * 100).sum(),
+    lambda T, x: T.nn.functional.softplus(x, beta=2, threshold=1).sum()],
+    ids=["std", "std_mean", "softplus_large", "softplus_threshold"])
+@pytest.mark.parametrize("values", [[1.0, 1.0, 1.0], [1.54, 0.1, -0.03]])
+def test_gradients_at_masked_points_are_finite_as_pytorchs(case, values):
+    """std of a constant input (PyTorch masks grad / (2 std) where std is 0) and softplus
+    above its threshold (exp of the unused branch overflowed): NaN gradients before."""
+    grads = []
+    for T in (torch, torchish):
+        x = T.tensor(values, requires_grad=True)
+        case(T, x).backward()
+        grads.append(x.grad.tolist())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5)

@@ -369,7 +369,9 @@ def mish(input):
 def softplus(input, beta=1.0, threshold=20.0):
     _reject("softplus_cpu", input, "bi")
     scaled = input * beta
-    return jnp.where(scaled > threshold, input, jnp.log1p(jnp.exp(scaled)) / beta)
+    # (the unused branch is clamped: exp overflowing to inf made its zero gradient 0 * inf)
+    return jnp.where(scaled > threshold, input,
+                     jnp.log1p(jnp.exp(jnp.minimum(scaled, threshold))) / beta)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="DivBackward0", nn=True, function=False, method=False)

@@ -258,9 +258,16 @@ def _var_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var(input, dim, unbiased, keepdim, correction)
 
 
+def _std(var):
+    """sqrt(var) whose gradient is 0 where var is 0, as PyTorch's std backward masks it (the
+    plain sqrt's infinite slope there gave NaN gradients for a constant input)."""
+    zero = var == 0
+    return jnp.where(zero, 0, jnp.sqrt(jnp.where(zero, 1, var)))
+
+
 @op("std", opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="StdBackward0")
 def _std_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return jnp.sqrt(_var(input, dim, unbiased, keepdim, correction))
+    return _std(_var(input, dim, unbiased, keepdim, correction))
 
 
 @op("var_mean", promote=P.NONE, grad_fn="VarMeanBackward0", method=False)
@@ -270,7 +277,7 @@ def _var_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=No
 
 @op("std_mean", promote=P.NONE, grad_fn="StdMeanBackward0", method=False)
 def _std_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return (jnp.sqrt(_var(input, dim, unbiased, keepdim, correction)),
+    return (_std(_var(input, dim, unbiased, keepdim, correction)),
             _mean_of(input, dim, keepdim))
 
 
