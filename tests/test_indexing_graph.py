@@ -169,3 +169,21 @@ def test_compiled_indexing_with_backward():
         torchish.tensor(x.numpy()), torchish.tensor([0, 2]))
     assert abs(float(got[0]) - float(want[0])) <= 1e-5 * abs(float(want[0]))
     assert torch.allclose(torch.tensor(got[1].numpy()), want[1], atol=1e-5)
+
+
+def test_index_put_with_repeated_indices_gives_every_value_its_gradient():
+    """Non-accumulating index_put / setitem with a repeated index: PyTorch gives every value
+    the gradient at the position it was written to (JAX's rule gave it only to the winner)."""
+    outs = []
+    for T in (torch, torchish):
+        h = T.zeros(3, requires_grad=True)
+        v = T.tensor([1., 2., 3.], requires_grad=True)
+        out = h.index_put((T.tensor([0, 1, 1]),), v)
+        out.backward(T.tensor([1., 10., 100.]))
+        x = T.zeros(4, 2, requires_grad=True)
+        w = T.ones(2, requires_grad=True)
+        y = x.clone()
+        y[T.tensor([2, 2, 0])] = w
+        (y * T.arange(8.).reshape(4, 2)).sum().backward()
+        outs.append([t.tolist() for t in (out, v.grad, h.grad, w.grad, x.grad)])
+    assert outs[1] == outs[0]

@@ -345,7 +345,35 @@ def _index_put(input, indices, values, key, accumulate=False):
     values = values.astype(input.dtype)
     if accumulate and input.dtype == jnp.bool_:  # bool accumulation is a logical or
         return input.at[idx].max(values)
-    return input.at[idx].add(values) if accumulate else input.at[idx].set(values)
+    if accumulate:
+        return input.at[idx].add(values)
+    return _put(input, values, indices, key)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
+def _put(input, values, indices, key):
+    return input.at[_rebuild_key(key, indices)].set(values)
+
+
+def _put_fwd(input, values, indices, key):
+    return _put(input, values, indices, key), (indices, values)
+
+
+def _put_bwd(key, saved, grad):
+    # PyTorch's: every value gets the gradient at the position it was written to, repeated
+    # indices included (JAX's own rule gives it only to the value that won the write)
+    indices, values = saved
+    idx = _rebuild_key(key, indices)
+    g_values = grad[idx]
+    lead = g_values.ndim - values.ndim
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(values.shape)
+                                      if n == 1 and g_values.shape[lead + i] != 1)
+    g_values = jnp.sum(g_values, axis=axes, keepdims=False).reshape(values.shape) if axes \
+        else g_values
+    return grad.at[idx].set(0), g_values, None
+
+
+_put.defvjp(_put_fwd, _put_bwd)
 
 
 @op(promote=P.NONE, grad_fn="IndexPutBackward0", inplace=True, function=False, method=False,
