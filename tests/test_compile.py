@@ -852,3 +852,23 @@ def test_full_with_a_traced_fill_value_compiles():
     assert out.dtype is torch.int64 and out.tolist() == [3, 3]
     g = torch.compile(lambda t: torch.full((2,), t.sum(), dtype=torch.float16))
     assert g(torch.ones(2)).dtype is torch.float16
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: a * a.sum().detach().reshape(()), lambda a: a * a.detach()[0],
+    lambda a: a * a.detach().view(2)[1], lambda a: a * a.detach().t().unsqueeze(0)[0, 1]])
+def test_views_of_a_detached_tensor_stay_detached_when_compiled(fn):
+    """A compiled function's backward (JAX's vjp of the trace) must not reach through a view
+    of `x.detach()`: the gradients equal eager ones."""
+    grads = []
+    for f in (fn, torch.compile(fn)):
+        x = torch.tensor([1., 2.], requires_grad=True)
+        f(x).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[1] == grads[0]
+
+
+def test_a_detached_leaf_that_requires_grad_gets_gradients_from_a_compiled_call():
+    w = torch.randn(2).detach().requires_grad_()
+    torch.compile(lambda a: (a * w).sum())(torch.tensor([1., 3.])).backward()
+    assert w.grad.tolist() == [1., 3.]

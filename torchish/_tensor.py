@@ -451,6 +451,8 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
+        if requires_grad:   # a leaf gradients flow to, even when traced (`x.detach()` was not)
+            self._stopgrad = False
         return self
 
     @property

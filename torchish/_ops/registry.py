@@ -1060,6 +1060,7 @@ def _as_view(src, steps):
         view = extend(view, step)
     t = _alias(src, view)
     t._cache, t._cache_base = None, None
+    t._stopgrad = src._stopgrad   # a view of a detached tensor is detached too (when traced)
     return t
 
 
