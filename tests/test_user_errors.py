@@ -542,6 +542,15 @@ CASES = [
      'NotImplementedError', '"linspace_cpu" not implemented for \'Bool\''),
     ('L.histc(L.tensor([1j]))',
      'NotImplementedError', '"aminmax_cpu" not implemented for \'ComplexFloat\''),
+    # subtraction with a bool operand (tensor or Python bool), whichever side
+    *[(expr, 'RuntimeError', 'Subtraction, the `-` operator, with a bool tensor is not '
+       'supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator '
+       'instead.') for expr in (
+        'L.tensor([True]) - 1', '1 - L.tensor([True])', 'L.ones(1) - L.tensor([True])',
+        'L.ones(1) - True', 'True - L.ones(1)', 'L.ones(1).sub_(L.tensor([True]))',
+        'L.rsub(L.ones(1), L.tensor([True]))', 'L.nn.functional.tanhshrink(L.tensor([True]))')],
+    ('L.tensor([True]) - True', 'RuntimeError', 'Subtraction, the `-` operator, with two bool '
+     'tensors is not supported. Use the `^` or `logical_xor()` operator instead.'),
 ]
 
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 import numpy as np
 
+from .. import _dtype as dt
 from .._eager_jit import eager_jit
 from .errors import scalar_overflow
 from .registry import NOT_IMPLEMENTED, REGISTRY, Promote, op
@@ -56,10 +57,16 @@ def _scaled(other, alpha):
     return other * alpha
 
 
-def _check_bool_sub(x):
-    if _is_bool(x):
+def _no_bool_subtraction(kinds):
+    """PyTorch refuses subtraction with a bool operand (tensor or Python bool)."""
+    bools = sum(k is bool or (type(k) is tuple and k[0] is dt.bool) for k in kinds[:2])
+    if bools == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
 
 
 @op(grad_fn="AddBackward0", inplace=True, saves=(), dunders=("__add__", "__radd__", "__iadd__"),
@@ -69,16 +76,16 @@ def add(input, other, *, alpha=1):
 
 
 @op(grad_fn="SubBackward0", inplace=True, saves=(), dunders=("__sub__", "__isub__"),
-    aliases=("subtract",), scalar_operands=True, scalars_as_tensors=True)
+    aliases=("subtract",), scalar_operands=True, scalars_as_tensors=True,
+    kinds_check=_no_bool_subtraction)
 def sub(input, other, *, alpha=1):
-    _check_bool_sub(input)
     return input - _scaled(other, alpha)
 
 
 @op(grad_fn=lambda kinds, statics: "RsubBackward1" if isinstance(kinds[1], type) else
-    "RsubBackward0", saves=(), dunders=("__rsub__",), scalar_operands=("other",))
+    "RsubBackward0", saves=(), dunders=("__rsub__",), scalar_operands=("other",),
+    kinds_check=_no_bool_subtraction)
 def rsub(input, other, *, alpha=1):
-    _check_bool_sub(input)
     return other - _scaled(input, alpha)
 
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 
 from .. import _dtype as dt
-from .pointwise import _check_bool_sub, _is_bool, _is_int, _reject, _scalar_variant, legacy_name
+from .pointwise import _no_bool_subtraction, _is_bool, _is_int, _reject, _scalar_variant, legacy_name
 from .errors import scalar_overflow
 from .registry import Promote, op
 
@@ -398,9 +398,9 @@ def logsigmoid(input):
     return jax.nn.log_sigmoid(input)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="SubBackward0", nn=True, function=False, method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="SubBackward0", nn=True, function=False, method=False,
+    kinds_check=_no_bool_subtraction)
 def tanhshrink(input):
-    _check_bool_sub(input)
     return input - jnp.tanh(input)
 
 

@@ -94,6 +94,7 @@ class OpDef:
         self.view = view
         self.returns = returns
         self.check = None
+        self.kinds_check = None
         self.plans = {}
 
     def __repr__(self):
@@ -146,7 +147,7 @@ def in_overload(definition, statics, name):
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
-       inplace_grad_fn=None, check=None, opmath_scalars=False, opmath=False,
+       inplace_grad_fn=None, check=None, kinds_check=None, opmath_scalars=False, opmath=False,
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
        optional_tensors=None):
@@ -168,6 +169,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                about the operands as passed (Tensors, scalars) when no operand is a JAX
                tracer; what it returns is raised once the forward has run. For errors PyTorch
                raises from values (integer division by zero), which a compiled body cannot.
+    kinds_check: callable(kinds) raising PyTorch's error for operand dtypes it refuses
+               (kinds: a tensor's `(dtype, is 0-d, ...)`, a Python scalar's type); asked when
+               a plan is made, so valid calls never pay for it.
     inplace_grad_fn: the node name of the in-place variant when PyTorch's differs
                (`elu_` records EluBackward1).
     opmath_scalars: for a half-precision (bfloat16, float16) result, a Python scalar or
@@ -226,6 +230,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                            saves, view, returns)
         definition.inplace_grad_fn = inplace_grad_fn
         definition.check = check
+        definition.kinds_check = kinds_check
         definition.opmath_scalars = opmath_scalars
         definition.opmath = opmath
         definition.scalar_operands = scalar_operands
@@ -606,6 +611,8 @@ class Plan:
                     raise TypeError(f"expected Tensor as element {kind[2]} in argument, but "
                                     f"got {kind[3].__name__}" if len(kind) == 4 else
                                     f"unsupported operand of type {kind[1].__name__}")
+        if definition.kinds_check is not None:
+            definition.kinds_check(kinds)
         self.op = definition
         self.statics = dict(zip(definition.statics, statics))
         self.kinds = kinds
