@@ -549,6 +549,12 @@ CASES = [
         'L.tensor([True]) - 1', '1 - L.tensor([True])', 'L.ones(1) - L.tensor([True])',
         'L.ones(1) - True', 'True - L.ones(1)', 'L.ones(1).sub_(L.tensor([True]))',
         'L.rsub(L.ones(1), L.tensor([True]))', 'L.nn.functional.tanhshrink(L.tensor([True]))')],
+    # expand checks from the last dimension: the error names the last mismatching one
+    ('L.zeros(2, 3).expand(3, 4)', 'RuntimeError', 'The expanded size of the tensor (4) must '
+     'match the existing size (3) at non-singleton dimension 1.  Target sizes: [3, 4].  Tensor '
+     'sizes: [2, 3]'),
+    ('L.zeros(2, 3).expand(-1, -1, 3)', 'RuntimeError', 'The expanded size of the tensor (-1) '
+     "isn't allowed in a leading, non-existing dimension 0"),
     ('L.tensor([True]) - True', 'RuntimeError', 'Subtraction, the `-` operator, with two bool '
      'tensors is not supported. Use the `^` or `logical_xor()` operator instead.'),
 ]

@@ -365,19 +365,19 @@ def _expand_shape(shape, sizes, dtype):
                            f"the number of sizes provided ({len(sizes)}) must be greater or "
                            f"equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
-    out = list(sizes[:lead])
-    if -1 in out:
-        raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                           f"non-existing dimension {out.index(-1)}")
-    for i, n in enumerate(shape):
-        s = sizes[lead + i]
+    out = list(sizes)
+    for i in reversed(range(len(sizes))):   # PyTorch checks from the last dim
+        n = shape[i - lead] if i >= lead else 1
+        s = sizes[i]
         if s == -1:
-            s = n
+            if i < lead:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            out[i] = n
         elif n != 1 and s != n:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
-                               f"size ({n}) at non-singleton dimension {lead + i}.  Target "
+                               f"size ({n}) at non-singleton dimension {i}.  Target "
                                f"sizes: {list(sizes)}.  Tensor sizes: {list(shape)}")
-        out.append(s)
     return tuple(out)
 
 
