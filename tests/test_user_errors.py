@@ -549,6 +549,17 @@ CASES = [
         'L.tensor([True]) - 1', '1 - L.tensor([True])', 'L.ones(1) - L.tensor([True])',
         'L.ones(1) - True', 'True - L.ones(1)', 'L.ones(1).sub_(L.tensor([True]))',
         'L.rsub(L.ones(1), L.tensor([True]))', 'L.nn.functional.tanhshrink(L.tensor([True]))')],
+    # factories check a fill value against the dtype as fill_ does
+    ('L.full((2,), 300, dtype=L.int8)', 'RuntimeError',
+     'value cannot be converted to type int8_t without overflow'),
+    ('L.full((2,), 2 ** 40, dtype=L.int32)', 'RuntimeError',
+     'value cannot be converted to type int without overflow'),
+    ('L.full((2,), 1e5, dtype=L.half)', 'RuntimeError',
+     'value cannot be converted to type c10::Half without overflow'),
+    ('L.zeros(2).new_full((2,), 1e40)', 'RuntimeError',
+     'value cannot be converted to type float without overflow'),
+    ('L.full_like(L.zeros(2, dtype=L.int16), 70000)', 'RuntimeError',
+     'value cannot be converted to type int16_t without overflow'),
     # expand checks from the last dimension: the error names the last mismatching one
     ('L.zeros(2, 3).expand(3, 4)', 'RuntimeError', 'The expanded size of the tensor (4) must '
      'match the existing size (3) at non-singleton dimension 1.  Target sizes: [3, 4].  Tensor '

@@ -267,12 +267,11 @@ def _filler(size, np_dtype, jdev):
 
 def _filled(size, value, dtype, device, requires_grad):
     d = dt.from_python_type(dtype) or dt.get_default_dtype()
-    if type(value) in (int, float) and value not in (0, 1) and not (
-            d.is_floating_point or d.is_complex or d is dt.bool):
-        info = np.iinfo(d.np)
-        if not (-info.max if info.min == 0 else info.min) <= value <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {np.dtype(d.np).name}_t "
-                               "without overflow")
+    if type(value) is not int or not 0 <= value <= 1:   # (zeros, ones: no check)
+        from .errors import scalar_overflow
+        error = scalar_overflow(value, d)
+        if error is not None:
+            raise error
     dev = _dev(device)
     jdev = jax_device(dev)
     if type(value) in (builtins.bool, int, float) and not (type(value) is int and
