@@ -549,6 +549,10 @@ CASES = [
         'L.tensor([True]) - 1', '1 - L.tensor([True])', 'L.ones(1) - L.tensor([True])',
         'L.ones(1) - True', 'True - L.ones(1)', 'L.ones(1).sub_(L.tensor([True]))',
         'L.rsub(L.ones(1), L.tensor([True]))', 'L.nn.functional.tanhshrink(L.tensor([True]))')],
+    ("L.zeros(2, 3).scatter_reduce(1, L.tensor([[0, 0, 2]]), L.tensor([[1., 5., 2.]]), 'max')"
+     ".tolist()", None, '[[5.0, 0.0, 2.0], [0.0, 0.0, 0.0]]'),
+    ("L.zeros(3).scatter_reduce(0, L.tensor([0, 0, 2]), L.tensor([1., 5., -2.]), 'min')"
+     ".tolist()", None, '[0.0, 0.0, -2.0]'),
     # factories check a fill value against the dtype as fill_ does
     ('L.full((2,), 300, dtype=L.int8)', 'RuntimeError',
      'value cannot be converted to type int8_t without overflow'),

@@ -850,6 +850,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if not index.size:
         return input
+    # PyTorch's forward also takes "max"/"min" (its backward then refuses them)
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     return _scatter_reduce(input, d, index, src, reduce, include_self)
 
 
