@@ -1,6 +1,7 @@
 """Reductions and scans: sum/mean/prod, max/min (with the overloads PyTorch resolves in C++),
 var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
 counting live in `sorting.py`."""
+import functools
 import math
 import sys
 import warnings
@@ -453,7 +454,8 @@ def _softmax_dim(ndim, dim):
 def _along(fn, x, dim):
     """fn(x, axis) along the softmax dim; a 0-d input computed as a 1-element vector."""
     axis = _softmax_dim(x.ndim, dim)
-    if x.dtype.kind != "f":   # (x is already cast to `dtype=`; ATen's kernels are float-only)
+    if not jnp.issubdtype(x.dtype, jnp.floating):   # (x is already cast to `dtype=`; ATen's
+        # kernels are float-only)
         from .pointwise import not_implemented
         last = "_lastdim" if axis == max(x.ndim, 1) - 1 else ""
         raise not_implemented(f"{fn.__name__}{last}_kernel_impl", x)
@@ -462,16 +464,46 @@ def _along(fn, x, dim):
     return fn(x, axis=axis)
 
 
-@op(opmath=True, grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True,
+def _half_precision(fn, tangent):
+    """`fn(x, axis)` that computes a float16/bfloat16 `x` in float32 and rounds once, with
+    PyTorch's backward formula read from the rounded output: `tangent(t, y, axis)` in float32
+    (linear in t; JAX transposes it into the pullback, which rounds once at its end as
+    PyTorch's kernel does). Other dtypes run `fn` itself."""
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+    def half(x, axis):
+        return fn(x.astype(jnp.float32), axis=axis).astype(x.dtype)
+
+    @half.defjvp
+    def half_jvp(axis, primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = half(x, axis)
+        f32 = jnp.float32
+        return y, tangent(t.astype(f32), y.astype(f32), axis).astype(x.dtype)
+
+    def run(x, axis):
+        return half(x, axis) if x.dtype in (jnp.float16, jnp.bfloat16) else fn(x, axis=axis)
+    run.__name__ = fn.__name__
+    return run
+
+
+# softmax: y * (t - sum(t * y)); log_softmax: t - sum(exp(y) * t), transposed by JAX into
+# PyTorch's y * (g - sum(g * y)) and g - exp(y) * sum(g)
+_softmax = _half_precision(jax.nn.softmax, lambda t, y, axis: y * (
+    t - jnp.sum(t * y, axis=axis, keepdims=True)))
+_log_softmax = _half_precision(jax.nn.log_softmax, lambda t, y, axis: t - jnp.sum(
+    jnp.exp(y) * t, axis=axis, keepdims=True))
+
+
+@op(grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True,
     saves="result")   # (backward reads the output only; the input may change in place)
 def softmax(input, dim, dtype=None):
-    return _along(jax.nn.softmax, input, dim)
+    return _along(_softmax, input, dim)
 
 
-@op(opmath=True, grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True,
+@op(grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True,
     saves="result")   # (backward reads the output only; the input may change in place)
 def log_softmax(input, dim, dtype=None):
-    return _along(jax.nn.log_softmax, input, dim)
+    return _along(_log_softmax, input, dim)
 
 
 @op(promote=P.DEFAULT, grad_fn="TraceBackward0")
