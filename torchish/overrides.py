@@ -174,7 +174,7 @@ def entry(fn, name=None, python=False):
     file, line and name): tracebacks read as PyTorch's, and the code that finds the user's
     frame for a warning's `stacklevel` (by file) or the called function's name (by code name)
     sees no extra frame."""
-    if getattr(fn, "_tf_entry", False):
+    if getattr(fn, "_tf_entry", False) or isinstance(fn, type):   # (classes: FloatTensor)
         return fn
     inner = inspect.unwrap(fn)
     code = getattr(inner, "__code__", None)
