@@ -296,3 +296,20 @@ def test_per_device_state_functions_are_deprecated(name, args):
                                 for x in w], w[0].filename if w else None))
     assert seen[0] == seen[1]
     assert seen[0][2] == __file__
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("bi,bi->b", [(3, 4), (3, 4)]), ("i,i->i", [(4,), (4,)]),
+    ("ij,ij->ij", [(3, 4), (3, 4)]), ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 4)])])
+def test_einsum_under_cpu_autocast_runs_pytorchs_steps(equation, shapes):
+    """einsum is not on the CPU autocast list, but its bmm steps are: a contraction comes out
+    in bfloat16, an elementwise product stays float32, as in PyTorch."""
+    rng = np.random.default_rng(0)
+    data = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    outs = []
+    for T in (torch, torchish):
+        with T.autocast("cpu", dtype=T.bfloat16):
+            r = T.einsum(equation, *[T.tensor(d) for d in data])
+        outs.append((str(r.dtype), r.float().numpy()))
+    assert outs[1][0] == outs[0][0]
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-2, atol=1e-2)

@@ -404,7 +404,10 @@ def einsum(*args):
             raise RuntimeError(f"expected scalar type {operands[0].dtype._legacy} but found "
                                f"{x.dtype._legacy}")
     plan = einsum_plan(equation, shapes)
-    if any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled():
+    # op by op for the graph PyTorch records, and under autocast (where einsum is not listed,
+    # e.g. on the CPU): PyTorch's bmm steps run in the lower precision, its mul steps do not
+    if _autocast.ACTIVE[0] or (any(x.requires_grad for x in operands) and
+                               grad_mode.is_grad_enabled()):
         return _einsum_steps(plan, list(operands))
     return _einsum(plan, list(operands))
 
