@@ -201,12 +201,9 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        k = _count(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if k != 0:
-            # the k largest of uniform draws: the same entries as PyTorch for the same seed
-            mask.view(-1)[torch.topk(torch.rand_like(t).view(-1), k=k).indices] = 0
-        return mask
+        # the k largest of uniform draws: the same entries as PyTorch for the same seed
+        return _zeroed(default_mask, _count(self.amount, t.nelement()), lambda k: torch.topk(
+            torch.rand_like(t).view(-1), k=k).indices)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -223,12 +220,8 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        k = _count(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if k != 0:
-            smallest = torch.topk(torch.abs(t).view(-1), k=k, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+        return _zeroed(default_mask, _count(self.amount, t.nelement()), lambda k: torch.topk(
+            torch.abs(t).view(-1), k=k, largest=False).indices)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -253,9 +246,7 @@ class RandomStructured(BasePruningMethod):
             return default_mask
         prob = torch.rand(channels)
         keep = prob > torch.kthvalue(prob, k=k).values
-        mask = _channel_mask(t, self.dim, keep)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        return _channel_mask(t, self.dim, keep, default_mask)
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
@@ -282,9 +273,7 @@ class LnStructured(BasePruningMethod):
         kept = torch.topk(norms, k=channels - k, largest=True).indices
         if k == 0:
             return default_mask
-        mask = _channel_mask(t, self.dim, kept)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        return _channel_mask(t, self.dim, kept, default_mask)
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
@@ -420,10 +409,19 @@ def _check_structured(t, dim):
         raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
 
 
-def _channel_mask(t, dim, channels):
-    """Ones in the channels (a bool mask or indices) along `dim`, zeros elsewhere."""
+def _channel_mask(t, dim, channels, default_mask):
+    """`default_mask` kept in the channels (a bool mask or indices) along `dim` only."""
     mask = torch.zeros_like(t)
     where = [slice(None)] * len(t.shape)
     where[dim] = channels       # a negative dim counts from the end
     mask[tuple(where)] = 1
+    mask *= default_mask.to(dtype=mask.dtype)
+    return mask
+
+
+def _zeroed(default_mask, k, pick):
+    """A copy of `default_mask` with the `k` entries `pick(k)` (flat indices) set to 0."""
+    mask = default_mask.clone(memory_format=torch.contiguous_format)
+    if k != 0:
+        mask.view(-1)[pick(k)] = 0
     return mask
