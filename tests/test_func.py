@@ -408,3 +408,44 @@ def test_vmap_reading_a_batched_value_raises_like_torch(read):
         out = T.vmap(lambda a: a + T.ones(2).sum().item())(T.zeros(3))
         assert out.tolist() == [2.0, 2.0, 2.0]
     assert msgs[1] == msgs[0]
+
+
+def _view_read_in_a_trace(T):
+    # `xs` (a view) is first read while `grad` traces a function whose captured `w` requires
+    # grad; what was read there must not serve later eager reads
+    w = T.tensor(1.5, requires_grad=True)
+    xs = T.arange(6.0).reshape(2, 3)[:, :2]
+    g = T.func.grad(lambda p: T.func.vmap(lambda r: (r * p * w).sum())(xs).sum())(T.tensor(2.0))
+    return [g.detach(), xs * 2, T.nn.functional.linear(xs, T.ones(1, 2))]
+
+
+def test_view_read_inside_a_trace_is_not_cached():
+    for a, b in zip(_view_read_in_a_trace(torch), _view_read_in_a_trace(torchish)):
+        np.testing.assert_allclose(b.numpy(), a.numpy())
+
+
+def _non_float_inputs(T):
+    F = T.func
+    i, f = T.tensor([1, 2]), T.tensor([1.0, 2.0])
+    calls = [lambda: F.grad(lambda v: v.sum())(i),
+             lambda: F.grad(lambda a, b: (a * b).sum(), argnums=1)(f, i),
+             lambda: F.grad(lambda a, b: (a * b).sum(), argnums=0)(f, i),
+             lambda: F.grad(lambda d: (d["a"] * d["b"]).sum())({"a": f, "b": i}),
+             lambda: F.grad(lambda v: v.sum())(T.tensor([True, False])),
+             lambda: F.grad_and_value(lambda v: v.sum())(i),
+             lambda: F.grad(lambda v: v.sum())(3.0),
+             lambda: F.jacrev(lambda v: v * 2)(i),
+             lambda: F.jacrev(lambda a, b: a * b, argnums=(0, 1))(f, f.to(T.complex64)),
+             lambda: F.vjp(lambda v: v * 2, i)]
+    out = []
+    for call in calls:
+        try:
+            r = call()
+            out.append(r.tolist() if isinstance(r, T.Tensor) else sorted(r))
+        except Exception as e:  # noqa: BLE001
+            out.append(f"{type(e).__name__}: {e}")
+    return out
+
+
+def test_reverse_transforms_reject_non_float_inputs_like_torch():
+    assert _non_float_inputs(torchish) == _non_float_inputs(torch)

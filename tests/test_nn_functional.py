@@ -546,6 +546,51 @@ def test_cross_entropy_out_of_bounds_text():
         IF.cross_entropy(torchish.zeros(2, 5), torchish.tensor([0, 5]))
 
 
+CE_OPTIONS = {  # ATen's order of checks; a negative label_smoothing means none
+    "prob_ignore_index": lambda L, x, p: L.nn.functional.cross_entropy(x, p, ignore_index=0),
+    "prob_ignore_before_smoothing":
+        lambda L, x, p: L.nn.functional.cross_entropy(x, p, ignore_index=1, label_smoothing=1.5),
+    "prob_module_ignore": lambda L, x, p: L.nn.CrossEntropyLoss(ignore_index=2)(x, p),
+    "prob_unbatched_ignore":
+        lambda L, x, p: L.nn.functional.cross_entropy(x[0], p[0], ignore_index=2),
+    "prob_dtype_before_smoothing":
+        lambda L, x, p: L.nn.functional.cross_entropy(x, p.long(), label_smoothing=1.5),
+    "prob_weight_before_smoothing": lambda L, x, p: L.nn.functional.cross_entropy(
+        x, p, weight=L.ones(2), label_smoothing=1.5),
+    "index_smoothing_before_bounds": lambda L, x, p: L.nn.functional.cross_entropy(
+        x, L.tensor([0, 7]), label_smoothing=1.5),
+    "prob_negative_ignore_index":
+        lambda L, x, p: L.nn.functional.cross_entropy(x, p, ignore_index=-1),
+    "prob_negative_smoothing":
+        lambda L, x, p: L.nn.functional.cross_entropy(x, p, label_smoothing=-0.5),
+    "index_negative_smoothing": lambda L, x, p: L.nn.functional.cross_entropy(
+        x, L.tensor([0, 2]), label_smoothing=-0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CE_OPTIONS))
+def test_cross_entropy_option_checks(name):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    p = rng.dirichlet(np.ones(3), 2).astype(np.float32)
+    got = []
+    for lib in (torch, torchish):
+        xt = lib.tensor(x, requires_grad=True)
+        try:
+            out = CE_OPTIONS[name](lib, xt, lib.tensor(p))
+        except Exception as e:  # noqa: BLE001 - the error itself is compared
+            got.append((type(e).__name__, str(e)))
+            continue
+        out.backward()
+        got.append((out.grad_fn.name(), _np(out), _np(xt.grad)))
+    assert got[1][0] == got[0][0]
+    if isinstance(got[0][1], str):
+        assert got[1][1] == got[0][1]
+    else:
+        np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+        np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-6, atol=1e-7)
+
+
 # ---- random draws: same seed, same values -------------------------------------------------
 
 def _same_seed(fn, seed=0):

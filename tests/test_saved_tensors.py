@@ -198,3 +198,229 @@ def test_saved_arguments_read_back_as_pytorchs(name):
         node = fn(T.tensor(X, requires_grad=True)).grad_fn
         got.append([getattr(node, "_saved_" + p) for p in params])
     assert got[0] == got[1]
+
+
+# ---- what ops save of their outputs (`result`, `indices`) -------------------------------
+
+def _out_log(T, program):
+    """Packs and unpacks, in order, as (event, shape, dtype, which): `x` the input, `out<n>`
+    output n (PyTorch hands the output object itself to the hooks), `other` anything else."""
+    events = []
+    x = T.tensor(X[:3].copy(), requires_grad=True)
+
+    def hook(event):
+        def record(t):
+            events.append((event, tuple(t.shape), str(t.dtype), t))
+            return t
+        return record
+    with T.autograd.graph.saved_tensors_hooks(hook("pack"), hook("unpack")):
+        out = program(T, x)
+    outs = tuple(out) if isinstance(out, tuple) else (out,)
+    events.append("backward")
+    outs[0].real.sum().backward()
+
+    def which(t):
+        found = [f"out{i}" for i, o in enumerate(outs) if o is t]
+        return "x" if t is x else found[0] if found else "other"
+    return [e if e == "backward" else (e[0], e[1], e[2].split(".")[-1], which(e[3]))
+            for e in events], x.grad.cpu().numpy()
+
+
+_P = lambda T: T.nn.functional   # noqa: E731
+SAVES_OUTPUTS = {
+    "sort": lambda T, x: tuple(x.sort(1)),
+    "sort_descending": lambda T, x: tuple(x.sort(0, descending=True)),
+    "topk": lambda T, x: tuple(x.topk(2, 1)),
+    "kthvalue": lambda T, x: tuple(x.kthvalue(2, 1)),
+    "mode": lambda T, x: tuple(x.mode(1)),
+    "median_dim": lambda T, x: tuple(x.median(1)),
+    "median_all": lambda T, x: x.median(),
+    "nanmedian_dim": lambda T, x: tuple(x.nanmedian(0, keepdim=True)),
+    "nanmedian_all": lambda T, x: x.nanmedian(),
+    "frexp": lambda T, x: tuple(T.frexp(x)),
+    "atan2": lambda T, x: T.atan2(x, x.detach() + 2),
+    "polar": lambda T, x: T.polar(x.detach().abs() + 1, x),
+    "exp_tanh": lambda T, x: x.exp().tanh(),
+    "softmax": lambda T, x: x.softmax(1),
+    "sigmoid_inplace": lambda T, x: (x * 1).sigmoid_(),
+}
+_SPD = lambda T, x: x[:3, :3] @ x[:3, :3].mT + T.eye(3) * 3   # noqa: E731
+SAVES_OUTPUTS.update({
+    "inv": lambda T, x: T.linalg.inv(_SPD(T, x)),
+    "inv_ex": lambda T, x: tuple(T.linalg.inv_ex(_SPD(T, x))),
+    "cholesky": lambda T, x: T.linalg.cholesky(_SPD(T, x)),
+    "cholesky_ex": lambda T, x: tuple(T.linalg.cholesky_ex(_SPD(T, x))),
+})
+SAVES_OUTPUTS.update({
+    "max_dim": lambda T, x: tuple(x.max(1)),
+    "min_dim": lambda T, x: tuple(x.min(0)),
+    "max_all": lambda T, x: x.max(),
+    "cummax": lambda T, x: tuple(x.cummax(1)),
+    "cummin": lambda T, x: tuple(x.cummin(0)),
+    "logsumexp": lambda T, x: x.logsumexp(1),
+    "amax": lambda T, x: x.amax(1),
+    "prod": lambda T, x: x.prod(1),
+    "cumprod": lambda T, x: x.cumprod(1),
+    "std": lambda T, x: x.std(1),
+    "norm": lambda T, x: x.norm(),
+    "aminmax": lambda T, x: tuple(T.aminmax(x, dim=1)),   # (max packed before min)
+    "max_pool2d_indices": lambda T, x: tuple(_P(T).max_pool2d(x[None, None], 2,
+                                                              return_indices=True)),
+    "adaptive_max_pool2d_indices": lambda T, x: tuple(_P(T).adaptive_max_pool2d(
+        x[None, None], 2, return_indices=True)),
+})
+
+
+@pytest.mark.parametrize("name", sorted(SAVES_OUTPUTS))
+def test_hooks_pack_saved_outputs_in_pytorchs_order(name):
+    program = SAVES_OUTPUTS[name]
+    ours, grad = _out_log(torchish, program)
+    ref, ref_grad = _out_log(torch, program)
+    assert ours == ref
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-4, atol=1e-5)
+
+
+def test_save_on_cpu_with_saved_indices():
+    grads = []
+    for T in (torchish, torch):
+        x = T.tensor(X, requires_grad=True)
+        with T.autograd.graph.save_on_cpu():
+            v, i = x.sort(1)
+            out = (v.topk(2, 0).values * 2).sum() + x.median(0).values.sum()
+        out.backward()
+        grads.append(x.grad.cpu().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+SAVED_OUTPUT_ATTRIBUTES = {   # program -> (the output the node saves, its attribute)
+    "sort": (lambda T, x: x.sort(1), 1, "indices"),
+    "topk": (lambda T, x: x.topk(3, 0, largest=False), 1, "indices"),
+    "kthvalue": (lambda T, x: x.kthvalue(2, 1, keepdim=True), 1, "indices"),
+    "mode": (lambda T, x: x.round().mode(0), 1, "indices"),
+    "median_dim": (lambda T, x: x.median(1), 1, "indices"),
+    "median_all": (lambda T, x: (x.median(),), 0, "result"),
+    "frexp": (lambda T, x: T.frexp(x), 1, "exponent"),
+    "inv_ex": (lambda T, x: T.linalg.inv_ex(_SPD(T, x)), 0, "inverse"),
+    "cholesky_ex": (lambda T, x: T.linalg.cholesky_ex(_SPD(T, x)), 0, "L"),
+    "polar": (lambda T, x: (T.polar(x.abs(), x),), 0, "result"),
+    "max_dim": (lambda T, x: x.max(1), 1, "indices"),
+    "cummin": (lambda T, x: x.cummin(0), 1, "indices"),
+    "logsumexp": (lambda T, x: (x.logsumexp(1),), 0, "result"),
+    "aminmax_max": (lambda T, x: T.aminmax(x, dim=0), 1, "max"),
+    "aminmax_min": (lambda T, x: T.aminmax(x, dim=0), 0, "min"),
+    "max_pool2d": (lambda T, x: _P(T).max_pool2d(x[None], 2, return_indices=True), 1,
+                   "result1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVED_OUTPUT_ATTRIBUTES))
+def test_saved_output_attributes(name):
+    """`_saved_indices` is the indices output itself; a saved differentiable output reads
+    back as an alias with the node as its grad_fn."""
+    program, k, attr = SAVED_OUTPUT_ATTRIBUTES[name]
+    facts = []
+    for T in (torchish, torch):
+        x = T.tensor(X, requires_grad=True)
+        outs = program(T, x)
+        node = outs[0].grad_fn
+        saved = getattr(node, "_saved_" + attr)
+        facts.append((type(node).__name__, saved is outs[k], saved.grad_fn is outs[k].grad_fn,
+                      saved.dtype == outs[k].dtype, bool(saved.equal(outs[k]))))
+        outs[0].real.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+            getattr(node, "_saved_" + attr)
+    assert facts[0] == facts[1]
+
+
+_CHANGED_AFTER = {   # an op, then one of its outputs or its input changed in place
+    "sort_indices": (lambda T, x: x.sort(1), lambda outs, x: outs[1].add_(1)),
+    "sort_input": (lambda T, x: x.sort(1), lambda outs, x: x.mul_(2)),
+    "topk_indices": (lambda T, x: x.topk(2, 1), lambda outs, x: outs[1].zero_()),
+    "kthvalue_indices": (lambda T, x: x.kthvalue(1, 0), lambda outs, x: outs[1].add_(0)),
+    "median_values": (lambda T, x: x.median(1), lambda outs, x: outs[0].add_(1)),
+    "median_all_result": (lambda T, x: (x.median(),), lambda outs, x: outs[0].add_(1)),
+    "frexp_exponent": (lambda T, x: T.frexp(x), lambda outs, x: outs[1].add_(1)),
+    "atan2_input": (lambda T, x: (T.atan2(x, x + 1),), lambda outs, x: x.add_(1)),
+    "inv_result": (lambda T, x: (T.linalg.inv(_SPD(T, x)),), lambda outs, x: outs[0].mul_(2)),
+    "polar_input": (lambda T, x: (T.polar(x.abs(), x),), lambda outs, x: x.add_(1)),
+    "max_indices": (lambda T, x: x.max(1), lambda outs, x: outs[1].add_(1)),
+    "cummax_indices": (lambda T, x: x.cummax(0), lambda outs, x: outs[1].zero_()),
+    "amax_result": (lambda T, x: (x.amax(0),), lambda outs, x: outs[0].add_(1)),
+    "max_pool_indices": (lambda T, x: _P(T).max_pool2d(x[None], 2, return_indices=True),
+                         lambda outs, x: outs[1].add_(0)),
+}
+
+
+def _changed_after(T, name):
+    program, change = _CHANGED_AFTER[name]
+    x = T.tensor(X, requires_grad=True) * 1
+    outs = program(T, x)
+    change(outs, x)
+    try:
+        outs[0].real.sum().backward()
+    except RuntimeError as e:
+        return str(e)
+    return "ok"
+
+
+@pytest.mark.parametrize("name", sorted(_CHANGED_AFTER))
+def test_inplace_change_of_a_saved_output_matches_pytorch(name):
+    """A saved output (indices too) changed in place makes backward raise, naming it as
+    PyTorch does; an input the node does not save may change."""
+    assert _changed_after(torchish, name) == _changed_after(torch, name)
+
+
+INPLACE_PACKS = {   # an in-place op on a non-leaf: PyTorch packs what it saves of `self`
+    "sin_": lambda T, x, y: x.sin_(),       # as it was (a clone), then the other operands
+    "mul_": lambda T, x, y: x.mul_(y),      # and saved results
+    "mul_scalar": lambda T, x, y: x.mul_(2),
+    "div_": lambda T, x, y: x.div_(y),
+    "pow_": lambda T, x, y: x.pow_(2),
+    "atan2_": lambda T, x, y: x.atan2_(y),
+    "addcmul_": lambda T, x, y: x.addcmul_(y, y),
+    "clamp_": lambda T, x, y: x.clamp_(0, 1),
+    "exp_": lambda T, x, y: x.exp_(),
+    "tanh_": lambda T, x, y: x.tanh_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_PACKS))
+def test_inplace_ops_pack_self_as_it_was(name):
+    logs = []
+    for T in (torchish, torch):
+        log = []
+        x = T.tensor(X, requires_grad=True)
+        y = T.tensor(X + 1, requires_grad=True)
+        z = x * 1
+
+        def hook(event):
+            def record(t):
+                log.append((event, tuple(t.shape), "y" if t is y else "z" if t is z else "?"))
+                return t
+            return record
+        with T.autograd.graph.saved_tensors_hooks(hook("pack"), hook("unpack")):
+            out = INPLACE_PACKS[name](T, z, y)
+        log.append("backward")
+        out.sum().backward()
+        logs.append((log, x.grad.cpu().numpy().round(5).tolist()))
+    assert logs[0] == logs[1]
+
+
+def test_ties_replayed_on_the_host_pack_once():
+    """Rows over 16 elements with ties take PyTorch's CPU order, found after a first run:
+    the hooks still see one node's saved indices per op, as in PyTorch."""
+    data = np.tile(np.array([1., 1., 0., 1., 2., 2.] * 4, np.float32), (2, 1))
+    logs = []
+    for T in (torchish, torch):
+        log = []
+        x = T.tensor(data, requires_grad=True)
+        with T.autograd.graph.saved_tensors_hooks(
+                lambda t: log.append((tuple(t.shape), str(t.dtype))) or t, lambda t: t):
+            v, i = x.sort(1)
+            top = x.topk(5, 1)
+            kth = x.kthvalue(3, 1)
+        same = v.grad_fn._saved_indices is i
+        (v.sum() + top.values.sum() + kth.values.sum()).backward()
+        logs.append((log, i.tolist(), top.indices.tolist(), kth.indices.tolist(), same,
+                     x.grad.cpu().numpy().tolist()))
+    assert logs[0] == logs[1]

@@ -13,6 +13,8 @@ import os
 
 import jax
 
+from ._dtype import missing_attribute, read_only
+
 _SIMULATED_CUDA = os.environ.get("TORCHISH_SIMULATED_CUDA") == "1"
 if _SIMULATED_CUDA:  # XLA reads its flags when the first backend starts, so before that
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
@@ -60,8 +62,8 @@ class device:
         object.__setattr__(self, "index", index)
         return self
 
-    def __setattr__(self, k, v):
-        raise AttributeError("torchish.device is immutable")
+    __getattr__ = missing_attribute("torch.device")
+    __setattr__ = read_only("torch.device")
 
     def __repr__(self):
         if self.index is None:
@@ -143,7 +145,9 @@ def set_default_device(dev):
 
 def with_index(dev):
     """A tensor's device always names its index (`cuda` -> `cuda:0`, the current device)."""
-    return dev if dev.index is not None or dev.type in ("cpu", "meta") else device(dev.type, 0)
+    if dev.type == "meta":   # (PyTorch drops a meta index: `meta:0` tensors are on `meta`)
+        return device("meta") if dev.index is not None else dev
+    return dev if dev.index is not None or dev.type == "cpu" else device(dev.type, 0)
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,20 +13,41 @@ __all__ = ["dtype", "promote_types", "result_type", "can_cast", "get_default_dty
            "set_default_dtype", "from_np"]
 
 
+def missing_attribute(type_name):
+    """A `__getattr__` (Python calls it only for a missing attribute) raising PyTorch's text,
+    which names its C++ class as `torch.dtype`, not `dtype`."""
+    def __getattr__(self, name):
+        raise AttributeError(f"'{type_name}' object has no attribute '{name}'")
+    return __getattr__
+
+
+def read_only(type_name):
+    """A `__setattr__` refusing every assignment with PyTorch's texts."""
+    def __setattr__(self, name, value):
+        if hasattr(self, name):
+            raise AttributeError(f"attribute '{name}' of '{type_name}' objects is not writable")
+        raise AttributeError(f"'{type_name}' object has no attribute '{name}'")
+    return __setattr__
+
+
 class dtype:
     """A PyTorch dtype; `np` is the NumPy dtype of the JAX arrays that carry it."""
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
                  "_category", "_legacy")
 
     def __init__(self, name, np_dtype, category, legacy):
-        self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
-        self.is_floating_point = category == 2
-        self.is_complex = category == 3
-        self.is_signed = name not in ("uint8", "bool")
-        self._category = category
-        self._legacy = legacy  # "Float" in `torch.FloatTensor`, also used in error messages
+        set_ = object.__setattr__   # (instances are read-only afterwards)
+        set_(self, "name", name)
+        set_(self, "np", np.dtype(np_dtype))
+        set_(self, "itemsize", self.np.itemsize)
+        set_(self, "is_floating_point", category == 2)
+        set_(self, "is_complex", category == 3)
+        set_(self, "is_signed", name not in ("uint8", "bool"))
+        set_(self, "_category", category)
+        set_(self, "_legacy", legacy)  # "Float" in `torch.FloatTensor`, also in error messages
+
+    __getattr__ = missing_attribute("torch.dtype")
+    __setattr__ = read_only("torch.dtype")
 
     def __repr__(self):
         return "torch." + self.name

@@ -34,7 +34,13 @@ class EagerJit:
         self.top = jax.jit(fun, compiler_options=COMPILER_OPTIONS, **jit_kwargs)
 
     def __call__(self, *args, **kwargs):
-        return (self.top if at_top_level() else self.plain)(*args, **kwargs)
+        try:
+            return (self.top if at_top_level() else self.plain)(*args, **kwargs)
+        except TypeError:
+            from . import _meta   # a kernel called on meta data (no values) gives shapes
+            if _meta.ACTIVE[0] and _meta.has_meta(args, kwargs):
+                return _meta.shapes_of(self.plain, args, kwargs)
+            raise
 
     def _cache_size(self):  # as jax.jit's: the number of compiled variants (tests count retraces)
         return self.top._cache_size() + self.plain._cache_size()

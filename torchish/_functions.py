@@ -134,6 +134,9 @@ class _TypeInfo:
     def __delattr__(self, name):
         self.__setattr__(name, None)
 
+    def __getattr__(self, name):
+        raise AttributeError(f"'torch.{type(self).__name__}' object has no attribute '{name}'")
+
     def __eq__(self, other):
         return type(other) is type(self) and self.dtype == other.dtype
 

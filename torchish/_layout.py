@@ -4,12 +4,17 @@ exist as names so that code comparing or passing them keeps working."""
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged"]
 
+from ._dtype import missing_attribute, read_only
+
 
 class layout:
     __slots__ = ("_name",)
 
     def __init__(self, name):
-        self._name = name
+        object.__setattr__(self, "_name", name)
+
+    __getattr__ = missing_attribute("torch.layout")
+    __setattr__ = read_only("torch.layout")
 
     def __repr__(self):
         return f"torch.{self._name}"

@@ -685,6 +685,9 @@ def _g(v):
 
 
 def _clamp_uniform_bounds(name, low, high):
+    if name not in _FLOAT_MAX and not name.startswith("complex"):   # rand(dtype=torch.long)
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
+                                  f"'{_SCALAR_NAMES.get(name, name)}'")
     top = _FLOAT_MAX["float32" if name.startswith("complex") else name]
     tname = _TYPEMETA.get(name, name)
     if not (-top <= low <= top):

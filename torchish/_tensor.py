@@ -15,6 +15,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._layout import strided
+from ._meta import META, MetaArray
 from ._storage import (InferenceStorage, Storage, TypedStorage, View, base_view,
                        contiguous_strides, extend, numpy_of, read_view, write_view)
 from .autograd import grad_mode
@@ -25,6 +26,9 @@ __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_for
 
 class Size(tuple):
     """`torch.Size`: a tuple that prints as `torch.Size([2, 3])`."""
+    __slots__ = ()
+    __getattr__ = dt.missing_attribute("torch.Size")
+    __setattr__ = dt.read_only("torch.Size")
 
     def __new__(cls, sizes=()):
         return super().__new__(cls, (int(s) for s in sizes))
@@ -54,9 +58,11 @@ class Size(tuple):
 class memory_format:
     """`torch.memory_format`: how a copy lays out its elements (`torch.preserve_format`...)."""
     __slots__ = ("name",)
+    __getattr__ = dt.missing_attribute("torch.memory_format")
+    __setattr__ = dt.read_only("torch.memory_format")
 
     def __init__(self, name):
-        self.name = name
+        object.__setattr__(self, "name", name)
 
     def __repr__(self):
         return "torch." + self.name
@@ -118,6 +124,8 @@ def _wrap(array, device=None, requires_grad=False):
 def _array_device(array):
     if isinstance(array, jax.core.Tracer):
         return CPU
+    if isinstance(array, MetaArray):   # (a meta tensor's data)
+        return META
     try:
         return from_jax_device(next(iter(array.devices())))
     except (AttributeError, StopIteration):
@@ -237,9 +245,13 @@ class Tensor:
             data = storage.data
         elif self._cache_base is storage.data:
             data = self._cache
+        elif storage.device.type == "meta":   # no data to read: the view's shape and dtype
+            data = MetaArray(tuple(view.size), storage.data.dtype)
         else:
             data = read_view(storage.data, view.steps)
-            self._cache, self._cache_base = data, storage.data
+            if not isinstance(data, jax.core.Tracer) or isinstance(storage.data,
+                                                                   jax.core.Tracer):
+                self._cache, self._cache_base = data, storage.data   # no tracer outlives its trace
         if self._stopgrad and isinstance(data, jax.core.Tracer):
             data = jax.lax.stop_gradient(data)
         return data
@@ -247,6 +259,9 @@ class Tensor:
     def _set_data(self, value):
         """Write `value` into this tensor's elements in place (through every alias)."""
         storage = self._storage
+        if storage.device.type == "meta":   # no data to write
+            self._vc[0] += 1
+            return
         if not isinstance(value, (jax.Array, jax.core.Tracer)):
             value = jnp.asarray(value)
         if value.dtype != storage.data.dtype:
@@ -341,7 +356,9 @@ class Tensor:
         return all(s == e or n == 1 for s, e, n in zip(view.stride, expected, view.size))
 
     def data_ptr(self):
-        # A stable fake address: storages are identified by object identity.
+        # A stable fake address: storages are identified by object identity (meta: none).
+        if self._storage.device.type == "meta":
+            return 0
         return self._storage.data_ptr() + self.storage_offset() * self.dtype.itemsize
 
     def untyped_storage(self):
@@ -359,7 +376,12 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
-    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = False
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = False
+
+    @property
+    def is_meta(self):
+        return self._storage.device.type == "meta"
+
     is_mps = is_xpu = is_ipu = is_xla = is_mtia = is_maia = is_vulkan = False
     layout = strided
 
@@ -410,7 +432,7 @@ class Tensor:
         return self.dtype.is_signed
 
     def get_device(self):
-        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+        return -1 if self.device.type in ("cpu", "meta") else (self.device.index or 0)
 
     @property
     def _version(self):
@@ -556,7 +578,8 @@ class Tensor:
 
     def detach(self):
         t = _alias(self)
-        t._stopgrad = True
+        t._base = None   # shares the storage but is nobody's view: in-place ops on it reach
+        t._stopgrad = True   # the base's values, never its graph
         return t
 
     def detach_(self):
@@ -576,6 +599,7 @@ class Tensor:
     @property
     def data(self):
         t = _alias(self)
+        t._base = None   # (as for detach())
         t._vc = [0]  # unlike detach(), `.data` does not share the version counter
         return t
 
@@ -613,7 +637,7 @@ class Tensor:
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
         from ._ops.creation import from_numpy
-        return from_numpy(np.ascontiguousarray(array))
+        return from_numpy(np.asarray(array, order="C"))   # (keeps a 0-d result 0-d)
 
     def item(self):
         if _vmap_batched(self._data):
@@ -621,6 +645,8 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if self._storage.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return _to_python(np.asarray(self._data).reshape(()), self.dtype)
 
     def tolist(self):
@@ -692,8 +718,10 @@ class Tensor:
         cls = type(self)   # a subclass prints its name (Parameter adds its own header)
         prefix = "tensor(" if cls is Tensor or "_prints_as_tensor" in vars(cls) else \
             cls.__name__ + "("
-        return format_tensor(np.asarray(self._data), self.dtype.name, device=device,
-                             prefix=prefix,
+        meta = self._storage.device.type == "meta"
+        return format_tensor(None if meta else np.asarray(self._data), self.dtype.name,
+                             device=device, prefix=prefix,
+                             meta_shape=tuple(self.shape) if meta else None,
                              requires_grad=self.requires_grad, grad_fn_name=name,
                              default_float_dtype=dt.get_default_dtype().name,
                              tangent=None if tangent is None else repr(tangent))
@@ -729,7 +757,9 @@ class Tensor:
     def __reduce_ex__(self, proto):
         # Plain pickling (multiprocessing, copy): rebuild from a NumPy copy (a subclass
         # instance as its class, with its attributes).
-        args = (np.asarray(self._data), str(self.device), self.requires_grad)
+        data = self._data
+        args = (data if self.is_meta else np.asarray(data), str(self.device),
+                self.requires_grad)
         if type(self) is not Tensor:
             return (_rebuild_as, (type(self), args, self.__dict__))
         return (_rebuild, args)
@@ -789,7 +819,8 @@ class Tensor:
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            return dt.type_name(self.dtype)
+            name = dt.type_name(self.dtype)
+            return name.replace("torch.", "torch.meta.", 1) if self.is_meta else name
         if isinstance(dtype, str):
             name = dtype.rsplit(".", 1)[-1].replace("Tensor", "")
             by_name = {d._legacy: d for d in dt.ALL}
@@ -826,7 +857,10 @@ def _reclass(t, cls):
 
 
 def _rebuild(array, device, requires_grad):
-    from ._ops.creation import tensor
+    from ._ops.creation import empty, tensor
+    if device == "meta":   # `array` is a MetaArray: a shape and a dtype
+        return empty(array.shape, dtype=dt._BY_NP[array.dtype], device=device,
+                     requires_grad=requires_grad)
     return tensor(array, device=device, requires_grad=requires_grad)
 
 
@@ -980,7 +1014,8 @@ def lay_out(t, stride):
     # outermost dim first; among equal strides a size-1 dim goes inside
     perm = tuple(sorted(range(n), key=lambda d: (-stride[d], size[d] == 1, d)))
     value = t._storage.data
-    physical = jnp.transpose(value, perm)
+    physical = value.transpose(perm) if t._storage.device.type == "meta" else \
+        jnp.transpose(value, perm)
     inverse = tuple(int(i) for i in np.argsort(perm))
     view = extend(base_view(physical.shape), ("permute", inverse))
     if view.stride != stride:

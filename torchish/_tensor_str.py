@@ -381,6 +381,7 @@ def format_tensor(
     prefix: str = "tensor(",
     default_float_dtype: str = "float32",
     tangent: str | None = None,
+    meta_shape: tuple | None = None,
 ) -> str:
     """The ``repr`` (== ``str``) PyTorch gives a dense strided tensor with these values.
 
@@ -396,16 +397,23 @@ def format_tensor(
         default_float_dtype: ``torch.get_default_dtype()``'s name; that dtype and its complex
             counterpart print no ``dtype=`` suffix (nor do int64 and bool, unless empty).
         tangent: a dual tensor's tangent, printed (``repr``) as a ``tangent=`` suffix.
+        meta_shape: a meta tensor's shape (``array`` is then ignored): it prints ``...``.
     """
     # This is PyTorch's _str_intern, reduced to dense tensors.
     dtype_name = getattr(dtype_name, "name", dtype_name)  # also accept a torchish.dtype
-    self, kind = _to_print_array(array, dtype_name)
     indent = len(prefix)
     suffixes = []
 
     # Note [Print tensor device]: only a device other than the default (CPU) is printed.
     if device is not None and str(device) != "cpu":
         suffixes.append("device='" + str(device) + "'")
+
+    if meta_shape is not None:   # no values; any dtype but the default float one is named
+        suffixes.append("size=" + str(tuple(int(s) for s in meta_shape)))
+        if dtype_name != default_float_dtype:
+            suffixes.append("dtype=torch." + dtype_name)
+        return _finish(prefix + "...", suffixes, indent, requires_grad, grad_fn_name, tangent)
+    self, kind = _to_print_array(array, dtype_name)
 
     has_default_dtype = dtype_name in (
         default_float_dtype,
@@ -429,15 +437,17 @@ def format_tensor(
         if not has_default_dtype:
             suffixes.append("dtype=torch." + dtype_name)
         tensor_str = _tensor_str(self, indent, kind)
+    return _finish(prefix + tensor_str, suffixes, indent, requires_grad, grad_fn_name, tangent)
 
+
+def _finish(text, suffixes, indent, requires_grad, grad_fn_name, tangent):
     if grad_fn_name is not None:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")
-
-    return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
+    return _add_suffixes(text, suffixes, indent, force_newline=False)
 
 
 def format_spec(array: np.ndarray, dtype_name: str, spec: str, **kwargs) -> str:

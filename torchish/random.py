@@ -28,6 +28,9 @@ class Generator:
         self._engine = MT19937Engine()
         self.device = _device(device)
 
+    def __getattr__(self, name):
+        raise AttributeError(f"'torch._C.Generator' object has no attribute '{name}'")
+
     def manual_seed(self, seed):
         seed = int(seed)
         if not -2 ** 63 <= seed < 2 ** 64:

@@ -70,6 +70,11 @@ def _make_converter():
     size_fn, device_fn = _Global("torch", "Size"), _Global("torch", "device")
 
     def record(t):
+        state = getattr(t, "__dict__", None) or None
+        if t.is_meta:   # no data: saved as its dtype, size and stride
+            return TensorRecord(None, None, t.dtype.name, 0, tuple(t.shape), tuple(t.stride()),
+                                bool(t.requires_grad), param_cls is not None and
+                                isinstance(t, param_cls), "meta", dict(state) if state else None)
         st = t._storage
         root = root_storage(st)
         flat = flats.get(id(st))
@@ -227,8 +232,8 @@ class _TorchishBackend(RecordBackend):
         else:
             if base is None:
                 base = self._base(storage, dtype, data, (data.size,))
-            with T.no_grad():
-                t = base.as_strided(size, stride, offset)
+            with T.no_grad():  # sharing the storage, but nobody's view (as torch.load's)
+                t = base.as_strided(size, stride, offset).data
         if metadata:
             if metadata.get("conj"):
                 t = t.conj()
@@ -237,6 +242,12 @@ class _TorchishBackend(RecordBackend):
         if requires_grad:
             t.requires_grad_(True)
         return t
+
+    def meta(self, dtype, size, stride, requires_grad):
+        t = self.T.empty(tuple(size), dtype=self.dtype(dtype), device="meta")
+        if tuple(stride) != tuple(t.stride()):
+            t = t.as_strided(tuple(size), tuple(stride))
+        return t.requires_grad_(bool(requires_grad))
 
     def parameter(self, data, requires_grad=True):
         return self.parameter_class(data, requires_grad)

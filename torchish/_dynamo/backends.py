@@ -85,10 +85,16 @@ class GraphCompileReason:
 class ExplainOutput:
     """`torch._dynamo.explain(fn)(*args)`: what compiling `fn` for these arguments gave.
 
-    torchish traces the whole function or, where PyTorch would break the graph, runs it
-    eagerly: so either one graph (`graphs` holds the `GraphModule` stand-in; `ops_per_graph`
-    names each torchish op of the trace by the XLA primitives it lowered to) or no graph and
-    one break, whose reason is the `Unsupported` message. Guards are not listed."""
+    torchish traces the whole function as one program. Where PyTorch would break the graph and
+    go on (a `print()` of constants, `.item()` without `capture_scalar_outputs`,
+    `graph_break()`), the trace notes the break and goes on; where it cannot (a Python `if` on
+    a tensor, printing a tensor), it stops there and the function runs eagerly. The counts
+    follow PyTorch's: the code between two breaks is a graph when it holds ops, a graph that
+    ends at a break gives a break reason (PyTorch's reason text for those breaks), and there
+    is one break fewer than graphs (after a stop, the rest is taken as one more graph).
+    `ops_per_graph` names each torchish op by the XLA primitives it lowered to, cut where the
+    graphs end; `graphs` holds one `GraphModule` stand-in for the whole trace (none after a
+    stop). Guards are not listed."""
     graphs: list
     graph_count: int
     graph_break_count: int
@@ -122,19 +128,32 @@ class ExplainOutput:
 def explain(fn, args, kwargs):
     """`torch._dynamo.explain(fn)(*args, **kwargs)`: trace `fn` as `fullgraph=True` would
     and describe the outcome (see `ExplainOutput`). `fn` runs once, as in PyTorch: compiled,
-    or eagerly where the trace breaks."""
+    or eagerly where the trace stops."""
     from .._compile import compile, _EAGER
+    from .._compile_capture import _Breaks
     from .exc import Unsupported
     compiled = compile(fn, fullgraph=True)
+    breaks = compiled._compiled.breaks = _Breaks()
     try:
         compiled(*args, **kwargs)
     except Unsupported as exc:
         fn(*args, **kwargs)
-        reason = GraphCompileReason(str(exc), list(exc.user_stack))
-        return ExplainOutput([], 0, 1, [reason], 0, [])
-    entries = [e for e in compiled._compiled.cache.values() if e is not _EAGER]
+        if not breaks.stopped:   # (stopped before the user's code ran)
+            breaks.found.append((str(exc), list(exc.user_stack), None))
+            breaks.stopped = True
+        entries = []
+    else:
+        entries = [e for e in compiled._compiled.cache.values() if e is not _EAGER]
     ops = [_op_names(e.jaxpr) for e in entries]
-    return ExplainOutput([GraphModule(e) for e in entries], len(entries), 0, [],
+    if not breaks.found:
+        return ExplainOutput([GraphModule(e) for e in entries], len(entries), 0, [],
+                             sum(map(len, ops)), ops)
+    ends, reasons = breaks.graphs()
+    if len(ops) == 1 and None not in ends and ends[-1] == len(ops[0]):
+        # the one trace, cut where PyTorch's graphs end
+        ops = [ops[0][a:b] for a, b in zip([0] + ends[:-1], ends)]
+    reasons = [GraphCompileReason(r, stack) for r, stack in reasons]
+    return ExplainOutput([GraphModule(e) for e in entries], len(ends), len(ends) - 1, reasons,
                          sum(map(len, ops)), ops)
 
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._eager_jit import eager_jit
-from .. import _dtype as dt
+from .. import _dtype as dt, _meta
 from .._device import device as Device, get_default_device, jax_device, CPU
 from .._tensor import (Size, Tensor, _wrap, _to_python, like_layout, memory_order,
                        preserve_format)
@@ -26,6 +26,8 @@ def _dev(device):
 def _place(array, device):
     """Put a host array (NumPy) on a torchish device as a JAX array."""
     dev = _dev(device)
+    if dev.type == "meta":
+        return _meta.empty(np.shape(array), np.asarray(array).dtype), dev
     return jax.device_put(array, jax_device(dev)), dev
 
 
@@ -228,8 +230,8 @@ def _checked_strides(array):
 
 
 def from_jax(array):
-    """A tensor holding a JAX array (no copy)."""
-    return _wrap(jnp.asarray(array))
+    """A tensor holding a JAX array (no copy); a meta one for a `_meta.MetaArray`."""
+    return _wrap(array if isinstance(array, _meta.MetaArray) else jnp.asarray(array))
 
 
 def _size(size, name="zeros"):
@@ -273,6 +275,9 @@ def _filled(size, value, dtype, device, requires_grad):
         if error is not None:
             raise error
     dev = _dev(device)
+    if dev.type == "meta":
+        t = _wrap(_meta.empty(size, d.np), dev)
+        return _factory_requires_grad(t) if requires_grad else t
     jdev = jax_device(dev)
     if type(value) in (builtins.bool, int, float) and not (type(value) is int and
                                                             abs(value) >= 2 ** 31):
@@ -681,7 +686,8 @@ def complex(real, imag):
     return jax.lax.complex(*jnp.broadcast_arrays(real, imag))
 
 
-@op(promote=P.NONE, grad_fn="PolarBackward0", method=False, scalar_operands=False)
+@op(promote=P.NONE, grad_fn="PolarBackward0", method=False, scalar_operands=False,
+    saves="result")
 def polar(abs, angle):
     # PyTorch checks polar's inputs as complex's (same texts); it has no Half kernel
     if abs.dtype == angle.dtype == np.float16:
@@ -773,6 +779,12 @@ def to(self, *args, **kwargs):
         out = _to_dtype(out, dtype)
     if device is not None and _norm(device) != self.device:
         dev = _norm(device)
+        if self.device.type == "meta":
+            raise NotImplementedError(_meta.NO_DATA)
+        if dev.type == "meta":
+            out = call_jax("ToCopyBackward0", lambda a: _meta.empty(a.shape, a.dtype), [out])
+            out._storage.device = _meta.META
+            return out
         target = jax_device(dev)
         out = call_jax("ToCopyBackward0", lambda a: jax.device_put(a, target), [out])
         out._storage.device = dev
@@ -781,11 +793,14 @@ def to(self, *args, **kwargs):
         # a copy laid out in `memory_format` (x.to(memory_format=torch.channels_last)), still
         # recorded as PyTorch's _to_copy
         if out is self:
-            out = call_jax("ToCopyBackward0", jnp.copy, [out])
+            out = call_jax("ToCopyBackward0", _copy, [out])
         out = like_layout(out, self, memory_format)
     if copy and out is self:
         out = self.clone()
     return out
+
+
+_copy = eager_jit(jnp.copy)   # (an EagerJit: on a meta tensor it gives its shape)
 
 
 def _norm(device):

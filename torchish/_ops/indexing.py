@@ -583,8 +583,8 @@ def _gather_check(name, input, d, index, src=None):
 def _first_outside(index, low, high):
     """The first value of `index` (a Tensor) outside [low, high), or None. PyTorch's kernels
     check every index they read or write; JAX would clamp, wrap or fill NaN instead."""
-    if not index.numel():
-        return None
+    if not index.numel() or index.dtype.is_floating_point or index.dtype.is_complex:
+        return None   # (the op itself raises PyTorch's index dtype error)
     arr = np.asarray(index._data).reshape(-1)
     bad = (arr < low) | (arr >= high)
     return int(arr[bad][0]) if bad.any() else None
@@ -876,14 +876,43 @@ def _index_along(input, d, index):
     return tuple(idx)
 
 
+def index_vector_check(name, index):
+    """The index checks of index_add_ / index_copy_ / index_fill_ / index_reduce_, each with
+    PyTorch's order, exception type and text (they differ)."""
+    from .pointwise import legacy_name
+    if name == "index_fill_":
+        if index.dtype != jnp.int64:
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        if index.ndim > 1:
+            raise RuntimeError("Index has to be a vector/scalar")
+    elif name == "index_copy_":
+        if index.ndim > 1:
+            raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got "
+                             f"{index.ndim})")
+        if index.dtype != jnp.int64:
+            raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                               f"{legacy_name(index)}")
+    else:
+        if index.ndim > 1:
+            raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
+                             f"{index.ndim} with type: {legacy_name(index)} and size: "
+                             f"{list(index.shape)}")
+        if index.dtype not in (jnp.int64, jnp.int32):
+            raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
+                               f"{legacy_name(index)}")
+
+
 def _index_update(name, input, dim, index, source, update):
     """Apply `update(ref, source)` at `index` along `dim` (a 0-dim input acts as 1-D)."""
+    if name == "index_fill_":   # (it checks its index before its dim, the others after)
+        index_vector_check(name, index)
     d = _dim(dim, input.ndim)
-    if index.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector")
-    _index_dtype(name, index, "int32 or int64")
+    index_vector_check(name, index)
     if source is not None and jnp.ndim(source) and source.dtype != input.dtype:
         from .pointwise import legacy_name
+        if name == "index_add_":
+            raise RuntimeError(f"index_add_(): self ({legacy_name(input)}) and source "
+                               f"({legacy_name(source)}) must have the same scalar type")
         raise RuntimeError(f"{name}(): self and source expected to have the same dtype, but "
                            f"got (self) {legacy_name(input)} and (source) "
                            f"{legacy_name(source)}")
@@ -937,7 +966,9 @@ _index_fill_bounds = _index_bounds_check(
 
 @op(promote=P.NONE, grad_fn=_overload("IndexFillBackward", 2), inplace=True, saves=("index",),
     scalar_operands=("value",), check=lambda compute, input, index, value, *, dim: (
-        scalar_overflow(value, input.dtype) or _index_fill_bounds(compute, input, index, dim=dim)))
+        scalar_overflow(value, input.dtype) or (  # (a non-long index: the op's dtype error)
+            index.dtype is dt.int64 and _index_fill_bounds(compute, input, index, dim=dim)) or
+        None))
 def index_fill(input, dim, index, value):
     # the value is a Scalar (or 0-dim tensor) converted to the tensor's dtype
     v = jnp.asarray(value).astype(input.dtype)
@@ -946,6 +977,10 @@ def index_fill(input, dim, index, value):
 
 @op(promote=P.NONE, grad_fn="TakeBackward0", saves=("index",), check=_take_check)
 def take(input, index):
+    if index.dtype != jnp.int64:
+        from .pointwise import legacy_name
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{legacy_name(index)}")
     return jnp.take(input.reshape(-1), index)
 
 

@@ -2,6 +2,7 @@
 import functools
 
 import math
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -160,10 +161,8 @@ def _matmul_nd(input, other):
 def matmul(input, other):
     """`@`: dispatches, as PyTorch does, to dot / mv / mm / bmm-like products by rank."""
     from .. import _tensor
-    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
-        if not isinstance(value, _tensor.Tensor):
-            raise TypeError(f"matmul(): argument '{name}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
+    if not (isinstance(input, _tensor.Tensor) and isinstance(other, _tensor.Tensor)):
+        raise _operand_error(input, other, method=False)
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -256,8 +255,40 @@ def _matmul_steps(input, other):
     return unsafe_view(out.squeeze(-1) if b == 1 else out, shape)
 
 
+def _operand_error(input, other, method):
+    """PyTorch's TypeError for a non-Tensor operand of matmul (a method counts positions
+    without self; an argument passed by keyword has no position)."""
+    from .. import _tensor
+    from .errors import _PACKAGE, _keywords_of_call, type_name
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+    keywords = _keywords_of_call(frame)
+    for position, (name, value) in enumerate((("input", input), ("other", other)),
+                                             0 if method else 1):
+        if not isinstance(value, _tensor.Tensor):
+            where = "" if name in keywords else f" (position {position})"
+            return TypeError(f"matmul(): argument '{name}'{where} must be Tensor, not "
+                             f"{type_name(type(value))}")
+
+
+def _matmul_method(self, other):
+    from .. import _tensor
+    if not isinstance(other, _tensor.Tensor):
+        raise _operand_error(self, other, method=True)
+    return matmul(self, other)
+
+
+# `t @ x`/`x @ t` with x not a Tensor: NotImplemented, so Python tries x's operator (a NumPy
+# array computes the product and wraps it back into a Tensor by `Tensor.__array_wrap__`)
+def _dunder_matmul(self, other):
+    from .. import _tensor
+    return matmul(self, other) if isinstance(other, _tensor.Tensor) else NotImplemented
+
+
 def _rmatmul(self, other):
-    return matmul(other, self)
+    from .. import _tensor
+    return matmul(other, self) if isinstance(other, _tensor.Tensor) else NotImplemented
 
 
 _HALF = (jnp.bfloat16, jnp.float16)
@@ -399,15 +430,14 @@ def einsum(*args):
         i, x = next((i, x) for i, x in enumerate(operands) if not isinstance(x, Tensor))
         raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
                         f"{type(x).__name__}")
-    for x in operands[1:]:   # ATen's kernels take one dtype: no promotion
-        if x.dtype is not operands[0].dtype:
-            raise RuntimeError(f"expected scalar type {operands[0].dtype._legacy} but found "
-                               f"{x.dtype._legacy}")
     plan = einsum_plan(equation, shapes)
     # op by op for the graph PyTorch records, and under autocast (where einsum is not listed,
-    # e.g. on the CPU): PyTorch's bmm steps run in the lower precision, its mul steps do not
-    if _autocast.ACTIVE[0] or (any(x.requires_grad for x in operands) and
-                               grad_mode.is_grad_enabled()):
+    # e.g. on the CPU): PyTorch's bmm steps run in the lower precision, its mul steps do not;
+    # for operands of mixed dtypes: PyTorch's mul steps promote, its bmm steps raise; for one
+    # operand: PyTorch's diagonal / permute steps return a view of it
+    if _autocast.ACTIVE[0] or len(operands) == 1 or \
+            any(x.dtype is not operands[0].dtype for x in operands) or \
+            (any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled()):
         return _einsum_steps(plan, list(operands))
     return _einsum(plan, list(operands))
 
@@ -712,7 +742,7 @@ def _not_pd(k):
             f"positive-definite (the leading minor of order {k} is not positive-definite).")
 
 
-@op(promote=P.NONE, grad_fn="LinalgInvExBackward0", aliases=("linalg_inv",),
+@op(promote=P.NONE, grad_fn="LinalgInvExBackward0", aliases=("linalg_inv",), saves="result",
     check=_info_check("linalg.inv", _lu_info_of, lambda k: (
         f"The diagonal element {k} is zero, the inversion could not be completed because the "
         f"input matrix is singular.")))
@@ -736,7 +766,7 @@ def linalg_solve(A, B, *, left=True):
     return jnp.linalg.solve(A, B)
 
 
-@op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False,
+@op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False, saves="result",
     check=_info_check("linalg.cholesky", _cholesky_info_of, _not_pd))
 def linalg_cholesky(A, *, upper=False):
     _square("linalg.cholesky", A)
@@ -745,7 +775,7 @@ def linalg_cholesky(A, *, upper=False):
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="CholeskyBackward0",
+@op(promote=P.INT_TO_FLOAT, grad_fn="CholeskyBackward0", saves="result",
     check=_info_check("cholesky", _cholesky_info_of, _not_pd))
 def cholesky(input, upper=False):
     _square("cholesky", input)
@@ -1122,8 +1152,8 @@ def chain_matmul(*matrices):
 
 def _bind():
     from .._tensor import Tensor
-    Tensor.matmul = matmul
-    Tensor.__matmul__ = matmul
+    Tensor.matmul = _matmul_method
+    Tensor.__matmul__ = _dunder_matmul
     Tensor.__rmatmul__ = _rmatmul
     Tensor.slogdet, Tensor.logdet, Tensor.matrix_exp = slogdet, logdet, matrix_exp
 

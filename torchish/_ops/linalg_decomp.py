@@ -293,7 +293,7 @@ _cholesky.defvjp(_cholesky_fwd, _cholesky_bwd)
 
 
 @op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False,
-    returns=_CHOLESKY_EX, function=False)
+    returns=_CHOLESKY_EX, function=False, saves=("L",))
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     _at_least_2d("linalg.cholesky", A)
     _square("linalg.cholesky", A)
@@ -354,7 +354,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 
 
 @op(promote=P.NONE, grad_fn="LinalgInvExBackward0", method=False, returns=_INV_EX,
-    function=False)
+    function=False, saves=("inverse",))
 def linalg_inv_ex(A):
     _at_least_2d("linalg.inv", A)
     _float_operand("linalg.inv", A)

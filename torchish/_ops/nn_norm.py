@@ -146,14 +146,14 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
 _POOL = dict(promote=P.NONE, nn=True, function=False, method=False, tensors=("input",))
 
 
-@op(grad_fn="MaxPool2DWithIndicesBackward0", saves=("input",), **_POOL)
+@op(grad_fn="MaxPool2DWithIndicesBackward0", saves=("input", "result1"), **_POOL)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices, 2)
 
 
-@op(grad_fn="MaxPool3DWithIndicesBackward0", saves=("input",), **_POOL)
+@op(grad_fn="MaxPool3DWithIndicesBackward0", saves=("input", "result1"), **_POOL)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode,
@@ -351,12 +351,12 @@ def _adaptive_max(input, output_size, return_indices, nd):
     return (values, indices) if return_indices else values
 
 
-@op(grad_fn="AdaptiveMaxPool2DBackward0", saves=("input",), **_POOL)
+@op(grad_fn="AdaptiveMaxPool2DBackward0", saves=("input", "result1"), **_POOL)
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 2)
 
 
-@op(grad_fn="AdaptiveMaxPool3DBackward0", saves=("input",), **_POOL)
+@op(grad_fn="AdaptiveMaxPool3DBackward0", saves=("input", "result1"), **_POOL)
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 3)
 
@@ -442,6 +442,42 @@ def _opmath(input):
     return input.astype(jnp.float32) if input.dtype in (jnp.bfloat16, jnp.float16) else input
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 4, 5))
+def _normalized(forward, x, weight, bias, axes, stats):
+    """`forward(x, weight, bias)` -> (output, mean, rstd), the statistics over `axes` (kept),
+    differentiated as PyTorch's norm backward kernels: from the statistics they saved, which
+    are half-precision (`stats`) for a half input unless a parameter is float32."""
+    return forward(x, weight, bias)[0]
+
+
+@_normalized.defjvp
+def _normalized_jvp(forward, axes, stats, primals, tangents):
+    (x, weight, bias), (tx, tw, tb) = primals, tangents
+    out, mean, rstd = forward(x, weight, bias)
+    if stats is not None:
+        mean, rstd = (v.astype(stats).astype(v.dtype) for v in (mean, rstd))
+    n = int(np.prod([x.shape[a] for a in axes]))
+    v = x - mean
+    # grad_input = rstd * (h - mean(h) - v * rstd^2 * mean(h * v)) for h = weight * grad: a
+    # symmetric map of h, which JAX's transpose of this tangent applies
+    t = rstd * tx - (rstd * rstd * rstd / n) * v * jnp.sum(tx * v, axes, keepdims=True) \
+        - rstd / n * jnp.sum(tx, axes, keepdims=True)
+    if weight is not None:
+        t = t * weight + v * rstd * tw
+    if bias is not None:
+        t = t + tb
+    return out, t
+
+
+def _saved_stats(dtype, *params):
+    """The dtype PyTorch saves a norm's statistics in: a half input's own, unless a parameter
+    is float32 (autocast's mix); None (unrounded) for other inputs."""
+    if dtype not in (jnp.bfloat16, jnp.float16) or \
+            any(p is not None and p.dtype == jnp.float32 for p in params):
+        return None
+    return dtype
+
+
 @op(promote=P.NONE, grad_fn="NativeBatchNormBackward0", function=False, method=False,
     tensors=("input", "weight", "bias", "running_mean", "running_var", "momentum"),
     saves=("input", "weight"), non_differentiable=("running_mean", "running_var", "momentum"),
@@ -474,7 +510,14 @@ def _batch_norm(input, weight, bias, running_mean, running_var, momentum, traini
     # as PyTorch's CPU kernel: out = x * alpha + beta per channel
     alpha = invstd if weight is None else invstd * weight
     beta = -mean * alpha if bias is None else bias - mean * alpha
-    out = (input * alpha.reshape(shape) + beta.reshape(shape)).astype(out_dtype)
+    out = input * alpha.reshape(shape) + beta.reshape(shape)
+    stats = _saved_stats(out_dtype, weight, bias) if training else None
+    # (PyTorch's bfloat16 invstd is not float32's rounded: an ulp off on some channels)
+    if stats == jnp.float16:
+        out = _normalized(functools.partial(_batch_stats, axes, eps, stats), input,
+                          *(None if t is None else t.reshape(shape) for t in (weight, bias)),
+                          axes, stats)
+    out = out.astype(out_dtype)
     if not training or running_mean is None and running_var is None:
         return out
     n = input.size // c
@@ -489,6 +532,18 @@ def _batch_norm(input, weight, bias, running_mean, running_var, momentum, traini
         new_var if new_var is not None else var
 
 
+def _batch_stats(axes, eps, stats, x, weight, bias):
+    """Training batch norm's output and its statistics: PyTorch's kernel normalizes a half
+    input by the statistics it saves, rounded to `stats`."""
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.sum(jnp.square(x - mean), axis=axes, keepdims=True) / (x.size // x.shape[1])
+    invstd = lax.rsqrt(var + jnp.asarray(eps, var.dtype))
+    mean, invstd = (v.astype(stats).astype(v.dtype) for v in (mean, invstd))
+    alpha = invstd if weight is None else invstd * weight
+    beta = -mean * alpha if bias is None else bias - mean * alpha
+    return x * alpha + beta, mean, invstd
+
+
 def _normalized_axes(input, normalized_shape, sep):
     shape = ntuple(normalized_shape, 1) if not isinstance(normalized_shape, (list, tuple)) \
         else tuple(normalized_shape)
@@ -500,6 +555,21 @@ def _normalized_axes(input, normalized_shape, sep):
     return tuple(range(input.ndim - k, input.ndim))
 
 
+def _normalize_affine(axes, eps):
+    """Layer/group norm's forward over `axes`: (out, mean, rstd), the statistics PyTorch saves."""
+    def forward(x, weight, bias):
+        mean = jnp.mean(x, axis=axes, keepdims=True)
+        var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+        rstd = lax.rsqrt(var + jnp.asarray(eps, var.dtype))
+        out = (x - mean) * rstd
+        if weight is not None:
+            out = out * weight
+        if bias is not None:
+            out = out + bias
+        return out, mean, rstd
+    return forward
+
+
 @op(promote=P.NONE, grad_fn="NativeLayerNormBackward0", nn=True, method=False,
     tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
@@ -509,14 +579,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape {_sizes(t.shape)} and normalized_shape = "
                                f"{_sizes(input.shape[axes[0]:])}")
-    x = _opmath(input)
-    mean = jnp.mean(x, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
-    out = (x - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
+    forward = _normalize_affine(axes, eps)
+    x, stats = _opmath(input), _saved_stats(input.dtype, weight, bias)
+    out = forward(x, weight, bias)[0] if stats is None else \
+        _normalized(forward, x, weight, bias, axes, stats)
     return out.astype(input.dtype)
 
 
@@ -539,16 +605,17 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {weight_sizes} and "
                                f"input of shape {_sizes(input.shape)}")
-    x = _opmath(input).reshape(n, g, -1)
-    mean = jnp.mean(x, axis=-1, keepdims=True)
-    var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
-    out = ((x - mean) * lax.rsqrt(var + jnp.asarray(eps, var.dtype))).reshape(input.shape)
-    shape = _channel_shape(input)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out.astype(input.dtype)
+    # (n, groups, channels per group, elements per channel): statistics over the last two
+    grouped = (n, g, c // g, -1)
+    shape = (1, g, c // g, 1)
+
+    forward = _normalize_affine((2, 3), eps)
+    x = _opmath(input).reshape(grouped)
+    weight, bias = (None if t is None else t.reshape(shape) for t in (weight, bias))
+    stats = _saved_stats(input.dtype, weight, bias)
+    out = forward(x, weight, bias)[0] if stats is None else \
+        _normalized(forward, x, weight, bias, (2, 3), stats)
+    return out.reshape(input.shape).astype(input.dtype)
 
 
 @op(promote=P.NONE, grad_fn="MulBackward0", nn=True, method=False,

@@ -6,12 +6,14 @@ Where PyTorch's backward differs from the true derivative of its forward (embedd
 `padding_idx` row, CTC's log_softmax-shaped gradient, cosine_similarity's no-grad clamp) the
 body uses a `stop_gradient` identity so `jax.vjp` yields PyTorch's gradient, with a comment.
 """
+import functools
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .half_grad import HALF, Rounder, unfolded
 from .reduction import _vector_norm
 from .registry import Promote, op
 
@@ -73,17 +75,65 @@ def _nll_loss(input, target, weight, reduction, ignore_index, nd):
     return jnp.sum(loss) / jnp.sum(w)
 
 
+def _pointwise_loss_jvp(loss, factor):
+    """`loss(input, target, reduction, *params)` differentiated as PyTorch's loss backward
+    kernels: grad_input = factor(input, target, norm, r, *params) * grad, grad_target its
+    negation; `norm` is the reduction's 1 / numel (mean) or 1. For a half input the factor
+    computes in float32 and `r` rounds where PyTorch's kernel does (see half_grad.py)."""
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
+    def rule(input, target, reduction, params):
+        return loss(input, target, reduction, *params)
+
+    @rule.defjvp
+    def rule_jvp(reduction, params, primals, tangents):
+        (x, t), (tx, tt) = primals, tangents
+        r = Rounder(x.dtype if x.dtype in HALF else None)
+        compute = jnp.float32 if r.half is not None else x.dtype
+        x, t, tx, tt = (v.astype(compute) for v in (x, t, tx, tt))
+        norm = jnp.asarray(1 / x.size if reduction == "mean" else 1.0, compute)
+        # (the barrier keeps XLA from reassociating the factor's products with grad's)
+        k = jax.lax.optimization_barrier(factor(x, t, norm, r, *params))
+        d = k * tx - k * tt
+        out = rule(*primals, reduction, params)
+        return out, (d if reduction == "none" else jnp.sum(d)).astype(out.dtype)
+    return lambda input, target, reduction, *params: rule(input, target, reduction, params)
+
+
+def _mse_factor(x, t, norm, r):
+    # (2 * norm) * (input - target), every op in the input's type
+    return r(r(norm * 2) * r(x - t))
+
+
+def _smooth_l1_factor(x, t, norm, r, beta):
+    # norm * (sign(d) where |d| >= beta, else d / beta), d = input - target: in float32 for a
+    # half input, as one kernel
+    d = x - t
+    out = jnp.where(jnp.abs(d) >= beta, jnp.where(d > 0, 1.0, -1.0), d / unfolded(beta, d))
+    return norm * out
+
+
+_mse = _pointwise_loss_jvp(lambda x, t, reduction: _reduce((x - t) ** 2, reduction),
+                           _mse_factor)
+
+
+def _smooth_l1_value(input, target, reduction, beta):
+    d = jnp.abs(input - target)
+    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+_smooth_l1 = _pointwise_loss_jvp(_smooth_l1_value, _smooth_l1_factor)
+
+
 @op("_mse_loss", promote=P.DEFAULT, grad_fn="MseLossBackward0", **_NN,
     tensors=("input", "target"))
 def _mse_loss(input, target, reduction):
-    return _reduce((input - target) ** 2, reduction)
+    return _mse(input, target, reduction)
 
 
 @op("_smooth_l1_loss", promote=P.DEFAULT, grad_fn="SmoothL1LossBackward0", **_NN,
     tensors=("input", "target"))
 def _smooth_l1_loss(input, target, reduction, beta):
-    d = jnp.abs(input - target)
-    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    return _smooth_l1(input, target, reduction, beta)
 
 
 @op("_huber_loss", promote=P.DEFAULT, grad_fn="HuberLossBackward0", **_NN,

@@ -213,6 +213,9 @@ def _resize(t, shape):
         if n == total:
             storage.data = storage.data.reshape(shape)
             return
+        if n > total and storage.device.type == "meta":   # (no elements to keep)
+            storage.data = storage.data.reshape(shape)
+            return
         if n > total:
             flat = jnp.concatenate([storage.data.reshape(-1),
                                     jnp.zeros(n - total, storage.data.dtype)])

@@ -293,7 +293,7 @@ def _rpow(input, other):
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="Atan2Backward0", inplace=True, aliases=("arctan2",),
-    scalar_operands=False)
+    scalar_operands=False, saves=("other", "input"))
 def atan2(input, other):
     _reject("atan2_cpu", input, "c")
     return jnp.arctan2(input, other)
@@ -365,7 +365,7 @@ def ldexp(input, other):
     return input * jnp.exp2(other)
 
 
-@op(promote=P.NONE, grad_fn="FrexpBackward0", returns=RETURN_TYPES["frexp"])
+@op(promote=P.NONE, grad_fn="FrexpBackward0", returns=RETURN_TYPES["frexp"], saves=("exponent",))
 def frexp(input):
     if not jnp.issubdtype(input.dtype, jnp.floating):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
@@ -645,8 +645,20 @@ def _invert(self):
     return bitwise_not(self)
 
 
+def _eq_arrays(eq):
+    """`t == ndarray`: PyTorch's `Tensor.__eq__` (alone among the comparisons) takes a NumPy
+    array of numbers as a tensor operand; any other array is NotImplemented."""
+    def __eq__(self, other):
+        if isinstance(other, np.ndarray) and other.dtype.kind in "biufc":
+            from .creation import as_tensor
+            other = as_tensor(other)
+        return eq(self, other)
+    return __eq__
+
+
 def _bind_rdiv():
     from .._tensor import Tensor
+    Tensor.__eq__ = _eq_arrays(Tensor.__eq__)
     Tensor.__invert__ = _invert
     Tensor.__rtruediv__ = _rdiv
     Tensor.__rdiv__ = _rdiv  # Python 2's name, still called by some code

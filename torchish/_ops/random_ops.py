@@ -36,6 +36,9 @@ def _fill(self, values, node=None, params=()):
     """Write sampled values into `self` in place. On a tensor with history PyTorch records
     the sampler as `node` (NormalBackward0, ...), whose gradient is zero."""
     check_inplace(self)
+    if self.is_meta:   # nothing drawn (see `_in_memory_order`), nothing written
+        self._vc[0] += 1
+        return self
     if isinstance(values, np.ndarray):
         values = jax.device_put(values, jax_device(self.device))
     history = self.requires_grad and self._base is None and grad_mode.GRAD_ENABLED[0]
@@ -68,7 +71,10 @@ def _zero_gradient(out, name, inputs, fresh=True):
 def _in_memory_order(self, draw, *arrays):
     """`draw(shape, *arrays)` laid out as PyTorch's CPU fill kernels write: walking `self`'s
     memory from its outermost to its innermost stride, so a transposed destination is filled
-    column by column. `arrays` (per-element parameters) are given in that order too."""
+    column by column. `arrays` (per-element parameters) are given in that order too.
+    A meta tensor draws nothing: PyTorch's generator does not advance."""
+    if self.is_meta:
+        return None
     perm = layout_order(self)
     if perm == sorted(perm):
         return draw(tuple(self.shape), *arrays)
@@ -103,6 +109,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
         if _traced(self):
             values = jax.random.bernoulli(_key(generator), p._data, self.shape)
+        elif self.is_meta:
+            return _fill(self, None, "BernoulliBackward1", (p,))
         else:
             probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
             values = _in_memory_order(self, lambda shape, pr: engine_of(
@@ -268,6 +276,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    if input.is_meta:
+        return empty(*input.shape[:-1], num_samples, dtype=dt.int64, device=input.device)
     if _traced(input):
         return _leaf(_multinomial_traced(_key(generator), input._data, num_samples,
                                          replacement), input.device, False)
@@ -295,6 +305,8 @@ def _multinomial_traced(key, probs, num_samples, replacement):
 
 
 def poisson(input, generator=None):
+    if input.is_meta:
+        return _zero_gradient(empty_like(input), "PoissonBackward0", (input,))
     rates = np.asarray(input.detach()._data)
     out = _leaf(np.asarray(engine_of(generator).poisson(rates)).astype(input.dtype.np),
                 input.device, False)

@@ -1,7 +1,6 @@
 """Reductions and scans: sum/mean/prod, max/min (with the overloads PyTorch resolves in C++),
 var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
 counting live in `sorting.py`."""
-import functools
 import math
 import sys
 import warnings
@@ -11,6 +10,7 @@ import jax.numpy as jnp
 
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
+from .half_grad import pytorch_grad
 from .recording import composite, rebind
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
@@ -124,7 +124,7 @@ def _nanmean_steps(input, dim=None, keepdim=False, *, dtype=None):
 
 @op(promote=P.INT_TO_LONG, given_with={"keepdim": "dim"},
     grad_fn=lambda kinds, statics: "ProdBackward1" if given(statics["dim"])
-    and statics["dim"] is not None else "ProdBackward0")
+    and statics["dim"] is not None else "ProdBackward0", saves=("input", "result"))
 def prod(input, dim=omitted(None, nullable=False), keepdim=omitted(False), *, dtype=None):
     return jnp.prod(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
@@ -136,17 +136,18 @@ def _extreme(fn, name, input, dim, keepdim):
     return fn(input, axis=axes, keepdims=keepdim)
 
 
-@op(promote=P.NONE, grad_fn="AmaxBackward0")
+@op(promote=P.NONE, grad_fn="AmaxBackward0", saves=("input", "result"))
 def amax(input, dim=(), keepdim=False):
     return _extreme(jnp.max, "amax", input, dim, keepdim)
 
 
-@op(promote=P.NONE, grad_fn="AminBackward0")
+@op(promote=P.NONE, grad_fn="AminBackward0", saves=("input", "result"))
 def amin(input, dim=(), keepdim=False):
     return _extreme(jnp.min, "amin", input, dim, keepdim)
 
 
-@op(promote=P.NONE, grad_fn="AminmaxBackward0", returns=RETURN_TYPES["aminmax"])
+@op(promote=P.NONE, grad_fn="AminmaxBackward0", returns=RETURN_TYPES["aminmax"],
+    saves=("input", "max", "min"))
 def aminmax(input, *, dim=None, keepdim=False):
     if dim is None and input.size == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
@@ -173,9 +174,11 @@ def _all_reduction(name, fn):
 
 # (scalar_operands=False: checked although private, as `torchish.max`'s own operands)
 _max_all = op("_max_all", promote=P.NONE, grad_fn="MaxBackward1", function=False,
-              method=False, scalar_operands=False)(_all_reduction("max", jnp.max))
+              method=False, scalar_operands=False,
+              saves=("input", "result"))(_all_reduction("max", jnp.max))
 _min_all = op("_min_all", promote=P.NONE, grad_fn="MinBackward1", function=False,
-              method=False, scalar_operands=False)(_all_reduction("min", jnp.min))
+              method=False, scalar_operands=False,
+              saves=("input", "result"))(_all_reduction("min", jnp.min))
 
 
 def _select_along(input, idx, axis, keepdim):
@@ -194,13 +197,13 @@ def _arg_extreme(arg, name, input, dim, keepdim):
 
 
 @op(promote=P.NONE, grad_fn="MaxBackward0", function=False, method=False,
-    returns=RETURN_TYPES["max"], scalar_operands=False, saves=())   # (indices, sizes)
+    returns=RETURN_TYPES["max"], scalar_operands=False, saves=("indices",))
 def _max_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmax, "max", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="MinBackward0", function=False, method=False,
-    returns=RETURN_TYPES["min"], scalar_operands=False, saves=())   # (indices, sizes)
+    returns=RETURN_TYPES["min"], scalar_operands=False, saves=("indices",))
 def _min_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmin, "min", input, dim, keepdim)
 
@@ -266,7 +269,8 @@ def _std(var):
     return jnp.where(zero, 0, jnp.sqrt(jnp.where(zero, 1, var)))
 
 
-@op("std", opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="StdBackward0")
+@op("std", opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="StdBackward0",
+    saves=("input", "result"))
 def _std_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _std(_var(input, dim, unbiased, keepdim, correction))
 
@@ -342,7 +346,8 @@ def _vector_norm(x, ord, axis, keepdim):
     return jnp.where(s == 0, 0, safe ** (1.0 / ord))
 
 
-@op(opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0")
+@op(opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0",
+    saves=("input", "result"))
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         from .pointwise import legacy_name
@@ -377,7 +382,7 @@ def renorm(input, p, dim, maxnorm):
     # PyTorch's factor; its 1e-7 keeps the division finite at tiny norms
     return input * jnp.where(nrm > maxnorm, maxnorm / (nrm + 1e-7), 1.0).astype(input.dtype)
 
-@op(opmath=True, promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0")
+@op(opmath=True, promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0", saves=("input", "result"))
 def logsumexp(input, dim, keepdim=False):
     return jax.scipy.special.logsumexp(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
@@ -388,7 +393,8 @@ def cumsum(input, dim, *, dtype=None):
     return input if a is None else jnp.cumsum(input, axis=a)
 
 
-@op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumprodBackward0", inplace=True)
+@op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumprodBackward0", inplace=True,
+    saves=("input", "result"))
 def cumprod(input, dim, *, dtype=None):
     a = axis1(dim, input.ndim)
     return input if a is None else jnp.cumprod(input, axis=a)
@@ -416,17 +422,19 @@ def _cum_extreme(name, input, dim, better):
     return v, i
 
 
-@op(promote=P.NONE, grad_fn="CummaxBackward0", returns=RETURN_TYPES["cummax"])
+@op(promote=P.NONE, grad_fn="CummaxBackward0", returns=RETURN_TYPES["cummax"],
+    saves=("input", "indices"))
 def cummax(input, dim):
     return _cum_extreme("cummax", input, dim, jnp.greater)
 
 
-@op(promote=P.NONE, grad_fn="CumminBackward0", returns=RETURN_TYPES["cummin"])
+@op(promote=P.NONE, grad_fn="CumminBackward0", returns=RETURN_TYPES["cummin"],
+    saves=("input", "indices"))
 def cummin(input, dim):
     return _cum_extreme("cummin", input, dim, jnp.less)
 
 
-@op(promote=P.NONE, grad_fn="LogcumsumexpBackward0")
+@op(promote=P.NONE, grad_fn="LogcumsumexpBackward0", saves=("input", "result"))
 def logcumsumexp(input, dim):
     a = axis1(dim, input.ndim)
     return input if a is None else jax.lax.cumlogsumexp(input, axis=a)
@@ -460,38 +468,17 @@ def _along(fn, x, dim):
         last = "_lastdim" if axis == max(x.ndim, 1) - 1 else ""
         raise not_implemented(f"{fn.__name__}{last}_kernel_impl", x)
     if x.ndim == 0:
-        return fn(x.reshape(1), axis=0).reshape(())
-    return fn(x, axis=axis)
+        return fn(x.reshape(1), 0).reshape(())
+    return fn(x, axis)
 
 
-def _half_precision(fn, tangent):
-    """`fn(x, axis)` that computes a float16/bfloat16 `x` in float32 and rounds once, with
-    PyTorch's backward formula read from the rounded output: `tangent(t, y, axis)` in float32
-    (linear in t; JAX transposes it into the pullback, which rounds once at its end as
-    PyTorch's kernel does). Other dtypes run `fn` itself."""
-    @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
-    def half(x, axis):
-        return fn(x.astype(jnp.float32), axis=axis).astype(x.dtype)
-
-    @half.defjvp
-    def half_jvp(axis, primals, tangents):
-        (x,), (t,) = primals, tangents
-        y = half(x, axis)
-        f32 = jnp.float32
-        return y, tangent(t.astype(f32), y.astype(f32), axis).astype(x.dtype)
-
-    def run(x, axis):
-        return half(x, axis) if x.dtype in (jnp.float16, jnp.bfloat16) else fn(x, axis=axis)
-    run.__name__ = fn.__name__
-    return run
-
-
-# softmax: y * (t - sum(t * y)); log_softmax: t - sum(exp(y) * t), transposed by JAX into
-# PyTorch's y * (g - sum(g * y)) and g - exp(y) * sum(g)
-_softmax = _half_precision(jax.nn.softmax, lambda t, y, axis: y * (
-    t - jnp.sum(t * y, axis=axis, keepdims=True)))
-_log_softmax = _half_precision(jax.nn.log_softmax, lambda t, y, axis: t - jnp.sum(
-    jnp.exp(y) * t, axis=axis, keepdims=True))
+# PyTorch's half kernels compute in float32 and round once; their backward reads the rounded
+# output: softmax y * (t - sum(t * y)) and log_softmax t - sum(exp(y) * t) are transposed by
+# JAX into PyTorch's y * (g - sum(g * y)) and g - exp(y) * sum(g) (see half_grad.py)
+_softmax = pytorch_grad(jax.nn.softmax, lambda t, x, y, r, axis: y * (
+    t - jnp.sum(t * y, axis=axis, keepdims=True)), half_only=True)
+_log_softmax = pytorch_grad(jax.nn.log_softmax, lambda t, x, y, r, axis: t - jnp.sum(
+    jnp.exp(y) * t, axis=axis, keepdims=True), half_only=True)
 
 
 @op(grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True,

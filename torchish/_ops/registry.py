@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from .._eager_jit import eager_jit
-from .. import _autocast, profiler
+from .. import _autocast, _meta, profiler
 from .. import _dtype as dt
 from .._device import CPU, has_accelerator
 from .._tensor import Tensor, _alias, _new_tensor, _wrap
@@ -155,9 +155,12 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
                is a tuple per dynamic parameter of "T" (tensor), "s" (scalar), None or "L".
-    saves:     "inputs" | "result" | () | a tuple of parameter names (+ "result") | a dict
+    saves:     "inputs" | "result" | () | a tuple of parameter names and outputs | a dict
                {parameter: the parameters whose gradient needs it}: which values PyTorch
-               saves for backward (modifying them in place makes backward raise).
+               saves for backward (modifying them in place makes backward raise; saved-tensor
+               hooks pack them, inputs first). An output is "result" (the differentiable
+               outputs), "result<n>" (output n) or a field of `returns` ("indices"), which
+               wins over a parameter of the same name; `grad_fn._saved_<name>` reads it.
     view:      callable(*dynamic_args, **statics) -> view steps (or None: not a view this
                time); the view aliases the first tensor argument. View ops compute no value
                (the view reads its base lazily), so `view` must also validate the arguments.
@@ -229,6 +232,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                            dyn if promoted is None else promoted, grad_fn, differentiable,
                            saves, view, returns)
         definition.inplace_grad_fn = inplace_grad_fn
+        definition.saved_outputs = _saved_outputs(saves, returns)
         definition.check = check
         definition.kinds_check = kinds_check
         definition.opmath_scalars = opmath_scalars
@@ -783,6 +787,7 @@ def _get_plan(definition, sargs, kinds, out_dtype=None):
 
 _BY_NP = dt._BY_NP
 _AUTOCAST_ACTIVE = _autocast.ACTIVE
+_META = _meta.ACTIVE
 _DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_SCALARS)
@@ -919,6 +924,8 @@ def dispatch(definition, targs, sargs):
             if FORWARD_AD[0]:
                 _forward_tangents(plan, leaves, tensors, made)
             return result
+    if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
+        return _meta.dispatch(definition, plan, targs, leaves, tensors, kinds, record)
     error = _check(definition, plan, targs, leaves)
     out = _run(plan, leaves)
     if error is not None:  # raised after the forward: shape and dtype errors come first
@@ -927,16 +934,11 @@ def dispatch(definition, targs, sargs):
     if device is CPU and has_accelerator() and first.ndim == 0:  # a CPU scalar, CUDA others?
         device = next((t._storage.device for t in tensors
                        if t is not None and t._storage.device is not CPU), CPU)
-    if isinstance(out, (tuple, list)):
-        outs = [_wrap(o, device) for o in out]
-        result = definition.returns(*outs) if definition.returns else tuple(outs)
-    else:
-        outs = None
-        result = _wrap(out, device)
+    outs, result = wrap_result(definition, out, device)
     if record:
-        _record(plan, leaves, tensors, outs if outs is not None else [result], kinds)
+        _record(plan, leaves, tensors, outs, kinds)
     if FORWARD_AD[0]:
-        _forward_tangents(plan, leaves, tensors, outs if outs is not None else [result])
+        _forward_tangents(plan, leaves, tensors, outs)
     return result
 
 
@@ -1078,6 +1080,16 @@ def _grad_name(definition, kinds, statics):
     return g if isinstance(g, str) else g(kinds, statics)
 
 
+def wrap_result(definition, out, device):
+    """Tensors for an op's computed output(s) on `device`: (the list of outputs, what the op
+    returns: the single tensor, a tuple, or its `returns` structure)."""
+    if isinstance(out, (tuple, list)):
+        outs = [_wrap(o, device) for o in out]
+        return outs, definition.returns(*outs) if definition.returns else tuple(outs)
+    result = _wrap(out, device)
+    return [result], result
+
+
 def _record(plan, leaves, tensors, outs, kinds):
     avals = tuple([(o.shape, o.dtype) for o in outs])
     diff_out = tuple([_DIFFERENTIABLE[d] for _, d in avals])
@@ -1088,7 +1100,7 @@ def _record(plan, leaves, tensors, outs, kinds):
     mask = tuple([e is not None for e in edges])
     if True not in mask:
         return None
-    name, vjp, saved_at, saves_result = _record_info(plan, mask, diff_out)
+    name, vjp, saved_at, saved_outs = _record_info(plan, mask, diff_out)
     saved = None if saved_at is None else _saved_of(tensors, saved_at)
     node = Node(name, edges, leaves, tensors, vjp, avals, saved, plan.fwd)
     node._shown = plan.shown
@@ -1096,8 +1108,8 @@ def _record(plan, leaves, tensors, outs, kinds):
         if diff_out[i]:
             o._grad_fn = node
             o._output_nr = i
-    if saves_result:
-        node._saved = saved + [saved_entry(o, node) for o in outs if o._grad_fn is node]
+    if saved_outs:
+        node._saved = (saved or []) + [saved_entry(outs[i], (node, i)) for i in saved_outs]
     if saved_tensors.active():
         _pack_saved(node, leaves, tensors, saved_at)
     return node
@@ -1106,25 +1118,26 @@ def _record(plan, leaves, tensors, outs, kinds):
 def _pack_saved(node, leaves, tensors, positions):
     """Hand the node's saved operands (at `positions`) and saved outputs to the active
     saved-tensor pack hook."""
-    if not node._saved:
-        return
     inputs = [(i, tensors[i]) for i in positions or () if tensors[i] is not None]
-    outputs = [(None, t) for t, _, producer in node._saved if producer and producer[0] is node]
-    saved_tensors.pack_into(node, leaves, inputs + outputs)
+    outputs = [(None, t) for t, _, p in node._saved or () if p and p[0] is node]
+    if inputs or outputs:
+        saved_tensors.pack_into(node, leaves, inputs + outputs)
 
 
 _DIFFERENTIABLE = {d: d.is_floating_point or d.is_complex for d in dt._BY_NP.values()}
 
 
 def _record_info(plan, mask, diff_out):
-    """(grad_fn name, pullback, positions of the saved inputs, whether outputs are saved):
-    what recording this plan with these inputs needing grads takes, worked out once."""
+    """(grad_fn name, pullback, positions of the saved inputs, positions of the saved
+    outputs): what recording this plan with these inputs needing grads takes, worked out
+    once."""
     info = plan.records.get((mask, diff_out))
     if info is None:
         name = _grad_name(plan.op, plan.kinds, plan.statics)
         info = plan.records[(mask, diff_out)] = (
             name, _refuse(plan) if name == NOT_IMPLEMENTED else _plan_vjp(plan, mask, diff_out),
-            saved_positions(plan.op, plan.kinds, mask), _saves_result(plan.op))
+            saved_positions(plan.op, plan.kinds, mask),
+            saved_output_positions(plan.op, diff_out))
     return info
 
 
@@ -1139,9 +1152,33 @@ def _refuse(plan):
     return refuse
 
 
-def _saves_result(definition):
-    saves = definition.saves
-    return saves == "result" or (isinstance(saves, tuple) and "result" in saves)
+def _saved_outputs(saves, returns):
+    """The outputs named in `saves`, in order: "result", or an output's index."""
+    names = ("result",) if saves == "result" else saves if isinstance(saves, tuple) else ()
+    slots = [_output_slot(n, returns) for n in names]
+    return tuple(slot for slot in slots if slot is not None)
+
+
+def _output_slot(name, returns):
+    """"result", the index of the output `name` names, or None (not an output's name)."""
+    fields = getattr(returns, "_fields", ())
+    if name in fields:
+        return fields.index(name)
+    if name.startswith("result") and name[6:].isdigit():
+        return int(name[6:])
+    return "result" if name == "result" else None
+
+
+def saved_output_positions(definition, diff_out, only=None):
+    """Positions of the outputs PyTorch saves for this op's backward (`diff_out`: which
+    outputs are differentiable, the ones "result" names); `only`: just that name's."""
+    at = []
+    for n in definition.saved_outputs:
+        if only is not None and n != _output_slot(only, definition.returns):
+            continue
+        at += [i for i, d in enumerate(diff_out) if d] if n == "result" else [n]
+    # (an output this call does not return, as max_pool2d's indices without return_indices)
+    return tuple(i for i in dict.fromkeys(at) if i < len(diff_out))
 
 
 def operand_positions(definition, kinds):
@@ -1173,8 +1210,10 @@ def saved_positions(definition, kinds, mask, only=None):
         names = [n for g in definition.tensors if needs.get(g)
                  for n, users in saves.items() if g in users]
         names = [n for n in dict.fromkeys(names) if n in at]
-    else:
-        names = [n for n in (definition.tensors if saves == "inputs" else saves) if n in at]
+    elif saves == "inputs":
+        names = [n for n in definition.tensors if n in at]
+    else:   # (a name of an output is not an input's)
+        names = [n for n in saves if n in at and _output_slot(n, definition.returns) is None]
     return tuple(i for n in names if only in (None, n) for i in at[n])
 
 
@@ -1326,6 +1365,10 @@ def dispatch_inplace(definition, targs, sargs):
             st == 0 and n > 1 for n, st in zip(view.size, view.stride)):
         raise RuntimeError(_OVERLAP_MSG)
     plan = _get_plan(definition, sargs, kinds, self.dtype)
+    if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
+        return _meta.dispatch_inplace(definition, plan, targs, leaves, tensors, kinds,
+                                      needs_grad and grad_mode.GRAD_ENABLED[0]
+                                      and definition.differentiable)
     error = _check(definition, plan, targs, leaves)
     out = _run(plan, leaves)
     if error is not None:
@@ -1362,10 +1405,10 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         node._shown = plan.shown
         self._grad_fn = node
         self._output_nr = 0
-        if _saves_result(plan.op):  # (tanh_ saves its result: a later in-place change to it
-            node._saved = (saved or []) + [saved_entry(self, node)]  # is caught in backward)
-        if saved_tensors.active():
-            _pack_saved(node, leaves, [None] + list(tensors[1:]), positions)
+        if plan.op.saved_outputs:  # (tanh_ saves its result: a later in-place change to it
+            node._saved = (saved or []) + [saved_entry(self, (node, 0))]  # is caught then)
+        if saved_tensors.active():   # (`self` as it was: PyTorch saves a clone of it)
+            _pack_saved(node, leaves, [_wrap(leaves[0])] + list(tensors[1:]), positions)
         return
     # In-place on a view: the base gets CopySlices, the view AsStridedBackward0 (as PyTorch).
     view = self._view

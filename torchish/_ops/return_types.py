@@ -1,11 +1,14 @@
 """`torch.return_types`: the named tuples PyTorch's multi-output ops return."""
 import collections
 
+from .._dtype import missing_attribute
+
 
 def _rt(name, fields=("values", "indices")):
     """A named tuple class that prints as `torch.return_types.<name>(...)`."""
     cls = collections.namedtuple(name, fields)
     cls.__module__ = "torch.return_types"
+    cls.__getattr__ = missing_attribute(f"torch.return_types.{name}")
     cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n" + ",\n".join(
         f"{f}={getattr(self, f)!r}" for f in fields) + ")")
     return cls

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from .indexing import _dim, _scatter_reduce
+from .indexing import _dim, _scatter_reduce, index_vector_check
 from .errors import scalar_overflow
 from .pointwise import legacy_name
 from .registry import Promote, op
@@ -111,6 +111,8 @@ _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
 def _index_reduce_check(compute, input, index, source, *, dim, reduce, include_self=True):
     d = _dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
+    if index.dtype.is_floating_point or index.dtype.is_complex:
+        return None   # index_reduce raises PyTorch's dtype error
     if index.numel() and bool(((index < -n) | (index >= n)).any()):
         return IndexError("index out of range in self")
     return None
@@ -122,11 +124,10 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in _INDEX_REDUCE:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
+    index_vector_check("index_reduce_", index)
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_reduce_(): self ({legacy_name(input)}) and source "
                            f"({legacy_name(source)}) must have the same scalar type")
-    if index.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
         return _scatter_reduce(input, 0, index.reshape(-1), source.reshape(-1), reduce,

@@ -57,8 +57,9 @@ def sort_indices(x, axis, descending):
     return jax.lax.sort(keys + [iota], dimension=axis, num_keys=len(keys), is_stable=True)[-1]
 
 
-@op(promote=P.NONE, returns=RETURN_TYPES["sort"],
-    grad_fn=lambda kinds, statics: "SortBackward1" if given(statics["stable"]) else "SortBackward0")
+@op(promote=P.NONE, returns=RETURN_TYPES["sort"], saves=("indices",),
+    grad_fn=lambda kinds, statics: "SortBackward1" if given(statics["stable"])
+    else "SortBackward0")
 def sort(input, dim=-1, descending=False, *, stable=omitted(False)):
     axis = axis1(dim, input.ndim)
     _no_complex_sort("Sort", input)
@@ -85,7 +86,8 @@ def msort(input):
     return jnp.take_along_axis(input, sort_indices(input, 0, False), 0)
 
 
-@op(promote=P.NONE, grad_fn="TopkBackward0", returns=RETURN_TYPES["topk"])
+@op(promote=P.NONE, grad_fn="TopkBackward0", returns=RETURN_TYPES["topk"],
+    saves=("indices",))
 def topk(input, k, dim=-1, largest=True, sorted=True):
     axis = axis1(dim, input.ndim)
     n = 1 if axis is None else input.shape[axis]
@@ -109,7 +111,8 @@ def _pick(input, sorted_idx, pos, axis, keepdim):
     return vals, idx
 
 
-@op(promote=P.NONE, grad_fn="KthvalueBackward0", returns=RETURN_TYPES["kthvalue"])
+@op(promote=P.NONE, grad_fn="KthvalueBackward0", returns=RETURN_TYPES["kthvalue"],
+    saves=("indices",))
 def kthvalue(input, k, dim=-1, keepdim=False):
     axis = axis1(dim, input.ndim)
     if axis is None:
@@ -173,30 +176,30 @@ def _median_dim_body(input, dim, keepdim, ignore_nan):
 
 
 @op(promote=P.NONE, grad_fn="MedianBackward0", function=False, method=False,
-    scalar_operands=False)
+    scalar_operands=False, saves=("input", "result"))
 def _median_all(input):
     return _median_all_body(input, False)
 
 
 @op(promote=P.NONE, grad_fn="MedianBackward1", function=False, method=False,
-    returns=RETURN_TYPES["median"], scalar_operands=False)
+    returns=RETURN_TYPES["median"], scalar_operands=False, saves=("indices",))
 def _median_dim(input, dim, keepdim=False):
     return _median_dim_body(input, dim, keepdim, False)
 
 
 @op(promote=P.NONE, grad_fn="NanmedianBackward0", function=False, method=False,
-    scalar_operands=False)
+    scalar_operands=False, saves=("input", "result"))
 def _nanmedian_all(input):
     return _median_all_body(input, True)
 
 
 @op(promote=P.NONE, grad_fn="NanmedianBackward1", function=False, method=False,
-    returns=RETURN_TYPES["nanmedian"], scalar_operands=False)
+    returns=RETURN_TYPES["nanmedian"], scalar_operands=False, saves=("indices",))
 def _nanmedian_dim(input, dim, keepdim=False):
     return _median_dim_body(input, dim, keepdim, True)
 
 
-@op(promote=P.NONE, grad_fn="ModeBackward0", returns=RETURN_TYPES["mode"])
+@op(promote=P.NONE, grad_fn="ModeBackward0", returns=RETURN_TYPES["mode"], saves=("indices",))
 def mode(input, dim=-1, keepdim=False):
     """Most frequent value (the smallest among ties) and the index PyTorch's CPU kernel
     reports for it (see `libstdcxx_sort`)."""
@@ -218,19 +221,20 @@ def mode(input, dim=-1, keepdim=False):
 # ---- PyTorch's CPU order among ties, replayed on the host (see the module docstring) -------
 
 @op(promote=P.NONE, tensors=("input", "indices"), function=False, method=False,
-    grad_fn=lambda kinds, statics: statics["node"], returns=RETURN_TYPES["sort"])
+    grad_fn=lambda kinds, statics: statics["node"], returns=RETURN_TYPES["sort"],
+    saves=("indices",))
 def _sort_at(input, indices, dim, node):
     return jnp.take_along_axis(input, indices, axis1(dim, input.ndim)), indices
 
 
 @op(promote=P.NONE, tensors=("input", "indices"), function=False, method=False,
-    grad_fn="TopkBackward0", returns=RETURN_TYPES["topk"])
+    grad_fn="TopkBackward0", returns=RETURN_TYPES["topk"], saves=("indices",))
 def _topk_at(input, indices, dim):
     return jnp.take_along_axis(input, indices, axis1(dim, input.ndim)), indices
 
 
 @op(promote=P.NONE, tensors=("input", "indices"), function=False, method=False,
-    grad_fn="KthvalueBackward0", returns=RETURN_TYPES["kthvalue"])
+    grad_fn="KthvalueBackward0", returns=RETURN_TYPES["kthvalue"], saves=("indices",))
 def _kthvalue_at(input, indices, dim, keepdim):
     axis = axis1(dim, input.ndim)
     vals = jnp.take_along_axis(input, indices, axis)
@@ -400,6 +404,8 @@ def _with_fix(name, fix):
     """Op `name`'s function and method bindings, which run the op and then, in eager CPU
     mode, `fix(result, *args, **kwargs)`: PyTorch's order among ties, or None (keep)."""
     from . import out_arg
+    from ..autograd import grad_mode, saved_tensors
+    from .recording import records
     from .registry import REGISTRY
     multi = REGISTRY[name].returns is not None or None
 
@@ -413,6 +419,13 @@ def _with_fix(name, fix):
                 result = fused(*args, **kwargs)
                 fixed = fix(result, *args, **kwargs)
                 return out_arg.write_out(name, outs, result if fixed is None else fixed, 3)
+            if saved_tensors.active() and records(*args, *kwargs.values()):
+                # PyTorch records one node: ours only once the order is known, so that the
+                # pack hooks see what that node saves once
+                with grad_mode.no_grad():
+                    result = fused(*args, **kwargs)
+                fixed = fix(result, *args, **kwargs)
+                return fused(*args, **kwargs) if fixed is None else fixed
             result = fused(*args, **kwargs)   # (raises PyTorch's errors for bad arguments)
             fixed = fix(result, *args, **kwargs)
             return result if fixed is None else fixed

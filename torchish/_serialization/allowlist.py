@@ -32,6 +32,9 @@ def _rebuild_functions(b):
         return b.tensor(storage, offset, size, stride, requires_grad, dtype_of(dtype),
                         metadata)
 
+    def meta(dtype, size, stride, requires_grad):
+        return b.meta(dtype_of(dtype), size, stride, requires_grad)
+
     def param(data, requires_grad, backward_hooks):
         return b.parameter(data, requires_grad)
 
@@ -54,9 +57,10 @@ def _rebuild_functions(b):
         "torch._utils._rebuild_parameter_with_state": param_state,
         "torch._tensor._rebuild_from_type_v2": from_type,
         "torch._utils._rebuild_device_tensor_from_cpu_tensor": from_cpu,
+        "torch._utils._rebuild_meta_tensor_no_storage": meta,
     }
     for what in ("_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_nested_tensor",
-                 "_rebuild_meta_tensor_no_storage", "_rebuild_wrapper_subclass",
+                 "_rebuild_wrapper_subclass",
                  "_rebuild_device_tensor_from_numpy"):
         table["torch._utils." + what] = _unsupported(what)
     return table

@@ -38,6 +38,7 @@ _REBUILD_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
 _REBUILD_PARAM = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAM_STATE = _Global("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = _Global("torch._tensor", "_rebuild_from_type_v2")
+_REBUILD_META = _Global("torch._utils", "_rebuild_meta_tensor_no_storage")
 _TORCH_TENSOR = _Global("torch", "Tensor")
 _UNTYPED = _Global("torch.storage", "UntypedStorage")
 
@@ -57,8 +58,8 @@ class _Reduce:
 class TensorRecord:
     """One tensor as a checkpoint stores it.
 
-    `storage` is the flat NumPy array of the whole storage; records with the same `storage_key`
-    (any hashable) share one `data/<n>` entry. `size`, `stride` and `storage_offset` are in
+    `storage` is the flat NumPy array of the whole storage (None for a meta tensor, which has
+    none); records with the same `storage_key` (any hashable) share one `data/<n>` entry. `size`, `stride` and `storage_offset` are in
     elements, as `Tensor.stride()`. `state` holds Python attributes set on the tensor.
     """
     __slots__ = ("storage", "storage_key", "dtype", "storage_offset", "size", "stride",
@@ -122,12 +123,18 @@ def _record_reduce(rec):
     """How torch pickles a tensor (`Tensor._reduce_ex_internal`, `Parameter.__reduce_ex__`)."""
     dtype = rec.dtype
     legacy = _DTYPES[dtype][1] if dtype in _DTYPES else None
-    args = (_StorageRef(rec), rec.storage_offset, tuple(rec.size), tuple(rec.stride),
-            False if rec.is_parameter else bool(rec.requires_grad), OrderedDict())
-    if legacy is None:
-        func, args = _REBUILD_V3, args + (_Global("torch", dtype),)
+    requires_grad = False if rec.is_parameter else bool(rec.requires_grad)
+    if rec.storage is None:   # a meta tensor: no storage
+        func, args = _REBUILD_META, (_Global("torch", dtype), tuple(rec.size),
+                                     tuple(rec.stride), requires_grad)
+    elif legacy is None:
+        func = _REBUILD_V3
+        args = (_StorageRef(rec), rec.storage_offset, tuple(rec.size), tuple(rec.stride),
+                requires_grad, OrderedDict(), _Global("torch", dtype))
     else:
         func = _REBUILD_V2
+        args = (_StorageRef(rec), rec.storage_offset, tuple(rec.size), tuple(rec.stride),
+                requires_grad, OrderedDict())
     if rec.metadata:
         args = args + (rec.metadata,)
     if rec.is_parameter:
@@ -221,6 +228,9 @@ class RecordBackend:
         _check_bounds(size, stride, offset, data.size)
         return TensorRecord(data, storage.key, dtype, offset, size, stride, requires_grad,
                             location=storage.device, metadata=metadata)
+
+    def meta(self, dtype, size, stride, requires_grad):
+        return TensorRecord(None, None, dtype, 0, size, stride, requires_grad, location="meta")
 
     def parameter(self, data, requires_grad=True):
         rec = TensorRecord(data.storage, data.storage_key, data.dtype, data.storage_offset,

@@ -198,7 +198,8 @@ def modified_error(tensor, version, producer=None):
     if producer is None and tensor.grad_fn is not None:
         producer = (tensor.grad_fn, tensor._output_nr)
     where = ""
-    if producer is not None:
+    # (a saved integer output, such as max's indices, has no grad_fn to name)
+    if producer is not None and (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         # PyTorch names the op without "Backward0"
         where = f", which is output {producer[1]} of {_op_name(producer[0])},"
     return RuntimeError(
@@ -209,10 +210,10 @@ def modified_error(tensor, version, producer=None):
         "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def saved_entry(tensor, node=None):
+def saved_entry(tensor, producer=None):
     """What a node remembers of a tensor it saves: the tensor, its version and, for an output
-    of `node`, (node, output_nr) (an error names it; an input is named by its grad_fn then)."""
-    return (tensor, tensor._version, (node, tensor._output_nr) if node is not None else None)
+    of the node, (node, output_nr) (an error names it; an input is named by its grad_fn then)."""
+    return (tensor, tensor._version, producer)
 
 
 class AccumulateGrad:

@@ -5,8 +5,9 @@ the `grad_fn._saved_<name>` attributes.
 While a hooks region is active, each tensor an op saves (the operands PyTorch's derivative
 formula keeps, and saved outputs) goes through the innermost `pack_hook` when the op records;
 the node keeps what it returns, drops its own reference to the operand's value, and its backward
-reads `unpack_hook(packed)` in its place. A saved output is packed and unpacked too, though our
-pullbacks recompute it from the operands.
+reads `unpack_hook(packed)` in its place. A saved output (`result`, `indices`) is packed and
+unpacked too, though our pullbacks recompute it from the operands; an in-place op packs the
+`self` it saves as it was before the write (PyTorch's clone of it).
 """
 _HOOKS = []          # (pack_hook, unpack_hook) of the active regions, innermost last
 _DISABLED = [None]   # the error message while disable_saved_tensors_hooks is active
@@ -113,24 +114,31 @@ def unpacked_leaves(leaves, packed):
 
 def saved_attribute(node, name):
     """`grad_fn._saved_<name>`: a saved operand (`self` is the first; None when this call
-    did not need it), a saved output (`result`: an alias of the output, with its grad_fn),
+    did not need it), a saved output (`result`, `indices`, `result1`: an alias of the output,
+    with its grad_fn, or an integer output itself),
     the operand's shape (`<operand>_sym_sizes`), or an argument of the op (`_saved_dim`)."""
-    from .._ops.registry import Plan, in_overload, saved_positions, value_of
+    from .._ops.registry import (Plan, in_overload, saved_output_positions, saved_positions,
+                                 value_of)
     from .._tensor import _alias
     plan = getattr(node._fn, "__self__", None)
     if not isinstance(plan, Plan):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute "
                              f"'_saved_{name}'")
-    if name == "result" and node._saved:
-        outs = [t for t, _, producer in node._saved if producer and producer[0] is node]
-        if outs:
-            _check_not_freed(node)
-            aliases = []
-            for out in outs:
-                alias = _alias(out)
-                alias._grad_fn, alias._output_nr = out._grad_fn, out._output_nr
-                aliases.append(alias)
-            return aliases[0] if len(aliases) == 1 else tuple(aliases)
+    at = saved_output_positions(plan.op, [d.is_floating_point or d.is_complex
+                                          for _, d in node._out_avals], only=name)
+    outs = [t for t, _, producer in node._saved or ()
+            if producer and producer[0] is node and producer[1] in at]
+    if outs:
+        _check_not_freed(node)
+        found = []
+        for out in outs:
+            if out._grad_fn is None:   # an integer output (indices): the tensor itself
+                found.append(out)
+                continue
+            alias = _alias(out)
+            alias._grad_fn, alias._output_nr = out._grad_fn, out._output_nr
+            found.append(alias)
+        return found[0] if len(found) == 1 else tuple(found)
     sizes = name.endswith("_sym_sizes")
     param = name[:-len("_sym_sizes")] if sizes else name
     param = plan.op.tensors[0] if param == "self" else param

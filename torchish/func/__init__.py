@@ -82,6 +82,20 @@ def _selected(args, argnums):
     return tuple(args[i] for i in argnums) if isinstance(argnums, tuple) else args[argnums]
 
 
+def _check_differentiable(inputs, real_only=None):
+    """PyTorch's errors for an input a reverse-mode transform differentiates: a non-Tensor
+    leaf, or a Tensor that cannot require grad (JAX would raise its own TypeError);
+    `real_only`: the name of a transform that also refuses complex inputs."""
+    for i, leaf in enumerate(_pytree.tree_leaves(inputs)):
+        if not _is_t(leaf):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+        if not (leaf.dtype.is_floating_point or leaf.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if real_only and leaf.dtype.is_complex:
+            raise RuntimeError(f"{real_only}: Expected all inputs to be real but received "
+                               f"complex tensor at flattened input idx: {i}")
+
+
 class _Traced:
     """`func` over Tensors as a function over arrays; remembers the structure of its output.
     `args`: the arguments as the caller passed them, whose dicts' key order `func` sees (JAX
@@ -238,6 +252,7 @@ def _check_scalar_output(out, has_aux):
 
 def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
+        _check_differentiable(_selected(args, argnums))
         traced = _Traced(func, has_aux, args, check=_check_scalar_output)
         vg = jax.value_and_grad(traced, argnums=argnums, has_aux=has_aux)
         g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func)
@@ -247,6 +262,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
 
 def vjp(func, *primals, has_aux=False):
+    _check_differentiable(primals)
     traced = _Traced(func, has_aux, primals)
     # The value and the pullback's results go through `_apply`, so that they are on the tape
     # of the primals and of what `func` captures (a Module's parameters), as in PyTorch.
@@ -281,8 +297,10 @@ def linearize(func, *primals):
     return _to_tensors(value), lambda *t: _to_tensors(jvp_fn(*_to_arrays(t)))
 
 
-def _jacobian(transform, func, argnums, has_aux, depth, name):
+def _jacobian(transform, func, argnums, has_aux, depth, name, reverse=False):
     def wrapper(*args, **kwargs):
+        if reverse:
+            _check_differentiable(_selected(args, argnums), real_only="jacrev")
         traced = _Traced(func, has_aux, args)
         jac = transform(traced, argnums=argnums, has_aux=has_aux)
         out = _apply(lambda *a: jac(*a, **kwargs), args, name, func)
@@ -296,7 +314,7 @@ def _jacobian(transform, func, argnums, has_aux, depth, name):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
-    return _jacobian(jax.jacrev, func, argnums, has_aux, 1, "JacrevBackward")
+    return _jacobian(jax.jacrev, func, argnums, has_aux, 1, "JacrevBackward", True)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):

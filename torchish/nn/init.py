@@ -40,6 +40,8 @@ def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
+    if tensor.is_meta:   # the sampler reads values; a meta tensor has none (nothing drawn)
+        return tensor
     g = _gen(generator)
     with torchish.no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)

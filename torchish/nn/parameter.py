@@ -31,7 +31,9 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, proto):
         import numpy as np
-        return (_rebuild_parameter, (np.asarray(self._data), self.requires_grad))
+        # (a meta parameter has no values: its data pickles as a meta tensor)
+        data = self.detach() if self.is_meta else np.asarray(self._data)
+        return (_rebuild_parameter, (data, self.requires_grad))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -45,7 +47,7 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(array, requires_grad):
     from .._ops.creation import tensor
-    return Parameter(tensor(array), requires_grad)
+    return Parameter(array if isinstance(array, Tensor) else tensor(array), requires_grad)
 
 
 class UninitializedTensorMixin:

@@ -17,6 +17,9 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from . import swa_utils  # noqa: E402,F401  (needs nn, imported after the optimizers)
+from .._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)   # e.g. torch.optim.SparseAdam: NotImplementedError
 
 __all__ = ["Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS",
            "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",

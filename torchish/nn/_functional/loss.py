@@ -85,9 +85,10 @@ def _size_warning(input, target):
 
 
 def _concrete(t):
-    """NumPy value of `t`, or None inside traced code (value checks are skipped there)."""
+    """NumPy value of `t`, or None inside traced code or for a meta tensor (value checks are
+    skipped there)."""
     data = t._data
-    if isinstance(data, jax.core.Tracer):
+    if isinstance(data, (jax.core.Tracer, jax.ShapeDtypeStruct)):
         return None
     return np.asarray(data)
 
@@ -249,6 +250,12 @@ def _class_view(weight, ndim, class_dim):
     return weight.view(*shape)
 
 
+def _check_label_smoothing(label_smoothing):
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+
+
 @_autocast.casts("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
@@ -257,9 +264,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise TypeError(f"cross_entropy_loss(): argument '{name}' (position {position}) "
                             f"must be Tensor, not {type(value).__name__}")
     reduction = _reduction(reduction, size_average, reduce)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
     n_classes = input.shape[class_dim]
     logp = torchish.log_softmax(input, class_dim)
@@ -267,11 +271,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if not target.dtype.is_floating_point:
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got {target.dtype._legacy}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
             raise RuntimeError(f"cross_entropy: weight tensor should be defined either for "
                                f"all {n_classes} classes or no classes but got weight tensor "
                                f"of shape: {list(weight.shape)}")
         if label_smoothing > 0.0:
+            _check_label_smoothing(label_smoothing)
             target = target * (1 - label_smoothing) + (label_smoothing / n_classes)
         prod = logp * target
         if weight is not None:
@@ -283,6 +290,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "sum":
             return -prod.sum()
         return -prod.sum(class_dim)
+    if label_smoothing > 0.0:  # a negative value means none, as in ATen
+        _check_label_smoothing(label_smoothing)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0.0:
         return nll

@@ -1,9 +1,11 @@
 """Pooling in `torch.nn.functional`. The 2-D/3-D ops come from the registry; the 1-D forms,
-`*_with_indices`, adaptive average pooling, LP pooling and unpooling are written here the way
-PyTorch composes them (1-D pooling is 2-D pooling over an unsqueezed height of 1, so its graph
-ends in SqueezeBackward1; adaptive average pooling to size 1 is a mean)."""
+`*_with_indices`, adaptive average pooling, LP pooling, unpooling and fractional pooling's
+arguments are written here the way PyTorch composes them (1-D pooling is 2-D pooling over an
+unsqueezed height of 1, so its graph ends in SqueezeBackward1; adaptive average pooling to size
+1 is a mean)."""
 import torchish
 from ... import _autocast
+from ..._ops import nn_fractional_pool as _fmp
 from ..._ops import nn_norm as _pool
 from ..._ops.nn_conv import ntuple as _ntuple
 
@@ -13,7 +15,8 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
-           "max_unpool2d", "max_unpool3d"]
+           "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+           "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 
 max_pool2d = _pool.max_pool2d
 max_pool3d = _pool.max_pool3d
@@ -264,3 +267,58 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     size = _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
     return _pool._max_unpool3d(input, indices, tuple(size))
+
+
+# ---- fractional max pooling ----------------------------------------------------------------
+
+def _int_sizes(value, nd, name, param, position):
+    """An IntArrayRef argument: an int repeats; a list keeps its length (checked by the op)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(int(v) for v in value)
+    if isinstance(value, float):
+        raise TypeError(f"{name}(): argument '{param}' (position {position}) must be tuple of "
+                        f"ints, not float")
+    return (int(value),) * nd
+
+
+def _fractional(input, kernel_size, output_size, output_ratio, _random_samples, nd):
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if nd == 2 and len(output_ratio) > 2:   # (PyTorch's len(): a float ratio is a TypeError)
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             f"of Ints.")
+        ratio = tuple(output_ratio) if isinstance(output_ratio, (list, tuple)) else \
+            (output_ratio,) * nd
+        output_size = [int(input.size(i - nd) * ratio[i]) for i in range(nd)]
+    if _random_samples is None:
+        # PyTorch draws the samples here, from the default generator, in the input's dtype
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        _random_samples = torchish.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype,
+                                        device=input.device)
+    op = _fmp.fractional_max_pool2d if nd == 2 else _fmp.fractional_max_pool3d
+    return op(input, _int_sizes(kernel_size, nd, name, "kernel_size", 2),
+              _int_sizes(output_size, nd, name, "output_size", 3), _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+    return out if return_indices else out[0]

@@ -9,8 +9,9 @@ __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 def _concrete(t):
-    data = t._data
-    return None if isinstance(data, jax.core.Tracer) else np.asarray(data)
+    data = t._data   # (traced or meta data: no values to check)
+    return None if isinstance(data, (jax.core.Tracer, jax.ShapeDtypeStruct)) else \
+        np.asarray(data)
 
 
 def _check_index(input, num):

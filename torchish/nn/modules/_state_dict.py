@@ -7,6 +7,7 @@ and call `super()`); each method calls the function of the same name here, which
 methods back on children so overrides apply all the way down.
 """
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -96,6 +97,12 @@ def load_from_state_dict(module, state_dict, prefix, local_metadata, strict, mis
                               f"{input_param.shape} from checkpoint, the shape in current "
                               f"model is {param.shape}.")
             continue
+        if param.is_meta and not input_param.is_meta and not assign:
+            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a "
+                          "meta parameter in the current model, which is a no-op. (Did you "
+                          "mean to pass `assign=True` to assign items in the state dictionary "
+                          "to their corresponding key in the module instead of copying them "
+                          "in place?)", stacklevel=2)
         try:
             with grad_mode.no_grad():
                 if assign:

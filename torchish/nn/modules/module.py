@@ -320,7 +320,15 @@ class Module:
             target = dtype if (t.is_floating_point() or t.is_complex()) else None
             out = t
             if device is not None:
-                out = out.to(device)
+                try:
+                    out = out.to(device)
+                except NotImplementedError as e:   # (a meta tensor has no data to move)
+                    if str(e) != "Cannot copy out of meta tensor; no data!":
+                        raise
+                    raise NotImplementedError(
+                        f"{e} Please use torch.nn.Module.to_empty() instead of "
+                        "torch.nn.Module.to() when moving module from meta to a different "
+                        "device.") from None
             if target is not None:
                 out = out.to(target)
             return out

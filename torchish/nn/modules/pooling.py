@@ -7,7 +7,7 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"]
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -218,3 +218,42 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     _fn = F.adaptive_avg_pool3d
+
+
+class _FractionalMaxPoolNd(Module):
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nd = type(self)._nd
+        tup = _pair if nd == 2 else _triple
+        if nd == 3 and any(k <= 0 for k in (kernel_size if isinstance(kernel_size, (tuple, list))
+                                            else (kernel_size,))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, "
+                             f"or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if type(self)._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _nd = 3

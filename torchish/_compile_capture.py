@@ -1,0 +1,248 @@
+"""`torchish.compile`: what the trace cannot hold, and PyTorch's captured scalar outputs.
+
+The errors where PyTorch breaks the graph (`CompileError`; `_SilentBreak` where it does so
+without a warning), `print()` while tracing (constants recorded and replayed on every call),
+`.item()`/`.tolist()` with scalar capture, and the message naming the user's line when a traced
+value is turned into a Python value.
+"""
+import builtins
+import os
+import sys
+import traceback
+
+import jax
+
+from ._tensor import Tensor
+from .autograd import grad_mode
+
+
+class CompileError(RuntimeError):
+    user_stack = ()   # [traceback.FrameSummary] of the user's line that could not be traced
+
+
+class _SilentBreak(CompileError):
+    """Where PyTorch breaks the graph without a warning (eager fallback, no warning)."""
+
+
+class _PrintOfTensor(_SilentBreak):
+    """print() of a tensor while tracing."""
+
+
+def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
+    """Run the user's function while tracing: `print()` recorded (replayed per call; of a
+    tensor, a silent graph break), `.item()`/`.tolist()` captured when asked, and JAX's
+    data-dependence errors turned into a `CompileError` naming the user's line. `breaks`: the
+    `_Breaks` of a `torch._dynamo.explain` trace, which records where PyTorch breaks the graph
+    and carries on where it can (constant prints, `.item()`, `graph_break()`)."""
+    real_print = builtins.print
+
+    def recorded_print(*a, **kw):
+        of_tensor = any(isinstance(v, (Tensor, jax.core.Tracer)) for v in a + tuple(kw.values()))
+        if breaks is not None:
+            reason = _print_reason(a, kw)
+            if of_tensor:
+                raise _PrintOfTensor(reason)
+            breaks.add(reason, _user_stack())
+        elif of_tensor:
+            raise _PrintOfTensor("torchish.compile: print() of a tensor inside compiled "
+                                 "code needs its value.")
+        entry.prints.append((a, kw))
+    builtins.print = recorded_print   # printing constants replays; a tensor breaks
+    from ._dynamo import config
+    capture = fullgraph or config.capture_scalar_outputs
+    if capture:
+        methods = Tensor.item, Tensor.tolist
+        noted = None if config.capture_scalar_outputs else breaks
+        Tensor.item = _captured_item(entry, methods[0], noted)
+        Tensor.tolist = _captured_tolist(entry, methods[1], noted)
+    _EXPLAIN[0], outer = breaks, _EXPLAIN[0]
+    try:
+        result = fn(*args, **kwargs)
+        if breaks is not None:
+            breaks.end = _traced_ops()
+        return result
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+            jax.errors.TracerIntegerConversionError,
+            jax.errors.TracerArrayConversionError) as exc:
+        frames = _user_frames(exc.__traceback__)
+        err = CompileError(_data_dependent_message(frames))
+        err.user_stack = frames[-1:]
+        if breaks is not None:
+            breaks.add(_value_reason(exc.__traceback__) or str(err), err.user_stack)
+            breaks.stopped = True
+        raise err from None
+    except CompileError as exc:
+        if not exc.user_stack:
+            exc.user_stack = _user_frames(exc.__traceback__)[-1:]
+        if breaks is not None:
+            breaks.add(str(exc), exc.user_stack)
+            breaks.stopped = True
+        raise
+    finally:
+        _EXPLAIN[0] = outer
+        builtins.print = real_print
+        if capture:
+            Tensor.item, Tensor.tolist = methods
+
+
+# ---- torch._dynamo.explain: where PyTorch would break the graph ----------------------------
+
+_EXPLAIN = [None]   # the `_Breaks` of the explain trace under way, if any
+
+
+class _Breaks:
+    """Where an explain trace found PyTorch breaking the graph: per break its reason, the
+    user's frame and how many ops the trace held there. PyTorch compiles the code between two
+    breaks as a graph only when it holds ops, and a graph that ends at a break gives one
+    break reason (`torch._dynamo.explain` counts those graphs, and one break fewer)."""
+
+    def __init__(self):
+        self.found = []       # (reason, user_stack, ops traced before it or None)
+        self.stopped = False  # the last break ended the trace (PyTorch goes on past it)
+        self.end = None       # ops traced in all, once the function returned
+
+    def add(self, reason, stack):
+        self.found.append((reason, list(stack), _traced_ops()))
+
+    def graphs(self):
+        """The op count at each graph's end, and the (reason, user_stack) of each graph
+        ended by a break. Unknown counts (None) are taken as segments holding ops; so is what
+        follows a break that ended the trace."""
+        ends, reasons, before = [], [], 0
+        for reason, stack, ops in self.found:
+            if ops is None or before is None or ops > before:
+                ends.append(ops)
+                reasons.append((reason, stack))
+            before = ops
+        end = None if self.stopped else self.end
+        if end is None or before is None or end > before:
+            ends.append(end)
+        return ends, reasons
+
+
+def _value_reason(tb):
+    """PyTorch's reason for a traced value turned into a Python one, by the Tensor method that
+    did it: a jump on its truth value, or `int()`/`float()` (PyTorch's `.item()`)."""
+    names = set()
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(_HERE):
+            names.add(code.co_name)
+        tb = tb.tb_next
+    if "__bool__" in names:
+        return "generic_jump TensorVariable()"
+    if names & {"__int__", "__float__", "__index__", "__complex__"}:
+        return _ITEM_REASON
+    return None
+
+
+def _traced_ops():
+    """How many operations the JAX trace under way holds (JAX's internals: None if they
+    change)."""
+    try:
+        from jax._src import core
+        return len(core.trace_ctx.trace.frame.tracing_eqns)
+    except Exception:
+        return None
+
+
+def _user_stack():
+    """The innermost frame of the user's code calling now (as `_user_frames` picks)."""
+    return _user_frames_of(traceback.extract_stack(sys._getframe(1)))[-1:]
+
+
+def _print_reason(a, kw):
+    names = ["Tensor" if isinstance(v, (Tensor, jax.core.Tracer)) else type(v).__name__
+             for v in a]
+    return ("Failed to trace builtin operator\n  Explanation: Dynamo does not know how to "
+            f"trace builtin operator `print` with argument types {names} (has_kwargs "
+            f"{bool(kw)})")
+
+
+_ITEM_REASON = ("Unsupported Tensor.item() call with capture_scalar_outputs=False\n  "
+                "Explanation: Dynamo does not support tracing `Tensor.item()` with "
+                "config.capture_scalar_outputs=False.")
+_TOLIST_REASON = ("Data dependent operator\n  Explanation: Operator "
+                  "`aten._local_scalar_dense.default` has a non-Tensor output whose value is "
+                  "dependent on the data of Tensor inputs.")
+
+
+# ---- scalars out of traced tensors (PyTorch's captured scalar outputs) ----------------------
+
+def _traced_by_us(t):
+    """Whether `t` holds a value of the trace being recorded (not a vmap/grad transform's),
+    and the caller is user code (torchish's own `.item()` calls want a number or an error)."""
+    return (type(t._data).__name__ == "DynamicJaxprTracer"
+            and not sys._getframe(2).f_code.co_filename.startswith(_HERE))
+
+
+def _captured_item(entry, item, breaks=None):
+    """`Tensor.item` while tracing with scalar capture (PyTorch 2.13 with `fullgraph=True` or
+    `capture_scalar_outputs`): the scalar stays traced, as a 0-d tensor of the dtype the
+    Python number stands for in arithmetic (the default float dtype or wider, int64, bool),
+    so later tensor math uses it; Python control flow on it still cannot be traced. Returned
+    from the compiled function it becomes a Python number again."""
+    def captured(self):
+        if self.numel() != 1 or not _traced_by_us(self):
+            return item(self)
+        if breaks is not None:
+            breaks.add(_ITEM_REASON, _user_stack())
+        return _capture_scalar(entry, self)
+    return captured
+
+
+def _captured_tolist(entry, tolist, breaks=None):
+    """`Tensor.tolist` while tracing with scalar capture: PyTorch captures integer tensors
+    only."""
+    def captured(self):
+        if not _traced_by_us(self):
+            return tolist(self)
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise CompileError("torchish.compile: Tensor.tolist() with non-integer tensor")
+        if breaks is not None:
+            breaks.add(_TOLIST_REASON, _user_stack())
+        return _nested_scalars(entry, self)
+    return captured
+
+
+def _nested_scalars(entry, t):
+    if t.ndim == 0:
+        return _capture_scalar(entry, t)
+    return [_nested_scalars(entry, r) for r in t.unbind(0)]
+
+
+def _capture_scalar(entry, t):
+    from . import _dtype as dt
+    d = t.dtype
+    if d.is_floating_point or d.is_complex:
+        target = dt.promote_types(d, dt.get_default_dtype())
+    else:
+        target = d if d is dt.bool else dt.int64
+    with grad_mode.no_grad():
+        # (detach last: a view of a detached tensor loses its stop-gradient in a trace)
+        s = t.reshape(()).detach().to(target).clone()   # (its own storage: see `pending`)
+    entry.scalars.append(s)
+    return s
+
+
+def _user_frames(tb):
+    """The frames of a traceback in the user's code (not torchish's or JAX's)."""
+    return _user_frames_of(traceback.extract_tb(tb))
+
+
+def _user_frames_of(frames):
+    jax_dir = os.path.dirname(jax.__file__)
+    return [f for f in frames
+            if not f.filename.startswith(_HERE) and not f.filename.startswith(jax_dir)]
+
+
+_HERE = os.path.dirname(__file__) + os.sep
+
+
+def _data_dependent_message(frames):
+    where = f"{frames[-1].filename}:{frames[-1].lineno} (`{frames[-1].line}`)" if frames \
+        else "unknown location"
+    return (f"torchish.compile: the compiled code at {where} converts a tensor value to a "
+            "Python value (e.g. `if x > 0`, `.item()`, `.tolist()`, `int(x)`), which depends "
+            "on data and cannot be traced. Move it out of the compiled function, or use "
+            "tensor ops such as torch.where.")

@@ -1,0 +1,429 @@
+"""`torchish.compile`'s compiled call: look up (or trace and compile) a signature, run it.
+
+`_Compiled.__call__` binds the plan (guards, per-call inputs), finds the signature's `_Entry`,
+donates what it may and runs the executable; `_build`/`_pure` trace a new signature into one
+XLA computation and record how its outputs map back onto the objects (see `_compile.py`).
+"""
+import functools
+import logging
+import operator
+import sys
+import warnings
+import weakref
+
+import jax
+import jax.numpy as jnp
+from jax.extend.core import jaxpr_as_fun
+
+from ._tensor import Tensor, _wrap
+from ._storage import held_elsewhere
+from . import _random_trace
+from .autograd import grad_mode, graph
+from .compiler import STANCE as _STANCE
+from ._compile_capture import CompileError, _SilentBreak, call_user
+from ._compile_plan import _Plan, _MISSING
+from ._compile_writeback import write_back
+
+_GET_LR = operator.itemgetter("lr")
+
+
+def _getter(slots):
+    """seq -> tuple of seq[i] for i in slots (itemgetter returns a bare item for one)."""
+    if len(slots) == 1:
+        return lambda seq, _i=slots[0]: (seq[_i],)
+    return operator.itemgetter(*slots) if slots else None
+
+
+def _donated_refs():
+    """What `max(map(sys.getrefcount, entry.donated(arrays)))` in `_Compiled.__call__` counts
+    for an array that only its Storage and the `arrays` list hold."""
+    from ._storage import Storage
+    storages = [Storage(object(), None), Storage(object(), None)]
+    arrays = [st.data for st in storages]
+    return max(map(sys.getrefcount, _getter((0, 1))(arrays)))
+
+
+_DONATED_REFS = _donated_refs()
+
+
+def _aval_key(a):
+    if isinstance(a, Tensor):
+        a = a._data
+    if isinstance(a, jax.Array):
+        return (a.shape, a.dtype, a.weak_type, a.sharding)
+    return type(a)
+
+
+_LOG = logging.getLogger("torchish._dynamo")
+
+
+def _describe(fn):
+    """A compiled function as PyTorch's recompile message names it."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return f"'{name}' ({code.co_filename}:{code.co_firstlineno})" if code else f"'{name}'"
+
+
+# ---- one compiled signature ----------------------------------------------------------------
+
+_EAGER = object()  # the cache entry of a signature whose trace hit data-dependent code
+_ALL_COMPILED = weakref.WeakSet()   # for `torch.compiler.reset()`
+_TRACING = [0]   # how many compiled functions are being traced (a nested one is inlined)
+
+
+class _Entry:
+    """A compiled signature: the executable and how its outputs map back onto the objects."""
+    _compile_bookkeeping = True
+
+    def __init__(self):
+        self.executable = None   # the AOT-compiled XLA computation (with donation)
+        self.fun = None          # the same computation as a JAX function (for backward)
+        self.uses_rng = None
+        self.vjp = {}
+        self.prints = []         # print() calls of the traced Python, replayed on every call
+        self.gm = None           # the GraphModule a custom backend got (runs its callable)
+        self.jaxpr = None        # the traced computation (explain, GraphModule)
+        self.scalars = []        # `.item()` results made while tracing (see `_captured_item`)
+        self.pending = None      # those of them to fill in after the first run
+        # results that still had a graph when a step that ran backward returned them (a loss)
+        self.spent_results = ()
+
+
+class _Compiled:
+    """One compiled function: its plan (guards), its signatures' entries, and the call."""
+    _compile_bookkeeping = True
+
+    def __init__(self, fn, roots_fn, forward_only=False, fullgraph=False, backend=None,
+                 dynamic=None, recompile_limit=None):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.backend = backend    # a custom backend: (callable, its keyword arguments)
+        self.dynamic = dynamic
+        self.recompile_limit = recompile_limit
+        self.settings = dict(fullgraph=fullgraph, backend=backend, dynamic=dynamic,
+                             recompile_limit=recompile_limit)
+        self.roots_fn = roots_fn
+        self.forward_only = forward_only
+        self.cache = {}
+        self.plan = None
+        self._retrying = False
+        self.breaks = None   # an explain trace's `_Breaks` (see `_dynamo.backends.explain`)
+        _ALL_COMPILED.add(self)
+
+    def reset(self):
+        self.cache.clear()
+        self.plan = None
+
+    def __call__(self, *args, **kwargs):
+        if _TRACING[0] or any(isinstance(a, Tensor) and isinstance(a._storage.data, jax.core.Tracer)
+                              for a in args) or _STANCE[0] == "force_eager":
+            # called inside a compiled step or a torch.func transform: part of that trace
+            # (or `set_stance("force_eager")`: plain Python)
+            return self.fn(*args, **kwargs)
+        values = args + tuple(kwargs.values()) if kwargs else args
+        plan = self.plan
+        bound = None
+        if plan is not None and plan.kwnames == tuple(kwargs) and len(plan.kinds) == len(values):
+            bound = plan.bind(values)
+        if bound is None:
+            plan = self.plan = _Plan(self.roots_fn(), values, tuple(kwargs))
+            bound = plan.bind(values)
+        storages, owners, holders, dyn, sole = bound
+        arrays = [st.data for st in storages]
+        lrs = [lr._data if isinstance(lr, Tensor) else lr for lr in map(_GET_LR, plan.groups)]
+        entry = plan.fast.get(dyn)
+        if entry is None:
+            key = (plan.key, dyn, tuple(map(_aval_key, arrays)), tuple(map(_aval_key, lrs)))
+            entry = self.cache.get(key)
+            if entry is None:
+                if _STANCE[0] != "default" and self._stance_refuses():
+                    return self.fn(*args, **kwargs)
+                entry = self.cache[key] = self._new_entry(
+                    plan, storages, owners, holders, arrays, lrs, args, kwargs)
+            plan.fast[dyn] = entry
+        if entry is _EAGER:
+            return self.fn(*args, **kwargs)
+        for a, kw in entry.prints:
+            print(*a, **kw)
+        rng_key = _random_trace.next_key(entry.uses_rng)
+        if entry.donate and (max(map(sys.getrefcount, entry.donated(arrays))) > _DONATED_REFS
+                             or not entry.dropped_grads <= sole):
+            for i in entry.donate:   # someone else holds some: copy those
+                if held_elsewhere(storages[i], known=1) or (   # (`arrays` is known)
+                        i in entry.dropped_grads and i not in sole):
+                    arrays[i] = jnp.copy(arrays[i])
+        try:
+            if entry.gm is None:
+                outs = entry.unpermute(entry.executable(*arrays, *lrs, rng_key))
+            else:
+                outs = entry.gm.run_backend(arrays, lrs, rng_key)
+        except TypeError:
+            # An array changed shape, dtype or device under an unchanged object (checked by
+            # the executable before anything runs): rediscover and retrace.
+            if self._retrying:
+                raise
+            self.plan = None
+            self._retrying = True
+            try:
+                return self(*args, **kwargs)
+            finally:
+                self._retrying = False
+        return write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs)
+
+    # ---- tracing a new signature ---------------------------------------------------------
+    def _stance_refuses(self):
+        """Whether `torch.compiler.set_stance` says not to compile a new signature now (run
+        it eagerly), or raises."""
+        if _STANCE[0] == "fail_on_recompile":
+            code = getattr(self.fn, "__code__", None) or getattr(
+                getattr(self.fn, "forward", None), "__code__", None)
+            where = (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                     f"line number: {code.co_firstlineno}") if code else repr(self.fn)
+            raise RuntimeError("Detected recompile when torch.compile stance is "
+                               f"'fail_on_recompile'. {where}")
+        return _STANCE[0] == "eager_on_recompile" and bool(self.cache)
+
+    def _new_entry(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
+        """The cache entry of a new signature: compiled, or `_EAGER` where PyTorch would break
+        the graph (or give up compiling)."""
+        from ._dynamo import config
+        from ._dynamo.exc import Unsupported
+        limit = self.recompile_limit
+        limit = config.recompile_limit if limit is None else limit
+        if self.dynamic is False and len(self.cache) >= limit:
+            if self.fullgraph:
+                from ._dynamo.exc import FailOnRecompileLimitHit
+                raise FailOnRecompileLimitHit("Hard failure due to fullgraph=True")
+            if _EAGER not in self.cache.values():   # (PyTorch logs it once)
+                _LOG.warning(f"torch._dynamo hit config.recompile_limit ({limit})\n"
+                             f"   function: {_describe(self.fn)}\n"
+                             "   last reason: a new signature (argument shapes or dtypes, "
+                             "or a value the trace bakes in)")
+            return _EAGER
+        try:
+            return self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
+        except CompileError as exc:
+            if self.fullgraph:
+                if isinstance(exc, Unsupported):
+                    raise
+                err = Unsupported(str(exc))
+                err.user_stack = exc.user_stack
+                raise err from None
+            # PyTorch breaks the graph there; torchish runs this signature eagerly
+            # (the failed trace left every object as it was)
+            if not isinstance(exc, _SilentBreak):   # (no warning in PyTorch)
+                warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=4)
+            return _EAGER
+        except Exception as exc:
+            # a custom backend's failure (or ours): `suppress_errors` runs it eagerly
+            if not config.suppress_errors or isinstance(exc, Unsupported):
+                raise
+            _LOG.warning(f"torchish.compile: compiling {_describe(self.fn)} failed "
+                         f"({type(exc).__name__}: {exc}); running it eagerly instead.")
+            return _EAGER
+
+    def _build(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
+        entry = _Entry()
+        trace_key = _random_trace.next_key(False)   # only its shape and dtype matter here
+        flat = arrays + lrs + [trace_key]
+        pure = functools.partial(self._pure, entry, plan, storages, holders, args, kwargs)
+        closed = entry.jaxpr = jax.make_jaxpr(pure)(*flat)
+        entry.fun = jaxpr_as_fun(closed)
+        entry.attach = (grad_mode.is_grad_enabled() and not entry.ran_backward
+                        and any(t.requires_grad for t in owners))
+        n_out = entry.n_out_res
+        outs = closed.out_avals[n_out:n_out + len(entry.written)]
+        ins = closed.in_avals
+        # (a custom backend's callable may keep the tensors it is given: nothing is donated)
+        keep = entry.attach or self.backend is not None
+        entry.donate = () if keep else tuple(
+            i for i, a in zip(entry.written, outs)
+            if (a.shape, a.dtype) == (ins[i].shape, ins[i].dtype))
+        entry.dropped_grads = () if keep else self._donatable_grads(
+            entry, ins, closed.out_avals)
+        entry.donate += entry.dropped_grads
+        entry.donated = _getter(entry.donate)
+        entry.dropped_grads = frozenset(entry.dropped_grads)
+        # keep_unused: a dropped `.grad` is an input the step never reads, yet its donated
+        # buffer is where the new gradient goes
+        # JAX pairs each output with the first unpaired donated input of its shape and dtype,
+        # in output order: the results (a loss) first would take an optimizer step counter's
+        # buffer and shift every later pair by one, which XLA mends with copies. So the
+        # executable returns the written state first, in input order, and the results last.
+        n_res, n_all = entry.n_out_res, len(closed.out_avals)
+        order = list(range(n_res, n_all)) + list(range(n_res))
+        entry.unpermute = _getter(sorted(range(n_all), key=order.__getitem__)) if n_all \
+            else (lambda outs: ())   # a step that returns and writes no tensor
+        fun = entry.fun
+
+        def reordered(*a):
+            outs = fun(*a)    # once: a call per output would trace the whole step n times
+            return [outs[i] for i in order]
+
+        entry.executable = jax.jit(reordered, donate_argnums=entry.donate,
+                                   keep_unused=True).lower(*flat).compile()
+        if self.backend is not None and closed.jaxpr.eqns:   # (no ops: no graph to give)
+            self._call_backend(entry, arrays, lrs, trace_key)
+        return entry
+
+    def _call_backend(self, entry, arrays, lrs, key):
+        """Give the custom backend the traced step; what it returns runs every call."""
+        from ._dynamo.exc import BackendCompilerFailed
+        backend, kwargs = self.backend
+        from ._dynamo.backends import GraphModule
+        gm = GraphModule(entry)
+        gm._call_args = (lrs, key)
+        example_inputs = [_wrap(a) for a in arrays]
+        try:
+            compiled = backend(gm, example_inputs, **kwargs)
+            if not callable(compiled):
+                raise AssertionError("compiler_fn did not return callable")
+        except Exception as exc:
+            raise BackendCompilerFailed(backend, exc) from exc
+        gm.compiled = compiled
+        entry.gm = gm
+
+    @staticmethod
+    def _donatable_grads(entry, ins, out_avals):
+        """Slots of dropped `.grad`s whose buffer a new output of their shape can take (one
+        donated buffer per such output: XLA warns about donations it cannot use)."""
+        free = {}
+        for a in out_avals[entry.n_out_res + len(entry.written):]:
+            free[(a.shape, a.dtype)] = free.get((a.shape, a.dtype), 0) + 1
+        slots = []
+        for i in entry.dropped:
+            key = (ins[i].shape, ins[i].dtype)
+            if free.get(key):
+                free[key] -= 1
+                slots.append(i)
+        return tuple(slots)
+
+    def _pure(self, entry, plan, storages, holders, args, kwargs, *flat):
+        """The traced step: (storage arrays, lrs, key) -> (results, written arrays, new
+        grads, new optimizer state). It runs only while tracing; cache hits never get here."""
+        n, m = len(storages), len(plan.groups)
+        ins, lr_in, key = flat[:n], flat[n:n + m], flat[n + m]
+        # (read and restored at compile time: a NumPy-shared storage's read is a device_put,
+        # which inside the trace would make a tracer that the restore leaves behind)
+        with jax.ensure_compile_time_eval():
+            saved = [st.data for st in storages]
+        saved_grads = [p._grad for p in plan.params]
+        saved_lrs = [g["lr"] for g in plan.groups]
+        saved_opt = [(o.state, {p: (s, dict(s)) for p, s in o.state.items()})
+                     for o in plan.optimizers]
+        vcs, seen_vc = [], set()
+        for j, t in enumerate(holders):
+            if id(t._vc) not in seen_vc:
+                seen_vc.add(id(t._vc))
+                vcs.append((j, t._vc, t._vc[0]))
+        try:
+            for st, a in zip(storages, ins):
+                st.data = a
+            for g, lr in zip(plan.groups, lr_in):
+                g["lr"] = lr
+            runs_before = graph.BACKWARD_RUNS[0]
+            _TRACING[0] += 1
+            try:
+                with _random_trace.traced_key(key, record=lambda used: setattr(
+                        entry, "uses_rng", used)):
+                    call = (entry, self.fn, self.fullgraph, args, kwargs, self.breaks)
+                    if self.forward_only:
+                        with grad_mode.no_grad():
+                            result = call_user(*call)
+                    else:
+                        result = call_user(*call)
+            finally:
+                _TRACING[0] -= 1
+            entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
+            leaves, entry.treedef = jax.tree_util.tree_flatten(
+                result, is_leaf=lambda x: isinstance(x, Tensor))
+            tensors = [x for x in leaves if isinstance(x, Tensor)]
+            raw = [x for x in leaves if not isinstance(x, Tensor)
+                   and isinstance(x, (jax.Array, jax.core.Tracer))]
+            out = [t._data for t in tensors] + raw
+            entry.n_tensors = len(tensors)
+            if entry.ran_backward:
+                entry.spent_results = tuple(j for j, t in enumerate(tensors)
+                                            if t._grad_fn is not None)
+            kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
+            scalar_ids = set(map(id, entry.scalars))
+            for x in leaves:
+                if isinstance(x, Tensor):
+                    kinds.append(("S" if id(x) in scalar_ids else "T", next(it_t), x.device))
+                elif isinstance(x, (jax.Array, jax.core.Tracer)):
+                    kinds.append(("A", next(it_a)))
+                else:
+                    kinds.append(("C", x))
+            entry.res_kinds = kinds
+            entry.single = (len(kinds) == 1 and kinds[0][0] == "T"
+                            and entry.treedef == jax.tree_util.tree_structure(0))
+            entry.n_out_res = len(out)
+            entry.written = [i for i, (st, a) in enumerate(zip(storages, ins))
+                             if st.data is not a]
+            out += [storages[i].data for i in entry.written]
+            entry.grad_actions = []
+            entry.dropped = []   # input slots of the `.grad`s the step replaced or cleared
+            slot_of = {id(st): i for i, st in enumerate(storages)}
+            written = set(entry.written)
+            for k, (p, g0) in enumerate(zip(plan.params, saved_grads)):
+                g = p._grad
+                if g is g0:
+                    continue   # same object (or still None): its storage is handled above
+                i = None if g0 is None else slot_of.get(id(g0._storage))
+                if (i is not None and i >= len(plan.storages) and i not in written
+                        and i not in entry.dropped):
+                    entry.dropped.append(i)   # a per-call slot: no state tensor shares it
+                if g is None:
+                    entry.grad_actions.append((k, "none", None))
+                elif id(g) in plan.tindex:
+                    entry.grad_actions.append((k, "obj", plan.tindex[id(g)]))
+                else:
+                    entry.grad_actions.append((k, "new", (len(out), g._vc[0])))
+                    out.append(g._data)
+            entry.opt_actions = []
+            for oi, (o, (_, before_all)) in enumerate(zip(plan.optimizers, saved_opt)):
+                pos = {id(p): i for i, p in enumerate(plan.orders[oi])}
+                for p, st in o.state.items():
+                    if id(p) not in pos:
+                        continue
+                    before = before_all[p][1] if p in before_all else {}
+                    for k, v in st.items():
+                        if before.get(k, _MISSING) is v:
+                            continue
+                        where = (oi, pos[id(p)], k)
+                        if isinstance(v, Tensor):
+                            if id(v) in plan.tindex:
+                                entry.opt_actions.append(where + ("obj", plan.tindex[id(v)]))
+                            else:
+                                entry.opt_actions.append(where + ("new", (len(out), v._vc[0])))
+                                out.append(v._data)
+                        elif isinstance(v, (jax.Array, jax.core.Tracer)):
+                            entry.opt_actions.append(where + ("arr", len(out)))
+                            out.append(v)
+                        else:
+                            entry.opt_actions.append(where + ("val", v))
+            entry.vc = [(j, vc[0] - v0) for j, vc, v0 in vcs if vc[0] != v0]
+            # captured scalars the Python code kept (a list it appends to): the first run
+            # fills them in (later runs do not repeat Python side effects)
+            entry.scalar_base = len(out)
+            out += [t._data for t in entry.scalars]
+            entry.pending, entry.scalars = entry.scalars, None
+            return out
+        finally:
+            with jax.ensure_compile_time_eval():
+                for st, a in zip(storages, saved):
+                    st.data = a
+            for p, g in zip(plan.params, saved_grads):
+                p._grad = g
+            for g, lr in zip(plan.groups, saved_lrs):
+                g["lr"] = lr
+            for state, before in saved_opt:
+                for p in [p for p in state if p not in before]:
+                    del state[p]
+                for p, (s, contents) in before.items():
+                    s.clear()
+                    s.update(contents)
+                    if state.get(p) is not s:
+                        state[p] = s
+            for _, vc, v0 in vcs:
+                vc[0] = v0

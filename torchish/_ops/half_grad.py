@@ -1,0 +1,69 @@
+"""PyTorch's backward formulas as JAX derivatives, with PyTorch's roundings.
+
+`pytorch_grad(fn, grad)` gives `fn` the derivative `grad(t, x, y, r, *params)`: a map linear in
+the tangent `t`, from the input `x` and the result `y`. JAX transposes it into the pullback, so
+its linear steps run in reverse order there: the map t -> r(t * a) * b computes r(g * b) * a,
+and each rule is written with PyTorch's steps reversed.
+
+For a float16/bfloat16 `x`, `fn` computes in float32 and rounds the result once (as PyTorch's CPU
+kernels do) and the rule runs in float32 from the half `x` and `y`: `r(v)` rounds `v` to the half
+type (`r.half`) where PyTorch's formula is a chain of ATen ops, each rounding its result; a fused
+backward kernel rounds once, at the end. For other dtypes `r` is the identity (`r.half` None).
+
+Exact rules also fix what JAX's derivatives get wrong at branch points (ties of `minimum`/`clip`
+count half, PyTorch picks a side) and in signed zeros (PyTorch's `grad * 0` keeps grad's sign).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+
+HALF = (jnp.float16, jnp.bfloat16)
+
+
+class Rounder:
+    """`r(v)`: `v` rounded to the half type `half` and back to float32 (identity for None)."""
+
+    def __init__(self, half):
+        self.half = half
+
+    def __call__(self, v):
+        return v if self.half is None else v.astype(self.half).astype(jnp.float32)
+
+
+_EXACT = Rounder(None)
+
+
+def pytorch_grad(fn, grad, half_only=False, rounds_once=True, name=None):
+    """`fn(x, *params)` with PyTorch's derivative `grad(t, x, y, r, *params)` (the params are
+    static Python values). `half_only`: other dtypes keep `fn` and JAX's own derivative.
+    `rounds_once=False`: a half `x` runs `fn` in its own type (PyTorch's composites, whose
+    every op rounds)."""
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def rule(params, x):
+        if x.dtype in HALF and rounds_once:
+            return fn(x.astype(jnp.float32), *params).astype(x.dtype)
+        return fn(x, *params)
+
+    @rule.defjvp
+    def rule_jvp(params, primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = rule(params, x)
+        if x.dtype in HALF:
+            f32 = jnp.float32
+            return y, grad(t.astype(f32), x.astype(f32), y.astype(f32), Rounder(x.dtype),
+                           *params).astype(x.dtype)
+        return y, grad(t, x, y, _EXACT, *params)
+
+    def run(x, *params):
+        if half_only and x.dtype not in HALF:
+            return fn(x, *params)
+        return rule(params, x)
+    run.__name__ = name or fn.__name__
+    return run
+
+
+def unfolded(c, like):
+    """`c` filled into `like`'s shape and type as a divisor XLA must divide by: it computes
+    `x / c` for a value broadcast from one as `x * (1 / c)`, an ulp off in a third of cases."""
+    return jax.lax.optimization_barrier(jnp.full_like(like, c))
