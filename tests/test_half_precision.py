@@ -325,3 +325,30 @@ def test_loss_gradients_are_pytorchs_kernels(loss, reduction, dtype):
         grads.append([g.float().cpu().numpy() for g in (x.grad, t.grad)])
     for ours, ref in zip(*grads):
         _assert_bitwise(ours, ref)
+
+
+# (sums only: where the broadcast operand's gradient is a product, PyTorch rounds each product
+# to the half type before summing and ours does not; those differ by a rounding on some elements)
+BROADCASTING = {
+    "add_scalar_tensor": (lambda T, a, b: a + b, (), (40, 100)),
+    "add_row": (lambda T, a, b: a + b, (100,), (40, 100)),
+    "sub_column": (lambda T, a, b: b - a, (40, 1), (40, 100)),
+    "where_row": (lambda T, a, b: T.where(b > 0, a, b), (100,), (40, 100)),
+}
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("name", BROADCASTING)
+def test_broadcast_operand_gradients_sum_in_float32(name, dtype):
+    """The gradient of a broadcast operand is a sum over the broadcast dims: PyTorch's
+    accumulates in float32 and rounds once (JAX's pullback summed in the half type: -59.5
+    where PyTorch gives -60.5 for a bfloat16 scalar times a (40, 100) tensor)."""
+    fn, shape, other = BROADCASTING[name]
+    a_data = (np.abs(X).reshape(-1)[:int(np.prod(shape))].reshape(shape) + 0.5)
+    grads = []
+    for T in (torchish, torch):
+        a = _pair(T, dtype, a_data).requires_grad_()
+        b = _pair(T, dtype, X[:other[0], :other[1]])
+        fn(T, a, b).backward(_pair(T, dtype, GRAD))
+        grads.append(a.grad.float().cpu().numpy())
+    _assert_bitwise(*grads)

@@ -13,10 +13,16 @@ backward kernel rounds once, at the end. For other dtypes `r` is the identity (`
 Exact rules also fix what JAX's derivatives get wrong at branch points (ties of `minimum`/`clip`
 count half, PyTorch picks a side) and in signed zeros (PyTorch's `grad * 0` keeps grad's sign).
 """
+import contextlib
 import functools
 
 import jax
 import jax.numpy as jnp
+
+try:
+    from jax.extend.core import Literal
+except ImportError:   # (older JAX)
+    from jax.core import Literal
 
 HALF = (jnp.float16, jnp.bfloat16)
 
@@ -67,3 +73,45 @@ def unfolded(c, like):
     """`c` filled into `like`'s shape and type as a divisor XLA must divide by: it computes
     `x / c` for a value broadcast from one as `x * (1 / c)`, an ulp off in a third of cases."""
     return jax.lax.optimization_barrier(jnp.full_like(like, c))
+
+
+def float32_sums(fn):
+    """`fn` with its float16/bfloat16 `reduce_sum`s accumulated in float32 and rounded once.
+
+    JAX transposes a broadcast into a `reduce_sum` in the half type, and XLA's CPU accumulates
+    it in that type: the gradient of a bfloat16 scalar times a (40, 100) tensor came out
+    -59.5 where PyTorch's sum (float accumulation, one rounding) gives -60.5. Rewriting the
+    traced pullback's sums (inlining jitted calls) costs nothing per call (it runs when the jitted backward
+    is traced)."""
+    def run(*args):
+        closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+        flat = _eval_with_float32_sums(closed.jaxpr, closed.consts, jax.tree.leaves(args))
+        return jax.tree.unflatten(jax.tree.structure(shape), flat)
+    return run
+
+
+def _eval_with_float32_sums(jaxpr, consts, args):
+    env = {}
+
+    def read(v):
+        return v.val if isinstance(v, Literal) else env[v]
+    env.update(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        inner = eqn.params.get("jaxpr") if eqn.primitive.name in ("pjit", "jit") else None
+        if eqn.primitive is jax.lax.reduce_sum_p and ins[0].dtype in HALF:
+            outs = [eqn.primitive.bind(ins[0].astype(jnp.float32), **eqn.params)
+                    .astype(ins[0].dtype)]
+        elif inner is not None:   # a jitted jnp function (jnp.where ...): its sums too
+            outs = _eval_with_float32_sums(inner.jaxpr, inner.consts, ins)
+        else:
+            params = eqn.primitive.get_bind_params(eqn.params)
+            subfuns, params = params if isinstance(params, tuple) else ((), params)  # (older JAX)
+            ctx = getattr(eqn, "ctx", None)
+            with ctx.manager if ctx is not None else contextlib.nullcontext():
+                outs = eqn.primitive.bind(*subfuns, *ins, **params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]

@@ -44,6 +44,7 @@ from .. import overrides as _tf
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 from .errors import ArgumentTypeError, argument_error
+from . import half_grad
 
 __all__ = ["op", "Promote", "REGISTRY", "dispatch", "call_jax"]
 
@@ -1311,6 +1312,8 @@ def _make_vjp(fwd, mask, diff_out, materialize=None):
         diff_cts = [c for c, d in zip(cts, diff_out) if d]
         diff_cts = [jnp.zeros_like(p) if c is None else torch_grad(c.astype(p.dtype))
                     for c, p in zip(diff_cts, primal_out)]
+        if any(c.dtype in half_grad.HALF for c in diff_cts):
+            pullback = half_grad.float32_sums(pullback)   # PyTorch sums half grads in float32
         grads = pullback(diff_cts)
         result = [None] * len(leaves)
         for i, g in zip(positions, grads):
