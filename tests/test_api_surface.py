@@ -9,6 +9,8 @@ import pytest
 
 import torchish
 
+import spawn_targets  # tests/spawn_targets.py: what spawned children import
+
 torch = pytest.importorskip("torch")
 
 
@@ -128,26 +130,18 @@ def test_jit_runs_eagerly():
         torchish.jit.save(m, "m.pt")
 
 
-def _spawned(rank, queue):
-    queue.put((rank, torchish.tensor([rank, rank * 2]).sum().item()))
-
-
 def test_multiprocessing_spawn():
     mp = torchish.multiprocessing
     assert mp.get_sharing_strategy() in mp.get_all_sharing_strategies()
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
-    mp.spawn(_spawned, args=(queue,), nprocs=2)
+    mp.spawn(spawn_targets.put_rank_sum, args=(queue,), nprocs=2)
     assert sorted(queue.get() for _ in range(2)) == [(0, 0), (1, 3)]
-
-
-def _raises(rank):
-    raise ValueError(f"rank {rank} failed")
 
 
 def test_multiprocessing_spawn_reports_a_failure():
     with pytest.raises(torchish.multiprocessing.ProcessRaisedException, match="rank 0 failed"):
-        torchish.multiprocessing.spawn(_raises, nprocs=1)
+        torchish.multiprocessing.spawn(spawn_targets.raise_for_rank, nprocs=1)
 
 
 

@@ -51,3 +51,69 @@ def test_increment_version():
         T.autograd.graph.increment_version(t)
         versions.append(t._version - before)
     assert versions == [1, 1]
+
+
+def _identity_hook(*args):
+    return None
+
+
+def _handles(T):
+    """Every kind of hook registration, each returning PyTorch's one handle class."""
+    x = T.ones(2, requires_grad=True)
+    y = x * 2
+    m = T.nn.Linear(2, 2)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    return {"tensor": x.register_hook(_identity_hook), "nonleaf": y.register_hook(_identity_hook),
+            "node": y.grad_fn.register_hook(_identity_hook),
+            "node_pre": y.grad_fn.register_prehook(_identity_hook),
+            "accumulate": x.register_post_accumulate_grad_hook(_identity_hook),
+            "module": m.register_forward_hook(_identity_hook),
+            "optimizer": opt.register_step_pre_hook(_identity_hook),
+            "multi": T.autograd.graph.register_multi_grad_hook((x,), _identity_hook)}
+
+
+def test_every_hook_registration_returns_removable_handle():
+    import pickle
+
+    def summary(T):
+        top = T.__name__
+        return {k: (type(h).__module__.replace(top, "torch"), type(h).__name__,
+                    isinstance(h, T.utils.hooks.RemovableHandle)) for k, h in _handles(T).items()}
+    ours = summary(torchish)
+    assert ours == summary(torch)
+    assert ours["tensor"] == ("torch.utils.hooks", "RemovableHandle", True)
+    for T in (torchish, torch):
+        m = T.nn.Linear(2, 2)
+        h = m.register_forward_hook(_identity_hook)
+        m2, again = pickle.loads(pickle.dumps((m, h)))
+        assert type(again) is T.utils.hooks.RemovableHandle and again.id == h.id
+        assert list(m2._forward_hooks.values()) == [_identity_hook]
+        again.remove()
+        assert len(m2._forward_hooks) == 0 and len(m._forward_hooks) == 1
+
+
+def _removal_log(T):
+    x = T.ones(2, requires_grad=True)
+    calls = []
+    with x.register_hook(lambda g: calls.append("tensor")):
+        y = x * 3
+        h_node = y.grad_fn.register_hook(lambda gi, go: calls.append("node"))
+        h_pre = y.grad_fn.register_prehook(lambda go: calls.append("pre"))
+        y.sum().backward(retain_graph=True)
+    h_node.remove()
+    y.sum().backward(retain_graph=True)
+    h_pre.remove()
+    h_pre.remove()   # a second remove does nothing
+    y.sum().backward()
+
+    def remove_myself(g):
+        calls.append("once")
+        handle.remove()
+    handle = x.register_hook(remove_myself)
+    (x * 2).sum().backward()
+    (x * 2).sum().backward()
+    return calls, x.grad.tolist()
+
+
+def test_hook_handles_remove_their_hook():
+    assert _removal_log(torchish) == _removal_log(torch)

@@ -68,3 +68,46 @@ def test_torchish_ops_on_constants_inside_compile():
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(y.numpy(), np.tanh(x).sum(), rtol=1e-6)
     np.testing.assert_allclose(g.numpy(), x * (1 - np.tanh(x) ** 2), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_churned_kernel_gives_the_same_bits(name):
+    # past CHURN shapes new ones compile at a lighter optimization level: the same numbers
+    from torchish._eager_jit import CHURN, COMPILER_OPTIONS
+    fun = MATH[name]
+    f = EagerJit(lambda x: fun(x))   # (a new function: jits of one function share their cache)
+    reference = jax.jit(fun, compiler_options=COMPILER_OPTIONS)
+    rng = np.random.default_rng(1)
+    for n in range(1, CHURN + 5):
+        x = rng.standard_normal((37, 20 + n)).astype("float32") * 3
+        np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(reference(x)), err_msg=str(n))
+    assert f.churn is not None and f.churn._cache_size() == 4
+
+
+def test_churned_kernel_keeps_its_compiled_shapes():
+    from torchish._eager_jit import CHURN
+    f = EagerJit(lambda x, y: x * y + 1)
+    for n in range(1, CHURN + 3):
+        f(jnp.ones(n), 2.0)
+    assert f.top._cache_size() == CHURN and f.churn._cache_size() == 2
+    f(jnp.ones(1), 3.0)       # compiled before the kernel churned: runs there
+    f(jnp.ones(3), 3)         # an int scalar is a new signature
+    f(jnp.ones(2, jnp.int32), 1.0)
+    assert f.top._cache_size() == CHURN and f.churn._cache_size() == 4
+    assert f._cache_size() == CHURN + 4
+
+
+def test_churned_reduction_sums_in_the_same_order():
+    # a gathered mean (as nll_loss's): LLVM's levels 1-2 change its bits on most of these shapes
+    from torchish._eager_jit import CHURN, COMPILER_OPTIONS
+
+    def gathered_mean(x):
+        picks = (jnp.abs(x[:, :1]) * 7).astype(jnp.int32) % x.shape[1]
+        return -jnp.mean(jnp.take_along_axis(x, picks, 1))
+    f = EagerJit(lambda x: gathered_mean(x))
+    reference = jax.jit(gathered_mean, compiler_options=COMPILER_OPTIONS)
+    rng = np.random.default_rng(1)
+    for n in range(1, CHURN + 25):
+        x = rng.standard_normal((37 * n, 20)).astype("float32") * 3
+        np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(reference(x)), err_msg=str(n))
+    assert f.churn._cache_size() == 24

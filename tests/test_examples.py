@@ -1,4 +1,5 @@
 """The example scripts print what real PyTorch prints for the same program, line for line."""
+import functools
 import os
 import subprocess
 import sys
@@ -17,6 +18,12 @@ def _run(args, env_extra=None):
     return out.stdout
 
 
+@functools.lru_cache(maxsize=None)
+def _direct(name):
+    """stdout of `python examples/NAME` with torchish (two tests read it: one run each)."""
+    return _run([os.path.join("examples", name)])
+
+
 def _as_torch_script(path, tmp_path):
     """The same script with `import torch` only (what a PyTorch user would run)."""
     src = open(path).read().replace("import torchish as torch", "import torch")
@@ -32,17 +39,17 @@ def test_seed_example_matches_pytorch(name, tmp_path):
     expected = _run([script])                       # real PyTorch
     ours = _run(["-m", "torchish", script])         # the same script on torchish
     assert ours.splitlines() == expected.splitlines()
-    direct = _run([os.path.join("examples", name)])  # and run directly with torchish
+    direct = _direct(name)                          # and run directly with torchish
     assert direct.splitlines() == expected.splitlines()
 
 
 def test_seed_example_known_values():
     """Without PyTorch: the printed values the seed documents are checked against."""
-    out = _run([os.path.join("examples", "seed_detach_ru.py")]).splitlines()
+    out = _direct("seed_detach_ru.py").splitlines()
     assert out[0] == "tensor([1., 2., 3.], requires_grad=True)"
     assert out[6] == "[ 1.5409961 -0.2934289 -2.1787894]"
     assert out[8] == "tensor(7.2079, grad_fn=<SumBackward0>)"
-    zh = _run([os.path.join("examples", "seed_detach_zh.py")]).splitlines()
+    zh = _direct("seed_detach_zh.py").splitlines()
     assert zh[0] == ("RuntimeError: element 0 of tensors does not require grad and does not "
                      "have a grad_fn")
 

@@ -881,3 +881,29 @@ def test_float_to_integer_casts_wrap_as_pytorchs(source):
         got.append([x.to(getattr(L, d)).tolist()
                     for d in ("uint8", "int8", "int16", "int32", "int64")])
     assert got[0] == got[1]
+
+
+_T_WARNINGS = """
+import sys, warnings
+import {mod} as T
+counts = []
+for shape in [(2, 3), (3,), (2, 3, 4), ()]:
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        T.ones(shape).T
+        T.ones(shape).T
+    counts.append([str(x.message)[:40] for x in w])
+print(counts)
+"""
+
+
+def test_transpose_property_warns_once_off_matrices():
+    # PyTorch's `x.T` deprecation is a TORCH_WARN_ONCE for any tensor but a matrix (0-D and
+    # 1-D included): a fresh process each, so the once-per-process state starts clean
+    import subprocess
+    import sys
+    runs = [subprocess.run([sys.executable, "-c", _T_WARNINGS.format(mod=m)], capture_output=True,
+                           text=True, timeout=300) for m in ("torch", "torchish")]
+    assert runs[0].returncode == 0 and runs[1].returncode == 0, runs[1].stderr[-2000:]
+    assert runs[1].stdout == runs[0].stdout
+    assert "The use of `x.T` on tensors" in runs[0].stdout

@@ -690,3 +690,44 @@ def test_corrupt_checkpoint_errors_match_torch(case, weights_only):
     with pytest.raises(Exception) as got:
         S.load(io.BytesIO(data), weights_only=weights_only)
     assert (type(got.value), str(got.value)) == (type(ref.value), str(ref.value))
+
+
+def _load_versions(lib):
+    """The `_version` of tensors torch.load gives, and after the usual things done with them."""
+    def round_trip(obj, **kw):
+        buf = io.BytesIO()
+        lib.save(obj, buf)
+        buf.seek(0)
+        return lib.load(buf, **kw)
+    a = lib.arange(6.).reshape(2, 3)
+    bumped = lib.ones(3)
+    bumped.add_(1)
+    out = {"plain": round_trip(a)._version,
+           "requires_grad": round_trip(lib.ones(3, requires_grad=True))._version,
+           "bumped": round_trip(bumped)._version, "int": round_trip(lib.arange(3))._version,
+           "0-dim": round_trip(lib.tensor(3.))._version,
+           "empty": round_trip(lib.empty(0))._version,
+           "param": round_trip(lib.nn.Parameter(lib.ones(2)))._version,
+           "conj": round_trip(lib.ones(2, dtype=lib.complex64).conj())._version,
+           "unsafe": round_trip(a, weights_only=False)._version}
+    whole, row = round_trip([a, a[1]])   # one storage, two tensors: separate counters
+    whole.add_(1)
+    out["shared"] = (whole._version, row._version)
+    src, dst = lib.nn.BatchNorm1d(2), lib.nn.BatchNorm1d(2)
+    state = round_trip(src.state_dict())
+    out["state_dict"] = {k: v._version for k, v in state.items()}
+    dst.load_state_dict(state)
+    out["loaded_into"] = {k: v._version for k, v in dst.state_dict().items()}
+    lin = lib.nn.Linear(3, 2)
+    opt = lib.optim.Adam(lin.parameters())
+    lin(lib.ones(1, 3)).sum().backward()
+    opt.step()
+    opt2 = lib.optim.Adam(lib.nn.Linear(3, 2).parameters())
+    opt2.load_state_dict(round_trip(opt.state_dict()))
+    out["optimizer"] = [{k: v._version for k, v in s.items()} for s in opt2.state.values()]
+    return out
+
+
+def test_loaded_tensor_versions_match_torch():
+    import torchish
+    assert _load_versions(torchish) == _load_versions(torch)

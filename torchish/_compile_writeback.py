@@ -10,6 +10,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 
+from ._storage import _apply_steps
 from ._tensor import _wrap
 from .autograd import grad_mode, graph
 from .autograd.graph import Node, edge_of
@@ -106,6 +107,10 @@ def _attach_grad(entry, plan, owners, tensors, arrays, lrs, rng_key):
     if vjp is None:
         fun = jax.jit(entry.fun)
         n_t = entry.n_tensors
+        # the step differentiates storages; an input that views its storage (a leaf made by
+        # `.view()`, a slice) gets the gradient of the elements it reads (the owners' views
+        # are part of the plan's guards, so they are fixed for this entry)
+        views = [() if owners[i]._view is None else owners[i]._view.steps for i in diff]
 
         def results_of(diff_arrays, all_arrays, lrs_, key_):
             full = list(all_arrays)
@@ -120,7 +125,7 @@ def _attach_grad(entry, plan, owners, tensors, arrays, lrs, rng_key):
                                  diff_arrays)
             cts = [jnp.zeros_like(o) if c is None else graph.torch_grad(c)
                    for o, c in zip(outs, cts)]
-            return [graph.torch_grad(g) for g in pull(cts)[0]]
+            return [graph.torch_grad(_apply_steps(g, v)) for g, v in zip(pull(cts)[0], views)]
         entry.vjp[diff] = vjp
     node = Node("CompiledFunctionBackward", edges,
                 ([arrays[i] for i in diff], arrays, lrs, rng_key),

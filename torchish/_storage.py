@@ -399,6 +399,12 @@ def _meta_as_strided(size, stride, offset, new_size, new_stride, new_offset):
     return tuple(new_size), tuple(new_stride), new_offset
 
 
+def _meta_unfold(size, stride, offset, dim, length, step):
+    n = (size[dim] - length) // step + 1
+    return (size[:dim] + (n,) + size[dim + 1:] + (length,),
+            stride[:dim] + (stride[dim] * step,) + stride[dim + 1:] + (stride[dim],), offset)
+
+
 def _meta_retype(size, stride, offset, new_size, new_stride, new_offset):
     # a dtype view's metadata, stood in while its op records (its steps are built apart)
     return tuple(new_size), tuple(new_stride), new_offset
@@ -407,7 +413,7 @@ def _meta_retype(size, stride, offset, new_size, new_stride, new_offset):
 _META = {"select": _meta_select, "slice": _meta_slice, "permute": _meta_permute,
          "unsqueeze": _meta_unsqueeze, "squeeze": _meta_squeeze, "expand": _meta_expand,
          "diagonal": _meta_diagonal, "reshape": _meta_reshape, "as_strided": _meta_as_strided,
-         "retype": _meta_retype}
+         "unfold": _meta_unfold, "retype": _meta_retype}
 
 
 def _apply_step(x, step, base_size):
@@ -434,6 +440,13 @@ def _apply_step(x, step, base_size):
         if x.dtype == a[0] and x.shape == a[1]:
             return x
         return _reinterpret(x, a[0], a[1], None)
+    if kind == "unfold":  # relative to the array so far, so it also follows other steps
+        dim, length, st = a
+        n = (x.shape[dim] - length) // st + 1
+        idx = np.arange(n)[:, None] * st + np.arange(length)[None, :]
+        x = jnp.take(x, idx.reshape(-1), axis=dim)
+        return jnp.moveaxis(x.reshape(x.shape[:dim] + (n, length) + x.shape[dim + 1:]),
+                            dim + 1, -1)
     if kind == "as_strided":
         view = View((), a[0], a[1], a[2])
         return x.reshape(-1)[view.index_map()] if math.prod(a[0]) else \

@@ -5,6 +5,7 @@ a `View` describing how it reads that storage. It carries the autograd fields (`
 `grad`, `grad_fn`). It has almost no math of its own: op methods are bound from the op registry
 (`_ops/registry.py`); what is here is the part of the API that is about the tensor object itself.
 """
+import collections
 import math
 import warnings
 
@@ -546,25 +547,22 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
-        from .autograd.graph import _RemovableHandle
+        from .autograd.graph import add_hook
         if self._grad_fn is None:
             if self._hooks is None:
-                self._hooks = []
-            self._hooks.append(hook)
-            return _RemovableHandle(self._hooks, hook)
+                self._hooks = collections.OrderedDict()
+            return add_hook(self._hooks, hook)
         node = self._grad_fn
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
-        hooks = node._tensor_hooks.setdefault(self._output_nr, [])
-        hooks.append(hook)
-        return _RemovableHandle(hooks, hook)
+        return add_hook(node._tensor_hooks.setdefault(self._output_nr, collections.OrderedDict()),
+                        hook)
 
     def register_post_accumulate_grad_hook(self, hook):
-        from .autograd.graph import _RemovableHandle
+        from .autograd.graph import add_hook
         if self._post_acc_hooks is None:
-            self._post_acc_hooks = []
-        self._post_acc_hooks.append(hook)
-        return _RemovableHandle(self._post_acc_hooks, hook)
+            self._post_acc_hooks = collections.OrderedDict()
+        return add_hook(self._post_acc_hooks, hook)
 
     def _accumulator(self):
         if self._acc is None:
@@ -744,14 +742,32 @@ class Tensor:
                 "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
-        with grad_mode.no_grad():
-            new = self.clone()
-        new = _rewrap_like(self, new)
+        new = self._deepcopy_alias(memo)
+        if new is None:
+            with grad_mode.no_grad():
+                new = self.clone()
+            new = _rewrap_like(self, new)
+            if self._view is None and type(self._storage) is Storage:
+                memo[id(self._storage)] = new
         new._requires_grad = self.requires_grad if self.is_leaf else False
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
         new.__dict__.update(__import__("copy").deepcopy(self.__dict__, memo))
         memo[id(self)] = new
+        return new
+
+    def _deepcopy_alias(self, memo):
+        """As PyTorch's deepcopy copies a storage once per `memo`, a view, or a tensor whose
+        storage was copied already, aliases that copy (None: copy by cloning)."""
+        storage = self._storage
+        if type(storage) is not Storage or (self._view is None and id(storage) not in memo):
+            return None
+        root = memo.get(id(storage))
+        if root is None:   # JAX arrays are immutable: the new storage may hold the same one
+            root = _wrap(storage.data, device=storage.device)
+            memo[id(storage)] = root
+        new = _alias(root, view=self._view, cls=type(self))
+        new._base = None
         return new
 
     def __reduce_ex__(self, proto):
@@ -780,12 +796,8 @@ class Tensor:
 
     @property
     def T(self):
-        if self.ndim > 2:
-            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
-                          "their shape is deprecated and it will throw an error in a future "
-                          "release. Consider `x.mT` to transpose batches of matrices or "
-                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
-                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+        if self.ndim != 2:
+            _warn_transpose(self.ndim)
         return self.permute(*range(self.ndim - 1, -1, -1))
 
     @property
@@ -868,6 +880,18 @@ def _rebuild_as(cls, args, state):
     t = _reclass(_rebuild(*args), cls)
     t.__dict__.update(state)
     return t
+
+
+def _warn_transpose(ndim):
+    from ._warnings import warn_once
+    if ndim == 0:
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
+                  "cases.")
+    else:
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                  "is deprecated and it will throw an error in a future release. Consider `x.mT` "
+                  "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
+                  "-1))` to reverse the dimensions of a tensor.")
 
 
 def _rewrap_like(template, new):

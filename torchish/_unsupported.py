@@ -1,6 +1,8 @@
 """What happens when code asks for a PyTorch API torchish does not have (yet)."""
 import types
 
+from ._torch_names import NAMES
+
 
 class UnsupportedError(NotImplementedError, AttributeError):
     """Raised for a PyTorch name torchish lacks.
@@ -10,17 +12,25 @@ class UnsupportedError(NotImplementedError, AttributeError):
     """
 
 
-def missing(module_name, attr):
-    public = "torch" + module_name[len("torchish"):] if module_name.startswith("torchish") \
+def _public(module_name):
+    return "torch" + module_name[len("torchish"):] if module_name.startswith("torchish") \
         else module_name
-    return UnsupportedError(f"{public}.{attr} is not supported by torchish yet")
+
+
+def missing(module_name, attr):
+    return UnsupportedError(f"{_public(module_name)}.{attr} is not supported by torchish yet")
 
 
 def module_getattr(module_name):
-    """A module-level `__getattr__` raising UnsupportedError for unknown public names."""
+    """A module-level `__getattr__` for unknown names: UnsupportedError for a name PyTorch's
+    module has, PyTorch's own AttributeError for one it lacks too."""
+    public = _public(module_name)
+
     def __getattr__(name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+        known = NAMES.get(public)
+        if name.startswith("__") and name.endswith("__") or known is not None and \
+                name not in known:
+            raise AttributeError(f"module '{public}' has no attribute '{name}'")
         raise missing(module_name, name)
     return __getattr__
 

@@ -2,6 +2,7 @@
 frame outside the library."""
 import os
 import sys
+import warnings
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -13,3 +14,16 @@ def user_stacklevel():
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
+
+
+_WARNED = set()
+
+
+def warn_once(message, category=UserWarning, *, at_user=True):
+    """PyTorch's TORCH_WARN_ONCE: only the first time in the process. PyTorch names the
+    innermost Python frame: the user's line (`at_user`), or a line of the library when
+    PyTorch's public function is written in Python (torch.lu: then the caller of this)."""
+    if message in _WARNED:
+        return
+    _WARNED.add(message)
+    warnings.warn(message, category, stacklevel=user_stacklevel() if at_user else 2)

@@ -124,3 +124,8 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
 
 def engine_of(generator):
     return (generator or getattr(_thread, "generator", None) or default_generator)._engine
+
+
+from ._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -239,6 +239,7 @@ class _TorchishBackend(RecordBackend):
                 t = t.conj()
             if metadata.get("neg"):
                 t = t.neg()
+        T.autograd.graph.increment_version(t)   # (torch.load's tensors come from a `set_`)
         if requires_grad:
             t.requires_grad_(True)
         return t

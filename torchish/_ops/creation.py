@@ -3,6 +3,7 @@ linspace, logspace, eye, and dtype conversion (`to`, `float()`, ...)."""
 import builtins
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +12,7 @@ import numpy as np
 from .._eager_jit import eager_jit
 from .. import _dtype as dt, _meta
 from .._device import device as Device, get_default_device, jax_device, CPU
+from .._warnings import user_stacklevel
 from .._tensor import (Size, Tensor, _wrap, _to_python, like_layout, memory_order,
                        preserve_format)
 from ..autograd import grad_mode
@@ -467,6 +469,10 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=user_stacklevel())
     if end is None:
         start, end = 0, start
     d = dtype or dt.get_default_dtype()
@@ -715,8 +721,6 @@ _complex_to_real_warned = [False]
 def warn_if_complex_to_real(src, dst):
     """PyTorch's copy kernel warns (once per process) when a cast drops imaginary parts."""
     if src.is_complex and not dst.is_complex and not _complex_to_real_warned[0]:
-        import warnings
-        from .._warnings import user_stacklevel
         _complex_to_real_warned[0] = True
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=user_stacklevel())

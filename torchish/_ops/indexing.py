@@ -8,13 +8,13 @@ values, so masks inside traced code are only supported where the shape does not 
 """
 import functools
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
+from .._warnings import warn_once
 from .. import _dtype as dt
 from .._storage import _apply_steps, apply_template, split_steps
 from ..autograd import grad_mode
@@ -1025,9 +1025,9 @@ def where(condition, input=None, other=None, *, out=None):
         raise TypeError("where() missing 1 required positional argument")
     from .pointwise import where as where_op
     if getattr(condition, "dtype", None) is dt.uint8:
-        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
-                      "will be removed in a future version of PyTorch. Use a boolean condition "
-                      "instead.", stacklevel=2)
+        warn_once("where received a uint8 condition tensor. This behavior is deprecated and "
+                  "will be removed in a future version of PyTorch. Use a boolean condition "
+                  "instead.")
     return where_op(condition, input, other)
 
 

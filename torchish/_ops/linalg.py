@@ -12,7 +12,7 @@ from .. import _dtype as dt
 from ..autograd import grad_mode
 from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
-from .recording import composite
+from .composite import composite
 from .registry import Promote, op
 
 P = Promote
@@ -584,21 +584,21 @@ def _tensordot_dims(a, b, dims):
         if dims > a.ndim or dims > b.ndim:
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
                                f"dims={dims}")
-        da, db = tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims))
+        da, db = tuple(range(-dims, 0)), tuple(range(dims))   # (PyTorch's, for its errors)
     else:
         da, db = (tuple(d) if isinstance(d, (tuple, list)) else (d,) for d in dims)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
     if a.dtype != b.dtype:
         raise RuntimeError("both inputs should have same dtype")
-    da = tuple(d % a.ndim for d in da)
-    db = tuple(d % b.ndim for d in db)
-    for x, y in zip(da, db):
-        s1, s2 = a.shape[x], b.shape[y]
+    from .shape import _wrap_dim
+    wrapped = tuple(_wrap_dim(d, a.ndim) for d in da), tuple(_wrap_dim(d, b.ndim) for d in db)
+    for x, y, i, j in zip(da, db, *wrapped):   # (the dims as given in the message)
+        s1, s2 = a.shape[i], b.shape[j]
         if s1 != s2 and s1 != 1 and s2 != 1:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} "
                                f"in dim {x} and second has size {s2} in dim {y}")
-    return da, db
+    return wrapped
 
 
 @op(promote=P.NONE, grad_fn="TensordotBackward0", method=False)
@@ -697,7 +697,10 @@ def det(input):
     _float_array("linalg.det", input)
     if input.ndim >= 2 and input.shape[-1] == 0:  # empty product (JAX's det jvp fails on 0x0)
         return jnp.ones(input.shape[:-2], input.dtype)
-    return jnp.linalg.det(input)
+    d = jnp.linalg.det(input)
+    # PyTorch's gradient at an exactly singular matrix is zero (JAX's: the cofactor matrix)
+    fixed = jax.lax.stop_gradient(d)
+    return jnp.where(fixed == 0, fixed, d)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSlogdetBackward0", method=False)
@@ -821,7 +824,29 @@ def linalg_qr(A, mode="reduced"):
 @op(promote=P.NONE, grad_fn="LinalgSvdBackward0", method=False)
 def linalg_svd(A, full_matrices=True):
     _float_array("linalg.svd", A)
-    u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
+    return svd_with_grad(A, full_matrices)
+
+
+def svd_with_grad(A, full_matrices):
+    """`jnp.linalg.svd` that JAX can differentiate when `full_matrices` (a non-square A).
+
+    JAX differentiates only the reduced SVD; PyTorch's gradient of the full one also reaches
+    only the first min(m, n) singular vectors, the others completing the basis. The values
+    are the full SVD's (LAPACK's signs differ between the two), the gradient the reduced
+    one's with its singular vectors turned to those signs (phases, when complex)."""
+    m, n = A.shape[-2], A.shape[-1]
+    if not full_matrices or m == n:
+        return jnp.linalg.svd(A, full_matrices=full_matrices)
+    u, s, vh = jnp.linalg.svd(A, full_matrices=False)
+    uf, _, vhf = jnp.linalg.svd(jax.lax.stop_gradient(A), full_matrices=True)
+    k = min(m, n)
+    inner = jax.lax.stop_gradient(jnp.sum(jnp.conj(u) * uf[..., :k], axis=-2))
+    size = jnp.abs(inner)
+    turn = jnp.where(size > 0, inner / jnp.where(size > 0, size, 1), 1)
+    u, vh = u * turn[..., None, :], vh * jnp.conj(turn)[..., :, None]
+    # (the value exactly the full SVD's, the gradient the reduced one's)
+    u = uf.at[..., :k].add(u - jax.lax.stop_gradient(u))
+    vh = vhf.at[..., :k, :].add(vh - jax.lax.stop_gradient(vh))
     return u, s, vh
 
 

@@ -10,6 +10,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from .._warnings import warn_once
 from .linalg import _float_input, _mH, _pinv, _square, linalg_qr, linalg_svdvals
 from .pointwise import legacy_name, not_implemented
 from .registry import Promote, op
@@ -799,6 +800,13 @@ def _bind():
 
 
 def _tensor_lu(self, pivot=True, get_infos=False):
+    warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+              "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+              "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+              "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+              "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+              "should be replaced with\n"
+              "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)", at_user=False)
     LU, pivots, info = linalg_lu_factor_ex(self, pivot=pivot)
     return _LU_WITH_INFO(LU, pivots, info) if get_infos else (LU, pivots)
 

@@ -275,8 +275,17 @@ def _pow_check(compute, input, exponent):
     return scalar_overflow(exponent, compute) if hasattr(input, "_data") else None
 
 
+def _pow_saves(kinds):
+    """What PowBackward0 (tensor ** number), 1 (tensor ** tensor) and 2 (number ** tensor)
+    save, in PyTorch's order."""
+    if isinstance(kinds[1], type):
+        return ("input",)
+    return ("exponent", "result") if isinstance(kinds[0], type) else (
+        "exponent", "input", "result")
+
+
 @op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check,
-    scalar_operands=True)
+    scalar_operands=True, saves=_pow_saves)
 def pow(input, exponent):
     if _is_bool(input):
         if jnp.ndim(exponent):
@@ -287,7 +296,9 @@ def pow(input, exponent):
 
 @op(grad_fn=lambda kinds, statics: "PowBackward2" if isinstance(kinds[1], type) else
     "PowBackward1", method=False, function=False, dunders=("__rpow__",),
-    scalar_operands=True)
+    scalar_operands=True, saved_as={"self": "other", "exponent": "input"},
+    saves=lambda kinds: ("input", "result") if isinstance(kinds[1], type) else (
+        "input", "other", "result"))
 def _rpow(input, other):
     return _power(other, input)
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .half_grad import pytorch_grad
-from .recording import composite, rebind
+from .composite import composite, rebind
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 

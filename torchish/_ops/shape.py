@@ -911,24 +911,17 @@ def _unfold_geometry(shape, dimension, size, step):
 
 
 def _unfold_view(t, dimension, size, step):
-    """unfold is a view (as_strided on the base); a view of a view is copied instead."""
-    d, n = _unfold_geometry(t.shape, dimension, size, step)
-    if t._view is not None and t._view.steps or not t.ndim:
-        return None
-    stride = t.stride()
-    return [("as_strided", t.shape[:d] + (n,) + t.shape[d + 1:] + (size,),
-             stride[:d] + (stride[d] * step,) + stride[d + 1:] + (stride[d],), 0)]
+    """unfold is a view, of a view too (`x.unfold(2, k, k).unfold(3, k, k)` for patches)."""
+    d, _ = _unfold_geometry(t.shape, dimension, size, step)
+    return [("unfold", d, size, step)] if t.ndim else None
 
 
 @op(promote=P.NONE, grad_fn="UnfoldBackward0", saves=(), function=False, view=_unfold_view)
 def unfold(input, dimension, size, step):
-    d, n = _unfold_geometry(input.shape, dimension, size, step)
+    d, _ = _unfold_geometry(input.shape, dimension, size, step)
     if input.ndim == 0:
         return input.reshape(1)
-    idx = jnp.arange(n)[:, None] * step + jnp.arange(size)[None, :]
-    x = jnp.take(input, idx.reshape(-1), axis=d)
-    x = x.reshape(input.shape[:d] + (n, size) + input.shape[d + 1:])
-    return jnp.moveaxis(x, d + 1, -1)
+    return _apply_steps(input, [("unfold", d, size, step)])
 
 
 def broadcast_shapes(*shapes):

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .recording import composite, rebind
+from .composite import composite, rebind
 from .registry import Promote, given, omitted, op
 from . import libstdcxx_sort as libstdcxx
 from .libstdcxx_sort import mode_indices

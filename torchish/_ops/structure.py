@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ..autograd import grad_mode
-from .recording import composite
+from .composite import composite
 from .registry import Promote, op
 from .shape import _meta, _wrap_dim, meshgrid, retype, stack
 

@@ -6,6 +6,7 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .anomaly import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from . import graph  # noqa: F401
+from .graph import _is_checkpoint_valid  # noqa: F401
 
 
 def __getattr__(name):

@@ -177,6 +177,8 @@ class Function(metaclass=_FunctionMeta):
                     o._grad_fn = node
                     o._output_nr = i
                     o._requires_grad = False
+                    if o._base is not None:   # (in-place writes to it are refused)
+                        o._creation = ("custom", node._name, i)
         if dual:
             _forward_tangents(cls, ctx, args, outs)
         return tuple(outs) if multi else outs[0]

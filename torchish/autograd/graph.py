@@ -5,6 +5,7 @@ the input values it was called with (`leaves`) and a `vjp(leaves, cotangents)` f
 op's `jax.vjp` pullback, compiled and cached by the dispatcher. The engine walks the graph
 iteratively in PyTorch's order (ready nodes by decreasing sequence number; AccumulateGrad first).
 """
+import collections
 import heapq
 import itertools
 
@@ -50,10 +51,10 @@ class Node:
         self._saved = saved          # (tensor, version) pairs checked at backward
         self._fn = fn                # the forward as a JAX function of the leaves
         self._seq = next(_SEQ)
-        self._tensor_hooks = None    # output_nr -> [hook] (register_hook on non-leaves)
+        self._tensor_hooks = None    # output_nr -> {handle id: hook} (register_hook on non-leaves)
         self._retain = None          # output_nr -> weakref to tensor with retain_grad()
-        self._hooks = []
-        self._pre_hooks = []
+        self._hooks = None           # handle id -> hook (an OrderedDict: RemovableHandle
+        self._pre_hooks = None       # holds it weakly)
         self._in_avals_cache = None
         self._tensor_vjp = None      # custom Functions: backward written with Tensors
         self._is_view = False        # recorded by a view op (its backward may be fused)
@@ -95,12 +96,14 @@ class Node:
         return out
 
     def register_hook(self, fn):
-        self._hooks.append(fn)
-        return _RemovableHandle(self._hooks, fn)
+        if self._hooks is None:
+            self._hooks = collections.OrderedDict()
+        return add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
-        self._pre_hooks.append(fn)
-        return _RemovableHandle(self._pre_hooks, fn)
+        if self._pre_hooks is None:
+            self._pre_hooks = collections.OrderedDict()
+        return add_hook(self._pre_hooks, fn)
 
     def __repr__(self):
         module = type(self).__module__
@@ -224,8 +227,8 @@ class AccumulateGrad:
 
     def __init__(self, variable):
         self.variable = variable
-        self._hooks = []
-        self._pre_hooks = []
+        self._hooks = None
+        self._pre_hooks = None
         self.metadata = {}
 
     def name(self):
@@ -234,12 +237,14 @@ class AccumulateGrad:
     next_functions = ()
 
     def register_hook(self, fn):
-        self._hooks.append(fn)
-        return _RemovableHandle(self._hooks, fn)
+        if self._hooks is None:
+            self._hooks = collections.OrderedDict()
+        return add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
-        self._pre_hooks.append(fn)
-        return _RemovableHandle(self._pre_hooks, fn)
+        if self._pre_hooks is None:
+            self._pre_hooks = collections.OrderedDict()
+        return add_hook(self._pre_hooks, fn)
 
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"
@@ -248,22 +253,17 @@ class AccumulateGrad:
         return id(self) < id(other)
 
 
-class _RemovableHandle:
-    _ids = itertools.count()
+def add_hook(hooks, fn):
+    """Register `fn` in the OrderedDict `hooks`; the handle removes it again."""
+    from .._hook_handle import RemovableHandle
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
 
-    def __init__(self, hooks, fn):
-        self._hooks, self._fn = hooks, fn
-        self.id = next(self._ids)
 
-    def remove(self):
-        if self._fn in self._hooks:
-            self._hooks.remove(self._fn)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+def hooks_in(hooks):
+    """The hooks of a (possibly absent) hook dict, as a snapshot: a hook may remove itself."""
+    return tuple(hooks.values()) if hooks else ()
 
 
 def edge_of(tensor):
@@ -330,6 +330,7 @@ def _add(a, b):
 
 
 _CALLBACKS = []   # run when the current backward pass finishes (`queue_callback`)
+_CHECKPOINT_VALID = []   # per running (nested) backward pass: does it compute every gradient?
 
 
 def queue_callback(fn):
@@ -348,6 +349,7 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     """
     outer = _CALLBACKS[:]
     del _CALLBACKS[:]
+    _CHECKPOINT_VALID.append(capture is None and only_leaves is None)
     try:
         captured = _run_backward(roots, retain_graph, create_graph, capture, accumulate,
                                  only_leaves)
@@ -356,6 +358,13 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
         return captured
     finally:
         _CALLBACKS[:] = outer
+        _CHECKPOINT_VALID.pop()
+
+
+def _is_checkpoint_valid():
+    """False inside a pass that computes only some gradients (`autograd.grad`, `backward(inputs=)`):
+    the reentrant checkpoint's inner backward would then accumulate into every leaf."""
+    return _CHECKPOINT_VALID[-1] if _CHECKPOINT_VALID else True
 
 
 def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_leaves):
@@ -511,8 +520,7 @@ def _as_tensor_grad(g):
 
 def _run_tensor_hooks(node, grads_in, create_graph):
     for nr in list(grads_in):
-        hooks = (node._tensor_hooks or {}).get(nr, ())
-        for hook in hooks:
+        for hook in hooks_in((node._tensor_hooks or {}).get(nr)):
             grad = _as_tensor_grad(grads_in[nr])
             res = _checked(hook, hook(grad), grad)
             if res is not None:
@@ -525,7 +533,7 @@ def _run_tensor_hooks(node, grads_in, create_graph):
                 t._grad = g if create_graph else g.detach().clone()
             else:
                 t._grad = t._grad + g
-    for hook in node._pre_hooks:  # torch: hook(grad_outputs) -> new grad_outputs or None
+    for hook in hooks_in(node._pre_hooks):  # torch: hook(grad_outputs) -> new grad_outputs or None
         given = tuple(_maybe_tensor(grads_in.get(i)) for i in range(len(node._out_avals)))
         res = _checked_all(hook, hook(given), given)
         if res is not None:
@@ -574,7 +582,7 @@ def _unwrap_grad(g, create_graph):
 
 def _run_node_hooks(node, grads, cts, create_graph):
     """torch: hook(grad_inputs, grad_outputs) -> new grad_inputs or None."""
-    for hook in node._hooks:
+    for hook in hooks_in(node._hooks):
         given = tuple(_maybe_tensor(g) for g in node._public(grads))
         res = _checked_all(hook, hook(given, tuple(_maybe_tensor(c) for c in cts)), given)
         if res is not None:
@@ -586,12 +594,12 @@ def _accumulate(node, grad, create_graph):
     if grad is None:
         return
     var = node.variable
-    for hook in var._hooks or ():
+    for hook in hooks_in(var._hooks):
         given = _as_tensor_grad(grad)
         res = _checked(hook, hook(given), given)
         if res is not None:
             grad = res if create_graph else res._data
-    for hook in node._pre_hooks:
+    for hook in hooks_in(node._pre_hooks):
         given = (_as_tensor_grad(grad),)
         res = _checked_all(hook, hook(given), given)
         if res is not None:
@@ -605,9 +613,9 @@ def _accumulate(node, grad, create_graph):
     else:
         # PyTorch adds in place into an existing .grad when not building a graph
         var._grad._set_data(var._grad._data + grad)
-    for hook in var._post_acc_hooks or ():
+    for hook in hooks_in(var._post_acc_hooks):
         hook(var)
-    for hook in node._hooks:
+    for hook in hooks_in(node._hooks):
         hook((_as_tensor_grad(grad),), ())
 
 
@@ -630,5 +638,5 @@ def _identity(x):
     return x
 
 
-from .graph_hooks import (GradientEdge, get_gradient_edge, increment_version,  # noqa: E402,F401
-                          register_multi_grad_hook)
+from .graph_hooks import (GradientEdge, _MultiHandle, get_gradient_edge,  # noqa: E402,F401
+                          increment_version, register_multi_grad_hook)

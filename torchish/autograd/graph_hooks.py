@@ -3,6 +3,7 @@
 import collections
 import threading
 
+from .._hook_handle import RemovableHandle
 from .graph import BACKWARD_RUNS, edge_of, queue_callback
 
 GradientEdge = collections.namedtuple("GradientEdge", ["node", "output_nr"])
@@ -23,7 +24,10 @@ def increment_version(tensor):
         t._vc[0] += 1
 
 
-class _MultiHandle:
+class _MultiHandle(RemovableHandle):
+    """One handle over a handle per tensor; PyTorch's lives in `torch.autograd.graph`."""
+    __module__ = "torchish.autograd.graph"
+
     def __init__(self, handles):
         self.handles = handles
 

@@ -118,14 +118,14 @@ def saved_attribute(node, name):
     with its grad_fn, or an integer output itself),
     the operand's shape (`<operand>_sym_sizes`), or an argument of the op (`_saved_dim`)."""
     from .._ops.registry import (Plan, in_overload, saved_output_positions, saved_positions,
-                                 value_of)
+                                 saves_of, value_of)
     from .._tensor import _alias
     plan = getattr(node._fn, "__self__", None)
     if not isinstance(plan, Plan):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute "
                              f"'_saved_{name}'")
-    at = saved_output_positions(plan.op, [d.is_floating_point or d.is_complex
-                                          for _, d in node._out_avals], only=name)
+    at = saved_output_positions(plan.op, plan.kinds, [d.is_floating_point or d.is_complex
+                                                      for _, d in node._out_avals], only=name)
     outs = [t for t, _, producer in node._saved or ()
             if producer and producer[0] is node and producer[1] in at]
     if outs:
@@ -141,6 +141,7 @@ def saved_attribute(node, name):
         return found[0] if len(found) == 1 else tuple(found)
     sizes = name.endswith("_sym_sizes")
     param = name[:-len("_sym_sizes")] if sizes else name
+    param = plan.op.saved_as.get(param, param)
     param = plan.op.tensors[0] if param == "self" else param
     if param in plan.op.tensors:
         where = _positions(plan, param)
@@ -154,7 +155,7 @@ def saved_attribute(node, name):
             _check_not_freed(node)
             found = [node._inputs[i] for i in at]
             return found[0] if len(found) == 1 else found
-        if _mentions(plan.op.saves, param):
+        if _mentions(saves_of(plan.op, plan.kinds), param):
             return None   # saved only for gradients this call does not compute
     elif param in plan.statics and not sizes and in_overload(plan.op, plan.statics, param):
         values = {k: value_of(v) for k, v in plan.statics.items()}

@@ -549,3 +549,8 @@ def stack_module_state(models):
     buffers = {k: stack([dict(m.named_buffers())[k] for m in models])
                for k, _ in models[0].named_buffers()}
     return params, buffers
+
+
+from .._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

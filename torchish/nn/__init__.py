@@ -8,3 +8,7 @@ from .parallel import DataParallel  # noqa: F401
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
            "functional", "init", "utils"] + list(_modules_all)
+
+from .._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -22,3 +22,7 @@ for _name in _FAMILIES:
         if _inspect.isfunction(_value):   # dispatches __torch_function__ once, at its entry
             _value = _entry(_value, "torch.nn.functional." + _fn, python=True)
         globals()[_fn] = _value
+
+from .._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

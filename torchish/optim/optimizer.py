@@ -39,6 +39,7 @@ import jax.numpy as jnp
 from .._eager_jit import eager_jit
 from .._storage import held_elsewhere
 from .._tensor import Tensor
+from .._hook_handle import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook", "required"]
@@ -58,32 +59,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-class RemovableHandle:
-    """`torch.utils.hooks.RemovableHandle`: removes a hook from its (ordered) dict."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref = ()
-        if isinstance(extra_dict, dict):
-            self.extra_dict_ref = (weakref.ref(extra_dict),)
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref,) + tuple(self.extra_dict_ref):
-            d = ref()
-            if d is not None and self.id in d:
-                del d[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, type, value, tb):
-        self.remove()
 
 
 _global_optimizer_pre_hooks = OrderedDict()

@@ -1,9 +1,9 @@
 """``torchish.utils``: helpers outside the tensor core (data loading, DLPack exchange,
-checkpointing; tensorboard and benchmark load on first use)."""
+checkpointing, hook handles; tensorboard and benchmark load on first use)."""
 
-from . import checkpoint, data, dlpack
+from . import checkpoint, data, dlpack, hooks
 
-__all__ = ["checkpoint", "data", "dlpack"]
+__all__ = ["checkpoint", "data", "dlpack", "hooks"]
 
 
 def __getattr__(name):

@@ -1,8 +1,8 @@
-"""`torch.utils.hooks`: the handle that hook registrations return, and the markers for hooks
-that should not be serialized."""
+"""`torch.utils.hooks`: the handle that every hook registration returns (modules, tensors,
+graph nodes, optimizers), and the markers for hooks that should not be serialized."""
 import warnings
 
-from ..nn.utils._hooks import RemovableHandle
+from .._hook_handle import RemovableHandle
 
 __all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
 

@@ -9,6 +9,7 @@ import math
 import warnings
 
 import torchish
+from .loss import _caller_stacklevel
 
 __all__ = ["dropout", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
            "feature_alpha_dropout"]
@@ -91,14 +92,15 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "and silence this warning, please use dropout instead. Note that "
                       "dropout2d exists to provide channel-wise dropout on inputs with 2 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+                      "(i.e. 3D or 4D inputs).", stacklevel=_caller_stacklevel())
     if nd == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
                       "shape (N, C, L), where C is the channel dim. This behavior will change in "
                       "a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+                      "behavior, please switch to using dropout1d instead.",
+                      stacklevel=_caller_stacklevel())
     return _dropout_impl(input, p, training, True, False, inplace)
 
 
@@ -111,5 +113,5 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       "and silence this warning, please use dropout instead. Note that "
                       "dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+                      "(i.e. 4D or 5D inputs).", stacklevel=_caller_stacklevel())
     return _unbatched(input, p, training, inplace, nd == 5)

@@ -118,20 +118,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
-                  "instead.", stacklevel=2)
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=_caller_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=2)
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=_caller_stacklevel())
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=2)
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=_caller_stacklevel())
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -614,8 +614,10 @@ class Module:
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead.",
-                          FutureWarning, stacklevel=2)
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
             if destination is None:
                 destination = args[0]
             if len(args) > 1 and prefix == "":

@@ -21,10 +21,15 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grads_with_norm_", "clip_g
            "fuse_linear_bn_weights"]
 
 
+from ..._unsupported import module_getattr  # noqa: E402
+
+_unknown = module_getattr(__name__)
+
+
 def __getattr__(name):
     # imported on first use: they build on nn.modules, which imports this package first
     if name in ("parametrize", "parametrizations", "stateless", "prune"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _unknown(name)
 

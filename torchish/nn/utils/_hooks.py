@@ -1,5 +1,5 @@
-"""Hook machinery behind `nn.Module` (PyTorch's `torch.utils.hooks`): removable handles and
-the identity autograd Function that links a module call's output and input gradients for
+"""Hook machinery behind `nn.Module` (PyTorch's `torch.utils.hooks`; the handle class lives in
+`utils/hooks.py`): the identity autograd Function that links a module call's output and input gradients for
 full backward hooks."""
 import functools
 import warnings
@@ -9,37 +9,9 @@ from ..._tensor import Tensor
 from ..._warnings import user_stacklevel
 from ...autograd import grad_mode
 from ...autograd.function import Function
+from ..._hook_handle import RemovableHandle
 
 __all__ = ["RemovableHandle"]
-
-class RemovableHandle:
-    """`torch.utils.hooks.RemovableHandle`: removes a hook from its dict by id."""
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref = ()
-        if isinstance(extra_dict, dict):
-            self.extra_dict_ref = (weakref.ref(extra_dict),)
-        elif isinstance(extra_dict, list):
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self):
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-        for ref in self.extra_dict_ref:
-            extra = ref()
-            if extra is not None and self.id in extra:
-                del extra[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 # ---- full backward hooks --------------------------------------------------------------------

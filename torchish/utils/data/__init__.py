@@ -50,3 +50,8 @@ __all__ = [
     "get_worker_info",
     "random_split",
 ]
+
+
+from ..._unsupported import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -1,0 +1,309 @@
+"""Declaring an op (`op`): the `OpDef` it registers and the bindings generated from it
+(`torchish.X`, `Tensor.X`, `Tensor.X_`, the dunders), each a function with the body's
+signature that calls the dispatcher."""
+import inspect
+import sys
+
+from .._tensor import Tensor
+from .argcheck import _argcheck
+from .dispatch import dispatch, dispatch_out
+from .errors import ArgumentTypeError
+from .inplace import dispatch_inplace
+from .opdef import NON_DIFFERENTIABLE_NAMES, REGISTRY, STATIC_NAMES, OpDef, Promote
+from .recording import _saved_outputs
+from .torch_function import _REPORTED_AS, _register
+
+# the dispatcher a generated binding calls, by `_generate`'s `entry`
+_ENTRIES = {"dispatch": dispatch, "dispatch_inplace": dispatch_inplace}
+
+
+def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
+       differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
+       function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
+       inplace_grad_fn=None, check=None, kinds_check=None, opmath_scalars=False, opmath=False,
+       scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
+       given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
+       optional_tensors=None, saved_as=None):
+    """Declare an op (see `registry`'s docstring); returns the generated public function.
+
+    grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
+               is a tuple per dynamic parameter of "T" (tensor), "s" (scalar), None or "L".
+    saves:     "inputs" | "result" | () | a tuple of parameter names and outputs | a dict
+               {parameter: the parameters whose gradient needs it}: which values PyTorch
+               saves for backward (modifying them in place makes backward raise; saved-tensor
+               hooks pack them, inputs first). An output is "result" (the differentiable
+               outputs), "result<n>" (output n) or a field of `returns` ("indices"), which
+               wins over a parameter of the same name; `grad_fn._saved_<name>` reads it.
+               Or a callable (kinds) -> one of those, where PyTorch's overloads save
+               different values (`pow`'s PowBackward0/1/2).
+    view:      callable(*dynamic_args, **statics) -> view steps (or None: not a view this
+               time); the view aliases the first tensor argument. View ops compute no value
+               (the view reads its base lazily), so `view` must also validate the arguments.
+    multi_view: the op returns several views (split, unbind): `view` gives a list of steps
+               per output.
+    method:    True binds Tensor.<name> with the first parameter as self; a parameter name
+               binds with that parameter as self.
+    check:     callable(compute_dtype, *dynamic_args, **statics) -> exception or None, asked
+               about the operands as passed (Tensors, scalars) when no operand is a JAX
+               tracer; what it returns is raised once the forward has run. For errors PyTorch
+               raises from values (integer division by zero), which a compiled body cannot.
+    kinds_check: callable(kinds) raising PyTorch's error for operand dtypes it refuses
+               (kinds: a tensor's `(dtype, is 0-d, ...)`, a Python scalar's type); asked when
+               a plan is made, so valid calls never pay for it.
+    inplace_grad_fn: the node name of the in-place variant when PyTorch's differs
+               (`elu_` records EluBackward1).
+    opmath_scalars: for a half-precision (bfloat16, float16) result, a Python scalar or
+               0-d `other` keeps float32, as PyTorch's CPU kernels take it (`x * 0.1`
+               rounds once, not 0.1 first).
+    scalar_operands: which dynamic parameters take a Python number where PyTorch's signature
+               says Tensor: True (all: `add`, whose name PyTorch's parser lets numbers stand
+               for tensors, or `isin`, with Scalar overloads for each), a tuple of names
+               (those with a Scalar overload: `pow`'s, `eq`'s `other`), or False (none).
+               Anything else in a Tensor parameter (a list, None where there is no default,
+               a string) is PyTorch's TypeError "argument 'x' (position n) must be Tensor".
+               Default None: False for public ops (a `torchish.X`, `Tensor.X` or
+               `nn.functional.X` binding), unchecked for private ones, whose callers are
+               torchish's own code. Parameters named in `LIST_NAMES` take lists.
+    joint_scalars: the `scalar_operands` share one Scalar overload (clamp's min and max): a
+               number beside a tensor of one or more dims is PyTorch's "invalid combination"
+               TypeError; a 0-d tensor beside a number is read as a number.
+    casts_input: a `dtype` argument converts `input` before the op runs (a ToCopyBackward0
+               node of its own), as PyTorch's softmax and log_softmax do.
+    identity_if: a predicate on the input Tensor; where it holds, the function and method
+               return the input itself (PyTorch's conj, positive and real of a real tensor:
+               the same object, no node).
+    given_with: {parameter: the parameter it needs}: static parameters (defaults
+               `omitted(...)`) that only an overload taking the other has, as `keepdim`
+               only comes with `dim` (`x.sum(keepdim=True)` is PyTorch's "invalid
+               combination" TypeError).
+    opmath:    a half-precision (bfloat16, float16) compute dtype computes in float32 and
+               rounds the result once, as PyTorch's CPU kernels do; JAX would round every
+               intermediate (and constant) to the half type.
+    non_differentiable: tensor parameters PyTorch's derivative formulas declare
+               non-differentiable besides those named in `NON_DIFFERENTIABLE_NAMES` (indices,
+               masks): the node has no edge for them (`next_functions` leaves them out), and
+               one that requires grad is PyTorch's "not differentiable with respect to
+               argument" error.
+    scalars_as_tensors: a Python number in a tensor parameter counts as a (wrapped) tensor
+               operand, with a `(None, 0)` edge, as PyTorch's parser wraps numbers for
+               add/sub/mul/div; otherwise a number selects PyTorch's Scalar overload, whose
+               node has no edge for it (`x.pow(2)`, `x.clamp(0, 1)`).
+    optional_tensors: the parameters PyTorch types `Tensor?`: absent (None), its node still
+               has an (undefined) edge for them, `(None, 0)` in `next_functions`. Default:
+               the tensor parameters whose default is None.
+    saved_as:  {PyTorch's name in `grad_fn._saved_<name>`: the parameter it reads}, where the
+               body's parameter names are not PyTorch's (`_rpow`: `self` is `other`).
+    kernel:    PyTorch's kernel name in its messages (default: the op's name without a
+               leading underscore), or a callable (kinds, statics) -> name.
+    """
+    def deco(body):
+        opname = name or body.__name__
+        sig = inspect.signature(body)
+        params = list(sig.parameters.values())
+        dyn = tuple(tensors) if tensors is not None else tuple(
+            p.name for p in params if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)
+            and p.name not in STATIC_NAMES)
+        statics = tuple(p.name for p in params if p.name not in dyn)
+        definition = OpDef(opname, body, dyn, statics, promote,
+                           dyn if promoted is None else promoted, grad_fn, differentiable,
+                           saves, view, returns)
+        definition.inplace_grad_fn = inplace_grad_fn
+        definition.saved_outputs = _saved_outputs(saves, returns)
+        definition.check = check
+        definition.kinds_check = kinds_check
+        definition.opmath_scalars = opmath_scalars
+        definition.opmath = opmath
+        definition.scalar_operands = scalar_operands
+        definition.bound = bool(function or method or nn or dunders or inplace)
+        definition.argcheck = _argcheck(opname, params, dyn, statics, scalar_operands,
+                                        definition.bound)
+        definition.joint_scalars = joint_scalars
+        definition.casts_input = casts_input
+        definition.identity_if = identity_if
+        definition.given_with = dict(given_with or {})
+        definition.non_differentiable = tuple(
+            n for n in dyn if n in NON_DIFFERENTIABLE_NAMES) + tuple(non_differentiable)
+        definition.scalars_as_tensors = scalars_as_tensors
+        definition.optional_tensors = frozenset(p.name for p in params if p.name in dyn and (
+            p.default is None if optional_tensors is None else p.name in optional_tensors))
+        definition.kernel = kernel
+        definition.saved_as = dict(saved_as or {})
+        definition.multi_view = multi_view
+        definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),
+                                  None)
+        # parameters passed positionally (those before *varargs); the rest go by keyword
+        definition.positional = tuple(p.name for p in params[:[q.kind for q in params].index(
+            inspect.Parameter.VAR_POSITIONAL)]) if definition.varargs else ()
+        REGISTRY[opname] = definition
+        definition.sig = sig
+        fn = _generate(definition, sig, "dispatch")
+        _register(fn, definition, "torch." + opname)
+        definition.function = fn
+        definition.bindings = {"function": function, "method": method, "inplace": inplace,
+                               "dunders": dunders, "nn": nn, "aliases": aliases}
+        if inplace:
+            definition.inplace_fn = _generate(definition, sig, "dispatch_inplace",
+                                              opname + "_", self_param=next(iter(sig.parameters)))
+            _register(definition.inplace_fn, definition, opname + "_", method=True)
+        _bind(definition, sig)
+        return fn
+    return deco
+
+
+def _generate(definition, sig, entry, fname=None, out=False, self_param=None, dunder=False):
+    """A Python function with the body's exact signature that calls the dispatcher.
+
+    Generated source (like namedtuple) keeps argument parsing at Python's native speed.
+    `out=True` adds PyTorch's keyword-only `out=None` (see `dispatch_out`). An argument type
+    error of this op passing through gets the binding's name and, for a method (`self_param`:
+    the parameter bound as self), positions counted without self; a dunder returns
+    NotImplemented instead, so Python raises its own operator TypeError (`t + [1]`) or
+    compares by identity (`t == None`). (A try block costs nothing until it catches.)
+    """
+    params, defaults = [], {}
+    star = False
+    for p in sig.parameters.values():
+        text = p.name
+        if p.kind is p.VAR_POSITIONAL:
+            text = "*" + p.name
+            star = True
+        elif p.kind is p.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        if p.default is not inspect.Parameter.empty:
+            defaults[f"_d_{p.name}"] = p.default
+            text += f"=_d_{p.name}"
+        params.append(text)
+    dyn = "".join(f"{n}, " for n in definition.tensors)
+    stat = "".join(f"{n}, " for n in definition.statics)
+    fname = fname or definition.name
+    body = f"    return _entry(_op, ({dyn}), ({stat}))\n"
+    if definition.identity_if is not None:
+        first = next(iter(sig.parameters))
+        body = (f"    if isinstance({first}, _Tensor) and _op.identity_if({first}):\n"
+                f"        return {first}\n" + body)
+    if definition.casts_input:
+        body = ("    if dtype is not None and isinstance(input, _Tensor):\n"
+                "        input, dtype = input.to(dtype), None\n" + body)
+    if out:
+        params += ["out=None"] if star else ["*", "out=None"]
+        body = (f"    if out is not None:\n"
+                f"        return _out(_op, ({dyn}), ({stat}), out, {fname!r})\n" + body)
+    if definition.argcheck is not None:
+        body = _catch_argument_errors(body, fname, self_param, dunder)
+    src = f"def {fname}({', '.join(params)}):\n" + body
+    namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
+                     _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor)
+    exec(src, namespace)
+    fn = namespace[fname]
+    fn.__doc__ = definition.body.__doc__
+    fn.__module__ = "torchish"
+    fn.__qualname__ = fname
+    return fn
+
+
+def _caller(depth):
+    """The frame that called the generated binding `depth` + 1 frames up."""
+    return sys._getframe(depth + 2)
+
+
+def _catch_argument_errors(body, fname, self_param, dunder):
+    body = "".join("    " + line + "\n" for line in body.splitlines())
+    handler = ("        return NotImplemented\n" if dunder else
+               f"        raise e.finish({fname!r}, {self_param!r}, locals(), _caller(0)) "
+               "from None\n")
+    return ("    try:\n" + body + "    except _ArgErr as e:\n"
+            "        if e.op is not _op:\n            raise\n" + handler)
+
+
+def _bind(definition, sig):
+    b = definition.bindings
+    method = b["method"]
+    checked = definition.argcheck is not None
+    names = (definition.name,) + tuple(b["aliases"])
+    first = next(iter(sig.parameters))
+    if method:
+        self_param = method if isinstance(method, str) else first
+        for name in names:
+            meth = _generate(definition, sig, "dispatch", name, self_param=self_param) \
+                if checked else definition.function
+            if meth is not definition.function:
+                _register(meth, definition, name, method=True, self_param=self_param)
+            if self_param != first:
+                meth = _reorder_method(meth, self_param, sig)
+            setattr(Tensor, name, meth)
+    if b["inplace"]:
+        for name in names:
+            if checked and name != definition.name:
+                fn = _generate(definition, sig, "dispatch_inplace", name + "_", self_param=first)
+                _register(fn, definition, name + "_", method=True)
+            else:
+                fn = definition.inplace_fn
+            setattr(Tensor, name + "_", fn)
+    for dunder in b["dunders"]:
+        if dunder.startswith("__r") and dunder not in _SELF_FIRST_RDUNDERS and not (
+                definition.name == "rsub" or definition.name.startswith("_r")):
+            # (the operands come swapped: the subclass's routing `__rX__` dispatches it)
+            setattr(Tensor, dunder, _swapped(definition, dunder) if checked else (
+                lambda self, other, _f=definition.function: _f(other, self)))
+            continue
+        inplace = dunder in _INPLACE_DUNDERS
+        fn = definition.inplace_fn if inplace else definition.function
+        if checked:
+            fn = _generate(definition, sig, "dispatch_inplace" if inplace else "dispatch",
+                           dunder, dunder=True)
+            _register(fn, definition, _REPORTED_AS.get(dunder, dunder), method=True,
+                      dunder=dunder not in _UNARY_DUNDERS)
+        setattr(Tensor, dunder, fn)
+
+
+_UNARY_DUNDERS = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
+
+
+def _swapped(definition, dunder):
+    """`Tensor.__radd__`: the op with the operands swapped; NotImplemented on a bad operand."""
+    raw = _generate(definition, definition.sig, "dispatch", dunder, dunder=True)
+    return lambda self, other: raw(other, self)
+
+
+# reflected operators PyTorch binds to the op with the tensor first: `1 + x` is add(x, 1), so
+# its node's edges are (x, the number)
+_SELF_FIRST_RDUNDERS = frozenset({"__rshift__", "__radd__", "__rmul__"})
+
+_INPLACE_DUNDERS = frozenset(f"__i{n}__" for n in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+    "rshift", "matmul"))
+
+
+def _reorder_method(fn, self_name, sig):
+    names = list(sig.parameters)
+    pos = names.index(self_name)
+
+    def method(self, *args, **kwargs):
+        args = list(args)
+        args.insert(pos, self)
+        return fn(*args, **kwargs)
+    method.__name__ = fn.__name__
+    return method
+
+
+def public_functions():
+    """name -> function for every op bound into the `torchish` namespace; those PyTorch
+    gives `out=` (`out_arg.OUT_NAMES`) take it, under their own name (for its errors)."""
+    from .out_arg import OUT_NAMES
+    out = {}
+    for d in REGISTRY.values():
+        if d.bindings["function"]:
+            for name in (d.name,) + tuple(d.bindings["aliases"]):
+                # an alias gets its own binding where its errors name it
+                if name in OUT_NAMES or (name != d.name and d.argcheck is not None):
+                    out[name] = _generate(d, d.sig, "dispatch", name, out=name in OUT_NAMES)
+                    _register(out[name], d, "torch." + name)
+                else:
+                    out[name] = d.function
+    return out
+
+
+def functional_ops():
+    return {d.name: d.function for d in REGISTRY.values() if d.bindings["nn"]}

@@ -1,0 +1,320 @@
+"""The dispatcher every out-of-place op call goes through (`dispatch`; `dispatch_out` for
+`out=`): collect the operands, hand the call to `__torch_function__` or autocast where they
+apply, run the op's plan, wrap its outputs (a view op's outputs view their base), record the
+node, and map forward-AD tangents."""
+import jax
+
+from .._eager_jit import eager_jit
+from .. import _autocast, _meta, profiler
+from .. import _dtype as dt
+from .._device import CPU, has_accelerator
+from .._tensor import Tensor, _alias, _wrap
+from .._storage import base_view, extend
+from .. import overrides as _tf
+from ..autograd import grad_mode
+from .opdef import given
+from .plans import _NP_SCALAR, _SCALARS, _get_plan, _kind_of
+from .recording import _record
+from .torch_function import _PLAIN, _PROCEED, _TF_MODES, _torch_function
+
+_BY_NP = dt._BY_NP
+_AUTOCAST_ACTIVE = _autocast.ACTIVE
+_META = _meta.ACTIVE
+
+
+def _collect(targs, fuse_views=True):
+    """(kinds, leaves, tensors, first tensor, whether any tensor requires grad).
+
+    A view whose value is not at hand is passed as `(base array, offsets)` with its view
+    template in the kind, so the plan reads it inside the op's own kernel: a transposed weight
+    in `x @ w.t()` is never materialised, XLA folds the transpose into the dot.
+    """
+    kinds, leaves, tensors = [], [], []
+    first = None
+    needs_grad = False
+    special = False   # an operand that may take part in __torch_function__
+    for v in targs:
+        if isinstance(v, Tensor):
+            if type(v) is not Tensor and type(v) not in _PLAIN:
+                special = True
+            view = v._view
+            if (fuse_views and view is not None and v._cache_base is not v._storage.data
+                    and not v._stopgrad):
+                base = v._storage.data
+                template, offsets = view.split()
+                kinds.append((_BY_NP[base.dtype], not view.size, template))
+                leaves.append((base, offsets))
+            else:
+                data = v._data
+                kinds.append((_BY_NP[data.dtype], data.ndim == 0))
+                leaves.append(data)
+            tensors.append(v)
+            if first is None:
+                first = v
+            if v._grad_fn is not None or v._requires_grad:
+                needs_grad = True
+        elif isinstance(v, (list, tuple)):
+            sub = []
+            bad = None
+            for x in v:
+                if isinstance(x, Tensor):
+                    if type(x) is not Tensor and type(x) not in _PLAIN:
+                        special = True
+                    data = x._data
+                    sub.append((_BY_NP[data.dtype], data.ndim == 0))
+                    leaves.append(data)
+                    tensors.append(x)
+                    if first is None:
+                        first = x
+                    if x._grad_fn is not None or x._requires_grad:
+                        needs_grad = True
+                elif isinstance(x, _SCALARS):
+                    sub.append(type(x))
+                    leaves.append(x)
+                    tensors.append(None)
+                else:   # the plan raises the parser's TypeError, naming the argument
+                    if hasattr(type(x), "__torch_function__"):   # a tensor-like
+                        special = True
+                    bad = ("?", type(v), len(sub), type(x))
+                    break
+            kinds.append(bad or ("L", tuple(sub)))
+        else:
+            k = _kind_of(v)
+            kinds.append(k)
+            if isinstance(k, type):
+                if isinstance(v, _NP_SCALAR):
+                    v = dt.python_scalar(v)
+                leaves.append(v)
+                tensors.append(None)
+            elif k is not None and hasattr(k[1], "__torch_function__"):   # a tensor-like
+                special = True
+    return tuple(kinds), leaves, tensors, first, needs_grad, special
+
+
+def _run(plan, leaves):
+    """Run the compiled forward; JAX's errors become PyTorch's."""
+    if profiler.ACTIVE[0] is not None:
+        event = profiler.op_event(plan.op.name, lambda: plan.materialize(leaves))
+        try:
+            return _run_plan(plan, leaves)
+        finally:
+            profiler.close(event)
+    return _run_plan(plan, leaves)
+
+
+def _run_plan(plan, leaves):
+    try:
+        return plan.jit(*leaves)
+    except (TypeError, ValueError) as exc:
+        from .errors import on_one_device, translate
+        if "incompatible devices" in str(exc):
+            return plan.jit(*on_one_device(leaves))
+        raise translate(plan, plan.materialize(leaves), exc) from None
+
+
+def _check(definition, plan, targs, leaves):
+    """The error the op's `check` finds in concrete operands, or None (also when traced)."""
+    if definition.check is None:
+        return None
+    for leaf in leaves:  # a fused view operand is `(base, offsets)`
+        if isinstance(leaf, jax.core.Tracer) or (
+                isinstance(leaf, tuple) and isinstance(leaf[0], jax.core.Tracer)):
+            return None
+    return definition.check(plan.compute, *targs, *plan._var, **plan._kw)
+
+
+def dispatch(definition, targs, sargs):
+    kinds, leaves, tensors, first, needs_grad, special = _collect(targs)
+    if special or _TF_MODES:
+        result = _torch_function(definition, targs, sargs)
+        if result is not _PROCEED:
+            return result
+    if _AUTOCAST_ACTIVE[0] and definition.name in _autocast.NAMES:
+        cast = _autocast_args(definition, targs, sargs)
+        if cast is not None:   # the op runs on the cast arguments, autocast suspended
+            return _autocast.suspended(dispatch, definition, *cast)
+    plan = _get_plan(definition, sargs, kinds)
+    record = needs_grad and definition.differentiable and grad_mode.GRAD_ENABLED[0]
+    if definition.view is not None:
+        # A view op computes no value: the view reads its base when (and where) it is used.
+        steps = definition.view(*targs, *plan._var, **plan._kw)
+        if steps is not None:
+            if definition.multi_view:  # split/unbind/chunk: every output views the input
+                outs = [_as_view(first, st) for st in steps]
+                result = definition.returns(*outs) if definition.returns else tuple(outs)
+            else:
+                outs = None
+                result = _as_view(first, steps)
+            made = outs or [result]
+            _finish_view(plan, leaves, tensors, kinds, made, record, result)
+            if needs_grad or first._creation is not None:
+                _view_creation(first, made, definition.multi_view, record)
+            if FORWARD_AD[0]:
+                _forward_tangents(plan, leaves, tensors, made)
+            return result
+    if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
+        return _meta.dispatch(definition, plan, targs, leaves, tensors, kinds, record)
+    error = _check(definition, plan, targs, leaves)
+    out = _run(plan, leaves)
+    if error is not None:  # raised after the forward: shape and dtype errors come first
+        raise error
+    device = first._storage.device if first is not None else None
+    if device is CPU and has_accelerator() and first.ndim == 0:  # a CPU scalar, CUDA others?
+        device = next((t._storage.device for t in tensors
+                       if t is not None and t._storage.device is not CPU), CPU)
+    outs, result = wrap_result(definition, out, device)
+    if record:
+        _record(plan, leaves, tensors, outs, kinds)
+    if FORWARD_AD[0]:
+        _forward_tangents(plan, leaves, tensors, outs)
+    return result
+
+
+# ---- forward AD: tangents through the op's forward (see autograd/forward_ad.py) -----------
+
+FORWARD_AD = [False]   # inside a dual_level
+
+
+def _forward_tangents(plan, leaves, tensors, outputs):
+    """Give `outputs` the tangents the op maps its operands' tangents to."""
+    from ..autograd.forward_ad import set_tangent, tangent_of
+    tangents = [tangent_of(t) for t in tensors]
+    mask = tuple(t is not None for t in tangents)
+    if not any(mask):
+        return
+    jvp = plan.jvps.get(mask)
+    if jvp is None:
+        jvp = plan.jvps[mask] = _jvp_of(plan, mask)
+    primals = plan.materialize(leaves)
+    outs = jvp(primals, [t._data.astype(p.dtype)
+                         for t, p in zip(tangents, primals) if t is not None])
+    for out, tangent in zip(outputs, outs if isinstance(outs, (tuple, list)) else [outs]):
+        if out.dtype.is_floating_point or out.dtype.is_complex:
+            set_tangent(out, _wrap(tangent, out._storage.device))
+
+
+def _jvp_of(plan, mask):
+    where = [i for i, m in enumerate(mask) if m]
+
+    def tangents(primals, tangents):
+        def fwd(*moving):
+            args = list(primals)
+            for i, value in zip(where, moving):
+                args[i] = value
+            return plan.fwd(*args)
+        return jax.jvp(fwd, [primals[i] for i in where], list(tangents))[1]
+    return eager_jit(tangents)
+
+
+def dispatch_out(definition, targs, sargs, out, name):
+    """`torchish.<name>(..., out=out)`: the result, computed as without `out`, written into
+    `out` in place (see `out_arg.write_out`); `out` (or the named tuple of outs) returned."""
+    from . import out_arg
+    if _tf.ARMED[0] and (_TF_MODES or _tf.overloaded(_tf._flat(targs + (out,)))):
+        result = _torch_function(definition, targs, sargs)   # (before out's checks)
+        if result is not _PROCEED:
+            return result
+    outs = out_arg.check_out(name, out, targs, multi=definition.returns is not None or None)
+    if name in out_arg.DTYPE_FROM_OUT:
+        if name in ("sum", "prod") and not given(sargs[definition.statics.index("dim")]):
+            # only their `dim` overloads take out= in PyTorch
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            "(Tensor, out=Tensor)")
+        i = definition.statics.index("dtype")
+        if sargs[i] is None:  # PyTorch accumulates in out's dtype (inputs cast first)
+            sargs = sargs[:i] + (outs[0].dtype,) + sargs[i + 1:]
+        elif sargs[i] is not outs[0].dtype:
+            raise RuntimeError(out_arg.expected_dtype(sargs[i], outs[0].dtype))
+    return out_arg.write_out(name, outs, dispatch(definition, targs, sargs))
+
+
+def _autocast_args(definition, targs, sargs):
+    """(targs, sargs) as the active autocast region casts them, or None: no cast applies."""
+    device_type = _autocast.device_type_of(targs)
+    if device_type is None or not _autocast.enabled.get(device_type):
+        return None
+    policy = _autocast.policy_of(definition.name, device_type)
+    if policy is None:
+        return None
+    if policy == _autocast.FP32_SET_OPT_DTYPE:
+        i = definition.statics.index("dtype")
+        if sargs[i] is None and _autocast.wants_fp32(targs, device_type):
+            sargs = sargs[:i] + (dt.float32,) + sargs[i + 1:]
+        return targs, sargs
+    return tuple(_autocast.cast_values(policy, targs, device_type)), sargs
+
+
+def _finish_view(plan, leaves, tensors, kinds, made, record, result):
+    if record:
+        node = _record(plan, leaves, tensors, made, kinds)
+        if node is not None:
+            node._is_view = True
+        for o in made:
+            o._view_vc = o._vc[0]
+    return result
+
+
+def _view_creation(src, made, multi, record):
+    """Mark views whose in-place modification PyTorch forbids (its view "creation meta")."""
+    if not grad_mode.GRAD_ENABLED[0]:
+        meta = ("no_grad",)
+        for o in made:
+            o._creation = meta
+    elif multi and record:
+        for i, o in enumerate(made):
+            if o._grad_fn is not None:
+                o._creation = ("multi", o._grad_fn._name, i)
+    elif src._creation is not None:  # a view of such a view inherits its meta, under its
+        for i, o in enumerate(made):   # own grad_fn's name
+            meta = src._creation
+            if meta[0] in ("multi", "custom") and o._grad_fn is not None:
+                meta = (meta[0], o._grad_fn._name, i)
+            o._creation = meta
+
+
+def _creation_error(t, action):
+    meta = t._creation
+    if meta[0] == "no_grad":
+        return RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked).")
+    from ..autograd.graph import _op_name_of
+    if meta[0] == "custom":
+        return RuntimeError(
+            f"Output {meta[2]} of {_op_name_of(meta[1])} is a view and {action}. This view was "
+            "created inside a custom Function (or because an input was returned as-is) and the "
+            "autograd logic to handle view+inplace would override the custom backward "
+            "associated with the custom Function, leading to incorrect gradients. This "
+            "behavior is forbidden. You can fix this by cloning the output of the custom "
+            "Function.")
+    return RuntimeError(
+        f"Output {meta[2]} of {_op_name_of(meta[1])} is a view and {action}. This view is the "
+        "output of a function that returns multiple views. Such functions do not allow the "
+        "output views to be modified inplace. You should replace the inplace operation by an "
+        "out-of-place one.")
+
+
+def _as_view(src, steps):
+    view = src._view
+    if view is None:
+        view = base_view(src._storage.data.shape)
+    for step in steps:
+        view = extend(view, step)
+    t = _alias(src, view)
+    t._cache, t._cache_base = None, None
+    t._stopgrad = src._stopgrad   # a view of a detached tensor is detached too (when traced)
+    return t
+
+
+
+def wrap_result(definition, out, device):
+    """Tensors for an op's computed output(s) on `device`: (the list of outputs, what the op
+    returns: the single tensor, a tuple, or its `returns` structure)."""
+    if isinstance(out, (tuple, list)):
+        outs = [_wrap(o, device) for o in out]
+        return outs, definition.returns(*outs) if definition.returns else tuple(outs)
+    result = _wrap(out, device)
+    return [result], result

@@ -1,0 +1,175 @@
+"""In-place ops (`x.add_(y)`, `x += y`): PyTorch's checks (leaves, inference tensors, views
+made in no_grad mode or by multi-output ops, internal overlap), the write into the tensor, and
+the node recorded: the op's own, or CopySlices on a view's base, the view's grad_fn then
+refreshed."""
+import jax.numpy as jnp
+
+from .. import _meta
+from .._tensor import _wrap
+from .._storage import InferenceStorage, read_view, write_view
+from ..autograd import grad_mode, saved_tensors
+from ..autograd.graph import Node, edge_of, saved_entry
+from .call_jax import call_jax_record
+from .dispatch import (FORWARD_AD, _META, _check, _collect, _creation_error, _forward_tangents,
+                       _run)
+from .plans import _get_plan
+from .recording import (_grad_name, _pack_saved, _plan_vjp, _saved_of, op_edges,
+                        saved_outputs, saved_positions)
+from .torch_function import _PROCEED, _TF_MODES, _torch_function
+
+
+_LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                  "operation.")
+
+
+_OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+# PyTorch's fill_/zero_ write one value everywhere and do not check for internal overlap
+_OVERLAP_OK = frozenset(("_fill", "_zero"))
+
+
+def check_inplace(self):
+    if type(self._storage) is InferenceStorage and not grad_mode._INFERENCE[0]:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if grad_mode.GRAD_ENABLED[0]:
+        if self._creation is not None and self._base is not None and (
+                self._base.requires_grad or self._creation[0] == "custom"):
+            raise _creation_error(self, "is being modified inplace")
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError(_LEAF_MSG)
+        base = self._base
+        if base is not None and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(_VIEW_LEAF_MSG)
+
+
+def dispatch_inplace(definition, targs, sargs):
+    kinds, leaves, tensors, _, needs_grad, special = _collect(targs, fuse_views=False)
+    if special or _TF_MODES:
+        result = _torch_function(definition, targs, sargs)
+        if result is not _PROCEED:
+            return result
+    self = targs[0]
+    check_inplace(self)
+    view = self._view
+    if view is not None and 0 in view.stride and definition.name not in _OVERLAP_OK and any(
+            st == 0 and n > 1 for n, st in zip(view.size, view.stride)):
+        raise RuntimeError(_OVERLAP_MSG)
+    plan = _get_plan(definition, sargs, kinds, self.dtype)
+    if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
+        return _meta.dispatch_inplace(definition, plan, targs, leaves, tensors, kinds,
+                                      needs_grad and grad_mode.GRAD_ENABLED[0]
+                                      and definition.differentiable)
+    error = _check(definition, plan, targs, leaves)
+    out = _run(plan, leaves)
+    if error is not None:
+        raise error
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    if out.shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(out.shape)}")
+    record = (needs_grad and grad_mode.GRAD_ENABLED[0] and definition.differentiable
+              and (self.dtype.is_floating_point or self.dtype.is_complex))
+    write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
+    if FORWARD_AD[0]:
+        _forward_tangents(plan, leaves, tensors, [self])
+    return self
+
+
+def write_inplace(self, value, plan, leaves, tensors, kinds):
+    """Write `value` into `self` and, when `plan` is given, record the in-place op."""
+    if plan is None:
+        self._set_data(value)
+        return
+    base = self._base
+    if base is None:
+        edges = op_edges(plan, tensors)
+        mask = tuple(e is not None for e in edges)
+        # `self` is overwritten: not saved (what its gradient needs of the others is)
+        positions = saved_positions(plan.op, kinds, mask)
+        saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
+        self._set_data(value)
+        name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
+        node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
+                    [(self.shape, self.dtype)], saved, plan.fwd)
+        node._shown = plan.shown
+        self._grad_fn = node
+        self._output_nr = 0
+        if saved_outputs(plan.op, kinds):  # (tanh_ saves its result: a later in-place change to it
+            node._saved = (saved or []) + [saved_entry(self, (node, 0))]  # is caught then)
+        if saved_tensors.active():   # (`self` as it was: PyTorch saves a clone of it)
+            _pack_saved(node, leaves, [_wrap(leaves[0])] + list(tensors[1:]), positions)
+        return
+    # In-place on a view: the base gets CopySlices, the view AsStridedBackward0 (as PyTorch).
+    view = self._view
+    base_old = base._data
+    fwd = plan.fwd
+    to_storage, from_storage = _storage_of(base)
+
+    def copy_slices(base_value, *rest):
+        storage = to_storage(base_value)
+        args = list(rest)
+        args.insert(0, read_view(storage, view.steps))
+        return from_storage(write_view(storage, view, fwd(*args)))
+
+    base_edge = edge_of(base)
+    edges = op_edges(plan, tensors)
+    # what the op saves of its other operands, at their versions before the write (which
+    # changes one that views the same storage: `h[:, 1:] *= h[:, :-1]` fails at backward)
+    positions = saved_positions(plan.op, kinds, tuple(e is not None for e in edges))
+    saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
+    self._set_data(value)
+    node = call_jax_record("torch::autograd::CopySlices", copy_slices, [base_old] + leaves[1:],
+                           [base] + list(tensors[1:]), [base_edge] + edges[1:],
+                           [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,
+                                                            view.size, view.stride,
+                                                            view.offset, _root_key(base)))
+    node._saved = saved
+    node._shown = plan.shown   # (PyTorch's CopySlices lists the base, then the op's others)
+    base._grad_fn = node
+    base._output_nr = 0
+    refresh_view_grad_fn(self)
+
+
+def _storage_of(base):
+    """(base value -> storage array, storage array -> base value) as JAX functions. A view's
+    steps start from its base's storage, which is the base's value unless the base is laid out
+    over it (a clone keeping a transposed input's strides, see `_tensor.lay_out`)."""
+    root = base._view
+    if root is None:
+        return (lambda b: b), (lambda s: s)
+    shape = base._storage.data.shape
+    # such a layout covers its whole storage, so writing through it rebuilds every element
+    return (lambda b: write_view(jnp.zeros(shape, b.dtype), root, b),
+            lambda s: read_view(s, root.steps))
+
+
+def _root_key(base):
+    root = base._view
+    return None if root is None else (root.steps, base._storage.data.shape)
+
+
+def refresh_view_grad_fn(view_tensor):
+    base = view_tensor._base
+    if view_tensor._creation is not None and view_tensor._creation[0] == "multi":
+        raise _creation_error(view_tensor, "its base or another view of its base has been "
+                                           "modified inplace")
+    steps = view_tensor._view.steps
+    to_storage, _ = _storage_of(base)
+    name = "AsStridedBackward0"
+    if len(steps) == 1 and steps[0][0] == "dtype":   # PyTorch replays a lone dtype view
+        name = "ViewAsRealBackward0" if base.dtype.is_complex else "ViewAsComplexBackward0"
+    node = call_jax_record(name, lambda b: read_view(to_storage(b), steps),
+                           [base._data],
+                           [base], [edge_of(base)], [(view_tensor.shape, view_tensor.dtype)],
+                           key=("view", steps, _root_key(base)))
+    view_tensor._grad_fn = node
+    view_tensor._output_nr = 0
+    view_tensor._view_vc = view_tensor._vc[0]

@@ -1,0 +1,217 @@
+"""Plans: one compiled forward per (op, static arguments, operand kinds), computing in the
+dtype PyTorch's promotion gives (`_plan_dtypes`), casts included, so an op is one XLA
+dispatch."""
+import jax.numpy as jnp
+
+from .._eager_jit import eager_jit
+from .. import _dtype as dt
+from .._tensor import Tensor
+from .._storage import apply_template
+from .argcheck import _check_arguments
+from .opdef import Promote, value_of
+from .recording import _edgeless_operands
+
+_DEFAULT_FLOAT = dt._default_float
+_SCALARS = (bool, int, float, complex)
+_SCALAR_TYPES = frozenset(_SCALARS)
+_NP_SCALAR, _NP_INTEGER = dt.np.generic, dt.np.integer
+
+
+def _kind_of(v):
+    """The part of an operand that selects a plan (and the leaves it contributes)."""
+    if isinstance(v, Tensor):
+        return (v.dtype, v.ndim == 0)
+    if v is None:
+        return None
+    kind = type(v)
+    if kind in _SCALAR_TYPES:
+        return kind
+    if isinstance(v, _NP_SCALAR):   # as PyTorch's parser reads them (see dt.python_scalar)
+        return int if isinstance(v, _NP_INTEGER) else float
+    if isinstance(v, (bool, int, float, complex)):
+        return kind
+    if isinstance(v, (list, tuple)):
+        return ("L", tuple(_kind_of(x) for x in v))
+    return ("?", type(v))   # no operand: the plan raises the parser's TypeError
+
+
+class Plan:
+    __slots__ = ("op", "statics", "kinds", "compute", "result", "fwd", "jit", "bwd",
+                 "records", "out_dtype", "_kw", "_var", "_templates", "jvps", "edgeless",
+                 "shown")
+
+    def __init__(self, definition, statics, kinds, out_dtype):
+        if definition.argcheck is not None:   # (never cached: raised on every such call)
+            _check_arguments(definition, statics, kinds)
+        else:
+            for kind in kinds:
+                if isinstance(kind, tuple) and kind[0] == "?":
+                    raise TypeError(f"expected Tensor as element {kind[2]} in argument, but "
+                                    f"got {kind[3].__name__}" if len(kind) == 4 else
+                                    f"unsupported operand of type {kind[1].__name__}")
+        if definition.kinds_check is not None:
+            definition.kinds_check(kinds)
+        self.op = definition
+        self.statics = dict(zip(definition.statics, statics))
+        self.kinds = kinds
+        self.out_dtype = out_dtype
+        self.compute, self.result = _plan_dtypes(definition, self.statics, kinds)
+        if definition.opmath and self.compute in _HALF:
+            self.compute = dt.float32   # the result stays half: `_forward` rounds once
+        if out_dtype is not None and self.result is not None and \
+                not dt.can_cast(self.result, out_dtype):
+            raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
+                               f"desired output type {out_dtype._legacy}")
+        self._kw = {k: value_of(v) for k, v in self.statics.items()}
+        self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
+        # leaf position -> view template, for operands read from their base (see `_collect`)
+        self._templates = {i: k[2] for i, k in enumerate(_flat_kinds(kinds))
+                           if isinstance(k, tuple) and len(k) == 3}
+        self.fwd = self._forward
+        # keep_unused: an op that ignores its operands (zero_, fill_) still runs, and puts its
+        # result, on their device (pruned, they would leave it to JAX's default device)
+        self.jit = eager_jit(self._forward, keep_unused=True)
+        self.bwd = {}
+        self.records = {}   # (mask, diff_out) -> what `_record` needs (see `_record_info`)
+        self.jvps = {}      # operands with tangents -> compiled tangent map (forward AD)
+        # operands PyTorch's node has no edge for: ((position, parameter or None), ...), and
+        # the positions `next_functions` shows (None: all)
+        self.edgeless, self.shown = _edgeless_operands(definition, kinds)
+
+    def materialize(self, leaves):
+        """The leaves with every fused view operand `(base, offsets)` read into its value."""
+        if not self._templates:
+            return leaves
+        leaves = list(leaves)
+        for i, template in self._templates.items():
+            if isinstance(leaves[i], tuple):
+                base, offsets = leaves[i]
+                leaves[i] = apply_template(base, template, offsets)
+        return leaves
+
+    def _forward(self, *leaves):
+        it = iter(self.materialize(leaves))
+        args = []
+        compute = self.compute
+        promoted = self.op.promoted
+        opmath = compute in _HALF and self.op.opmath_scalars and not all(map(_scalar_kind,
+                                                                              self.kinds))
+        for pname, kind in zip(self.op.tensors, self.kinds):
+            value = _rebuild(kind, it)
+            if compute is not None and pname in promoted and value is not None:
+                # PyTorch's CPU kernels read a Python scalar, or a 0-d `other`, in float32
+                if opmath and (isinstance(kind, type) or (args and kind[1])):
+                    value = _cast_tree(value, kind, dt.float32)
+                else:
+                    value = _cast_tree(value, kind, compute)
+            args.append(value)
+        named = dict(zip(self.op.tensors, args), **self._kw)
+        positional = [named.pop(n) for n in self.op.positional]
+        out = self.op.body(*positional, *self._var, **named)
+        target = self.out_dtype or self.result
+        if target is not None:
+            out = _cast_out(out, target, self.op.promote)
+        return out
+
+
+_HALF = (dt.bfloat16, dt.float16)
+
+
+def _scalar_kind(kind):
+    """A Python scalar or 0-d tensor operand (None counts: it is no tensor)."""
+    return kind is None or isinstance(kind, type) or kind[1]
+
+
+def _rebuild(kind, it):
+    if kind is None:
+        return None
+    if isinstance(kind, tuple) and kind[0] == "L":
+        return [_rebuild(k, it) for k in kind[1]]
+    return next(it)
+
+
+def _cast_tree(value, kind, dtype):
+    if isinstance(value, list):
+        return [_cast_tree(v, k, dtype) for v, k in zip(value, kind[1])]
+    if isinstance(kind, type):  # a Python scalar
+        return jnp.asarray(value, dtype.np)
+    return value if value.dtype == dtype.np else value.astype(dtype.np)
+
+
+def _cast_out(out, dtype, promote):
+    if isinstance(out, (list, tuple)):
+        return type(out)(_cast_out(o, dtype, promote) for o in out)
+    if promote is Promote.ALWAYS_BOOL and dtype is not dt.bool:
+        pass
+    if out.dtype != dtype.np and (out.dtype.kind in "fciub"):
+        if promote is Promote.ALWAYS_BOOL and out.dtype != bool and dtype is dt.bool:
+            return out
+        return out.astype(dtype.np)
+    return out
+
+
+def _flat_kinds(kinds):
+    for k in kinds:
+        if isinstance(k, tuple) and k[0] == "L":
+            yield from _flat_kinds(k[1])
+        elif k is not None:
+            yield k
+
+
+def _plan_dtypes(definition, statics, kinds):
+    kind = definition.promote
+    if not isinstance(kind, Promote):
+        kind = kind(statics)
+    if kind is Promote.NONE:
+        return None, None
+    tiers = ([], [], [])
+    for pname, k in zip(definition.tensors, kinds):
+        if pname not in definition.promoted:
+            continue
+        for leaf in _flat_kinds([k]):
+            if isinstance(leaf, type):
+                tiers[2].append(dt.scalar_dtype(leaf(0)))
+            else:
+                tiers[1 if leaf[1] else 0].append(leaf[0])
+    common = dt.result_dtype(*tiers)
+    if common is None:
+        return None, None
+    requested = statics.get("dtype")
+    if requested is not None and isinstance(requested, dt.dtype):
+        return requested, requested
+    if kind in (Promote.INT_TO_FLOAT, Promote.INT_TO_FLOAT_REAL) and not (
+            common.is_floating_point or common.is_complex):
+        common = dt.get_default_dtype()
+    elif kind is Promote.INT_TO_LONG and not (common.is_floating_point or common.is_complex):
+        common = dt.int64
+    if kind is Promote.ALWAYS_BOOL:
+        return common, dt.bool
+    if kind in (Promote.COMPLEX_TO_FLOAT, Promote.INT_TO_FLOAT_REAL):
+        return common, common.to_real()
+    return common, common
+
+
+def _freeze(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Tensor):
+        return value.item() if value.numel() == 1 else _freeze(value.tolist())
+    if isinstance(value, dict):
+        raise TypeError("dict is not a valid static argument")
+    return value
+
+
+def _get_plan(definition, sargs, kinds, out_dtype=None):
+    # The default dtype decides int->float results and Python floats' dtype; the statics' types
+    # tell `True` from `1` (equal as dict keys, different to some ops).
+    key = (sargs, kinds, out_dtype, _DEFAULT_FLOAT[0], tuple(map(type, sargs)))
+    try:
+        return definition.plans[key]
+    except KeyError:
+        if any(isinstance(v, Tensor) for v in sargs):  # alpha=tensor(2.): use its value
+            return _get_plan(definition, _freeze(sargs), kinds, out_dtype)
+    except TypeError:  # an unhashable static argument (a list for a shape or dims)
+        return _get_plan(definition, _freeze(sargs), kinds, out_dtype)
+    plan = Plan(definition, sargs, kinds, out_dtype)
+    definition.plans[key] = plan
+    return plan
