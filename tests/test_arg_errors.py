@@ -176,3 +176,45 @@ def test_expand_to_fewer_dims_names_the_tensor_type_and_count(dtype):
     for L in (torchish, torch):
         got.append(_outcome(lambda: L.zeros(3, 4, dtype=getattr(L, dtype)).expand(2)))
     assert got[0] == got[1] and got[0][0] is RuntimeError
+
+
+SIZE_CASES = [
+    "L.zeros(size=(2, 3))", "L.ones(size=[2])", "L.rand(size=(2,)).shape",
+    "L.randn(size=(1,)).shape", "L.empty(size=(2,)).shape", "t.new_zeros(size=(2,))",
+    "t.new_ones((1, 2))", "L.zeros(())", "L.rand(()).shape", "L.Tensor()", "L.FloatTensor()",
+    "L.LongTensor(2).shape", "L.normal(L.zeros(()), 1.).shape",
+    "L.ones()", "t.new_ones()", "t.new_zeros()", "t.new_empty()", "L.randn(generator=None)",
+    "L.zeros(2, size=(3,))", "L.ones(size=3)",
+]
+
+
+@pytest.mark.parametrize("expr", SIZE_CASES)
+def test_factory_sizes_positional_or_keyword(expr):
+    """A factory's size comes positionally or as `size=`; none (or both) is a TypeError."""
+    results = []
+    for L in (torchish, torch):
+        t = L.tensor([0.5, 0.25])
+        try:
+            value = eval(expr, {"L": L, "t": t})
+            results.append(("ok", tuple(value.shape) if hasattr(value, "shape") else value))
+        except TypeError as exc:
+            results.append(("TypeError", str(exc).split("\n")[0]))
+    ours, ref = results
+    if ref[0] == "TypeError" and "invalid combination" in ref[1]:   # PyTorch's overload text
+        assert ours[0] == "TypeError" and ours[1].startswith(ref[1].split("(")[0])
+    else:
+        assert ours == ref
+
+
+@pytest.mark.parametrize("expr", ["L.kaiser_window(8, beta=5.0)",
+                                  "L.kaiser_window(8, periodic=False, beta=5.0)",
+                                  "L.kaiser_window(8, False, 5.0)", "L.kaiser_window(8)"])
+def test_kaiser_beta_only_after_periodic(expr):
+    """PyTorch's overloads take `beta` only with `periodic` given too."""
+    got = []
+    for L in (torchish, torch):
+        try:
+            got.append(eval(expr, {"L": L}).tolist())
+        except TypeError as exc:
+            got.append(str(exc).split("\n")[0])
+    assert got[0] == pytest.approx(got[1]) if isinstance(got[1], list) else got[0] == got[1]

@@ -19,6 +19,11 @@ PROGRAMS = [
     "T.zeros(3, 4).scatter(1, T.tensor([[0], [1], [2]]), T.tensor(2., dtype=T.float64))",
     "T.zeros(3, 4).scatter(1, T.tensor([[0], [1], [2]]), 2.)",
     "T.zeros(3, 4).scatter_(1, T.tensor([[0], [1], [2]]), T.tensor(2.))",
+    # a 0-d src counts as size [1]: a one-element 1-d index fits it, a longer one does not
+    "T.zeros(3).scatter(0, T.tensor([2]), T.tensor(5.))",
+    "T.zeros(3).scatter(0, T.tensor([0, 2]), T.tensor(5.))",
+    "T.zeros(2, 2).scatter(0, T.tensor([[0]]), T.tensor(5.))",
+    "T.zeros(3).scatter(-1, T.tensor([1]), T.tensor(5.), reduce='add')",
 ]
 
 

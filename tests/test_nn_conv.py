@@ -694,3 +694,33 @@ def test_fold_errors():
         kw = dict(dict(kernel_size=2), **kw)
         raises_like(lambda: F.fold(torch.zeros(shape), out, **kw),
                     lambda: TF.fold(torchish.zeros(shape), out, **kw))
+
+
+_SAME_PADDING = """
+import sys, warnings
+t = __import__(sys.argv[1])
+F = t.nn.functional
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    F.conv2d(t.ones(1, 1, 6, 6), t.ones(1, 1, 2, 2), padding="same", dilation=2)
+    F.conv1d(t.ones(1, 1, 6), t.ones(1, 1, 3), padding="same")
+    F.conv3d(t.ones(1, 1, 4, 4, 4), t.ones(1, 1, 1, 2, 1), padding="same", dilation=3)
+    t.conv2d(t.ones(1, 1, 6, 6), t.ones(1, 1, 2, 2), padding="same")
+    F.conv1d(t.ones(1, 6), t.ones(1, 1, 4), padding="same")
+for w in caught:
+    where = w.lineno if w.filename == __file__ else "library"
+    print(repr((w.category.__name__, str(w.message).split(" (Triggered internally")[0], where)))
+"""
+
+
+def test_same_padding_odd_total_warns_once(tmp_path):
+    # ATen's TORCH_WARN_ONCE when d * (k - 1) is odd: once per process, at the user's line
+    import subprocess
+    import sys
+    script = tmp_path / "same.py"
+    script.write_text(_SAME_PADDING)
+    out = [subprocess.run([sys.executable, str(script), lib], capture_output=True, text=True,
+                          timeout=300, check=True).stdout.splitlines()
+           for lib in ("torch", "torchish")]
+    assert len(out[0]) == 1 and "padding='same'" in out[0][0]
+    assert out[1] == out[0]

@@ -520,3 +520,92 @@ def test_rnns_under_cpu_autocast(kind, dtype, cpu_tensors):
         got.append((str(out.dtype), out.float().detach().numpy()))
     assert got[0][0] == got[1][0]
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=2e-2, atol=2e-2)
+
+
+def _names(out, pad, h):
+    def name(t):
+        return t.grad_fn.name() if t.grad_fn is not None else None
+    node = out.data.grad_fn
+    # below a view, the layer's node (below a concatenation, PyTorch's per-step graph)
+    below = node.next_functions[0][0].name() if node.name() == "ViewBackward0" else None
+    return name(out.data), below, name(pad), name(h)
+
+
+@pytest.mark.parametrize("cls_name,kwargs", [
+    ("LSTM", {}), ("LSTM", dict(bidirectional=True)), ("LSTM", dict(num_layers=2)),
+    ("LSTM", dict(proj_size=2)), ("GRU", {}), ("RNN", dict(bidirectional=True))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_packed_equal_lengths_grad_fns(cls_name, kwargs, dtype, batch_first):
+    # PyTorch's oneDNN LSTM (float32/bfloat16, no projections) runs equal lengths as a dense
+    # sequence: the packed data is a view of its output (ViewBackward0); GRU/RNN concatenate
+    got = []
+    for lib in (torch, torchish):
+        rnn = lib.nn.utils.rnn
+        lib.manual_seed(0)
+        m = getattr(lib.nn, cls_name)(2, 3, batch_first=batch_first, **kwargs).to(
+            getattr(lib, dtype))
+        x = lib.ones((3, 4, 2) if batch_first else (4, 3, 2), dtype=getattr(lib, dtype),
+                     requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # the projection warning (tested below)
+            out, h = m(rnn.pack_padded_sequence(x, [4, 4, 4], batch_first=batch_first))
+        pad, _ = rnn.pad_packed_sequence(out, batch_first=batch_first)
+        got.append(_names(out, pad, h[0] if cls_name == "LSTM" else h))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_packed_equal_lengths_values_and_grads(dtype):
+    from torchish.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    torch.manual_seed(3)
+    ours, theirs = pair("LSTM", 3, 5, num_layers=2, bidirectional=True, dtype=dtype)
+    x = torch.randn(2, 6, 3, dtype=dtype, requires_grad=True)
+    X = to_ours(x)
+    out_t, hid_t = theirs(torch.nn.utils.rnn.pack_padded_sequence(x, [6, 6], batch_first=True))
+    out_o, hid_o = ours(pack_padded_sequence(X, [6, 6], batch_first=True))
+    check(out_o.data, out_t.data, dtype, "packed output data")
+    pad_t, _ = torch.nn.utils.rnn.pad_packed_sequence(out_t, batch_first=True)
+    pad_o, _ = pad_packed_sequence(out_o, batch_first=True)
+    check(pad_o, pad_t, dtype, "padded output")
+    loss_of(pad_t, hid_t).backward()
+    loss_of(pad_o, hid_o).backward()
+    compare_grads(ours, theirs, [(X, x)], dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("kwargs", [{}, dict(proj_size=2), dict(num_layers=2)])
+def test_lstm_output_grad_fn_by_dtype(dtype, kwargs):
+    # MkldnnRnnLayerBackward0 only where PyTorch uses oneDNN; otherwise the steps are stacked
+    got = []
+    for lib in (torch, torchish):
+        m = lib.nn.LSTM(2, 3, **kwargs).to(getattr(lib, dtype))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out, (h, c) = m(lib.ones(4, 3, 2, dtype=getattr(lib, dtype)))
+        got.append((out.grad_fn.name(), h.grad_fn.name(), c.grad_fn.name()))
+    assert got[0] == got[1]
+
+
+_PROJ_WARNING = """
+import warnings, sys, os
+lib = __import__(sys.argv[1])
+m = lib.nn.LSTM(2, 3, proj_size=2)
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    for dtype in ("float64", "float32", "float32"):
+        m.to(getattr(lib, dtype))(lib.ones(4, 3, 2, dtype=getattr(lib, dtype)))
+    packed = lib.nn.utils.rnn.pack_padded_sequence(lib.ones(4, 3, 2), [4, 4, 4])
+    m(packed)
+print([(str(x.message).split(" (Triggered")[0], x.category.__name__,
+        os.path.basename(x.filename)) for x in w])
+"""
+
+
+def test_lstm_projection_warning_once():
+    import subprocess
+    import sys
+    outs = [subprocess.run([sys.executable, "-c", _PROJ_WARNING, name], capture_output=True,
+                           text=True, check=True).stdout for name in ("torch", "torchish")]
+    assert "LSTM with projections is not supported with oneDNN" in outs[0]
+    assert outs[0] == outs[1]

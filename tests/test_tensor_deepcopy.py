@@ -41,3 +41,29 @@ def test_deepcopy_of_parameter_and_view_of_its_data():
         d["row"].add_(5)
         return type(d["p"]).__name__, d["p"].tolist(), d["row"].tolist(), p.tolist()
     assert facts(torchish) == facts(torch)
+
+
+def _copy_versions(T):
+    import pickle
+    t = T.ones(3)
+    t.add_(1)
+    p = T.nn.Parameter(T.ones(3))
+    leaf = T.ones(3, requires_grad=True)
+    b = T.ones(4)
+    v = b[1:3]
+    v.add_(1)
+    m = T.nn.Linear(2, 2)
+    bn = T.nn.BatchNorm1d(2)
+    bn(T.ones(3, 2))
+    copies = [copy.deepcopy(x) for x in (t, p, leaf, v, T.ones(2))]
+    copies += list(copy.deepcopy((b, v)))
+    cm, cbn = copy.deepcopy(m), copy.deepcopy(bn)
+    copies += [cm.weight, cm.bias, cbn.running_mean, cbn.num_batches_tracked]
+    copies += [copy.copy(t), pickle.loads(pickle.dumps(t))]
+    return [c._version for c in copies]
+
+
+def test_copies_start_at_pytorch_versions():
+    """PyTorch fills a deep copy's (or unpickled tensor's) storage with `set_`: version 1;
+    a Parameter's deepcopy clones: version 0."""
+    assert _copy_versions(torchish) == _copy_versions(torch)

@@ -98,6 +98,9 @@ _ONCE = textwrap.dedent("""
             t.lu(t.eye(2))
             t.eye(2).lu(get_infos=True)
             t.ones(2, dtype=t.complex64).to(t.float32)
+            t.zeros(2).index_reduce_(0, t.tensor([1]), t.ones(1), "amax")
+            t.zeros(2).scatter(0, t.tensor([1]), 2.0, reduce="add")   # a value: no warning
+            t.zeros(2).scatter_(0, t.tensor([1]), t.ones(1), reduce="multiply")
     for w in caught:
         where = w.lineno if w.filename == __file__ else "library"
         print(repr((w.category.__name__, str(w.message).split(" (Triggered internally")[0],
@@ -115,5 +118,5 @@ def test_once_per_process_warnings_match_pytorch(tmp_path):
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
     expected = run("torch")
-    assert len(expected) == 3
+    assert len(expected) == 5
     assert run("torchish") == expected

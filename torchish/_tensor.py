@@ -191,7 +191,7 @@ class Tensor:
         if len(args) == 1 and not isinstance(args[0], int):
             t = _tensor_fn(args[0], dtype=dt.get_default_dtype())
         else:
-            t = empty(*args, dtype=dt.get_default_dtype(), device=kwargs.get("device"))
+            t = empty(*(args or (0,)), dtype=dt.get_default_dtype(), device=kwargs.get("device"))
         return t if cls is Tensor else _reclass(t, cls)   # `super().__new__(cls, ...)`
 
     def __init_subclass__(cls, **kwargs):
@@ -747,6 +747,7 @@ class Tensor:
             with grad_mode.no_grad():
                 new = self.clone()
             new = _rewrap_like(self, new)
+            new._vc[0] += 1   # PyTorch fills the copy's storage with `set_`: version 1
             if self._view is None and type(self._storage) is Storage:
                 memo[id(self._storage)] = new
         new._requires_grad = self.requires_grad if self.is_leaf else False
@@ -765,6 +766,7 @@ class Tensor:
         root = memo.get(id(storage))
         if root is None:   # JAX arrays are immutable: the new storage may hold the same one
             root = _wrap(storage.data, device=storage.device)
+            root._vc[0] += 1   # (as a cloned copy: version 1)
             memo[id(storage)] = root
         new = _alias(root, view=self._view, cls=type(self))
         new._base = None
@@ -873,7 +875,9 @@ def _rebuild(array, device, requires_grad):
     if device == "meta":   # `array` is a MetaArray: a shape and a dtype
         return empty(array.shape, dtype=dt._BY_NP[array.dtype], device=device,
                      requires_grad=requires_grad)
-    return tensor(array, device=device, requires_grad=requires_grad)
+    t = tensor(array, device=device, requires_grad=requires_grad)
+    t._vc[0] += 1   # PyTorch's unpickled tensors are rebuilt with `set_`: version 1
+    return t
 
 
 def _rebuild_as(cls, args, state):

@@ -11,9 +11,15 @@ def user_stacklevel():
     """The `stacklevel`, for a `warnings.warn` in the calling function, that names the
     innermost frame outside torchish."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and _in_library(frame):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _in_library(frame):
+    # the op bindings that _ops/declare.py generates run from "<string>", next to their `_op`
+    filename = frame.f_code.co_filename
+    return filename.startswith(_PACKAGE) or (filename == "<string>" and "_op" in frame.f_globals)
 
 
 _WARNED = set()

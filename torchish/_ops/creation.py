@@ -236,7 +236,18 @@ def from_jax(array):
     return _wrap(array if isinstance(array, _meta.MetaArray) else jnp.asarray(array))
 
 
-def _size(size, name="zeros"):
+def _size(size, name="zeros", keyword=None):
+    """The shape of a factory call: its sizes given positionally (`zeros(2, 3)`,
+    `zeros((2, 3))`) or as the `size=` keyword."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if not isinstance(keyword, (list, tuple)):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                            f"{type(keyword).__name__}")
+        size = (keyword,)
+    elif not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     single = len(size) == 1 and not isinstance(size[0], (list, tuple))
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
@@ -292,20 +303,20 @@ def _filled(size, value, dtype, device, requires_grad):
     return t
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
-    return _filled(_size(size), 0, dtype, device, requires_grad)
+def zeros(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None, size=None):
+    return _filled(_size(sizes, "zeros", size), 0, dtype, device, requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False, memory_format=None):
-    return _filled(_size(size, "ones"), 1, dtype, device, requires_grad)
+def ones(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False, memory_format=None, size=None):
+    return _filled(_size(sizes, "ones", size), 1, dtype, device, requires_grad)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
+def empty(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None, size=None):
     # JAX has no uninitialised memory: empty is zeros
-    return _filled(_size(size, "empty"), 0, dtype, device, requires_grad)
+    return _filled(_size(sizes, "empty", size), 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -835,10 +846,12 @@ def _bind():
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                       requires_grad=requires_grad)
 
-    def _new(fn):
-        def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-            return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
+    def _new(name, value):
+        def method(self, *sizes, dtype=None, device=None, requires_grad=False, size=None,
+                   **kw):
+            return _filled(_size(sizes, name, size), value, dtype or self.dtype,
+                           device or self.device, requires_grad)
+        method.__name__ = name
         return method
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -860,10 +873,9 @@ def _bind():
 
     Tensor.new = new
     Tensor.new_tensor = new_tensor
-    Tensor.new_zeros = _new(lambda *size, **kw: _filled(_size(size, "new_zeros"), 0, kw["dtype"],
-                                                        kw["device"], kw["requires_grad"]))
-    Tensor.new_ones = _new(ones)
-    Tensor.new_empty = _new(empty)
+    Tensor.new_zeros = _new("new_zeros", 0)
+    Tensor.new_ones = _new("new_ones", 1)
+    Tensor.new_empty = _new("new_empty", 0)
     Tensor.new_full = new_full
 
     def fill_(self, value):
@@ -893,7 +905,7 @@ class _LegacyTensorType(type):
             if isinstance(data, Tensor):
                 return data.to(cls.dtype)
             return tensor(data, dtype=cls.dtype, device=device)
-        return empty(*args, dtype=cls.dtype, device=device)
+        return empty(*(args or (0,)), dtype=cls.dtype, device=device)
 
     def __repr__(cls):
         return f"<class 'torch.{cls.__name__}'>"
@@ -979,8 +991,25 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
                    requires_grad, fill)
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
-                  device=None, requires_grad=False):
+_OMITTED = object()
+
+
+def kaiser_window(window_length, periodic=_OMITTED, beta=12.0, *, dtype=None, layout=None,
+                  device=None, requires_grad=False, pin_memory=False):
+    if periodic is _OMITTED:
+        if beta != 12.0 or type(beta) is not float:   # PyTorch takes beta only after periodic
+            raise TypeError(
+                "kaiser_window() received an invalid combination of arguments - got (int, "
+                f"beta={type(beta).__name__}), but expected one of:\n"
+                " * (int window_length, *, torch.dtype dtype = None, torch.layout layout = None, "
+                "torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+                " * (int window_length, bool periodic, *, torch.dtype dtype = None, torch.layout "
+                "layout = None, torch.device device = None, bool pin_memory = False, bool "
+                "requires_grad = False)\n"
+                " * (int window_length, bool periodic, float beta, *, torch.dtype dtype = None, "
+                "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+                "bool requires_grad = False)\n")
+        periodic = True
     beta = float(beta)
 
     def fill(w, n):

@@ -1,6 +1,7 @@
 """Declaring an op (`op`): the `OpDef` it registers and the bindings generated from it
 (`torchish.X`, `Tensor.X`, `Tensor.X_`, the dunders), each a function with the body's
 signature that calls the dispatcher."""
+import copy
 import inspect
 import sys
 
@@ -23,7 +24,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        inplace_grad_fn=None, check=None, kinds_check=None, opmath_scalars=False, opmath=False,
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
-       optional_tensors=None, saved_as=None):
+       optional_tensors=None, saved_as=None, inplace_backward=None):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -52,6 +53,11 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                a plan is made, so valid calls never pay for it.
     inplace_grad_fn: the node name of the in-place variant when PyTorch's differs
                (`elu_` records EluBackward1).
+    inplace_backward: the in-place variant's gradient from its result, where PyTorch's
+               formula reads the result (`elu_`: is_result=True): callable(grad, result,
+               **statics) -> the gradient of self, on arrays, raising PyTorch's backward
+               errors. That node saves (and packs) the result, not self, and its backward reads
+               what unpacking gives. (An op with one tensor parameter.)
     opmath_scalars: for a half-precision (bfloat16, float16) result, a Python scalar or
                0-d `other` keeps float32, as PyTorch's CPU kernels take it (`x * 0.1`
                rounds once, not 0.1 first).
@@ -92,7 +98,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                has an (undefined) edge for them, `(None, 0)` in `next_functions`. Default:
                the tensor parameters whose default is None.
     saved_as:  {PyTorch's name in `grad_fn._saved_<name>`: the parameter it reads}, where the
-               body's parameter names are not PyTorch's (`_rpow`: `self` is `other`).
+               body's parameter names are not PyTorch's (`_rpow`: `self` is `other`), or a
+               callable(**statics) giving a value the body derives (selu's `scale`).
     kernel:    PyTorch's kernel name in its messages (default: the op's name without a
                leading underscore), or a callable (kinds, statics) -> name.
     """
@@ -135,6 +142,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         # parameters passed positionally (those before *varargs); the rest go by keyword
         definition.positional = tuple(p.name for p in params[:[q.kind for q in params].index(
             inspect.Parameter.VAR_POSITIONAL)]) if definition.varargs else ()
+        definition.inplace_backward = None
         REGISTRY[opname] = definition
         definition.sig = sig
         fn = _generate(definition, sig, "dispatch")
@@ -147,8 +155,23 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                                               opname + "_", self_param=next(iter(sig.parameters)))
             _register(definition.inplace_fn, definition, opname + "_", method=True)
         _bind(definition, sig)
+        definition.inplace_variant = None if inplace_backward is None else \
+            _from_result(definition, inplace_backward)
         return fn
     return deco
+
+
+def _from_result(definition, backward):
+    """The OpDef the in-place form plans with where its gradient comes from the result: it
+    saves the result (`grad_fn._saved_result`), under the in-place node's name."""
+    if len(definition.tensors) != 1:
+        raise TypeError(f"{definition.name}: inplace_backward needs one tensor parameter")
+    variant = copy.copy(definition)
+    variant.plans = {}
+    variant.saves = "result"
+    variant.saved_outputs = ("result",)
+    variant.inplace_backward = backward
+    return variant
 
 
 def _generate(definition, sig, entry, fname=None, out=False, self_param=None, dunder=False):

@@ -36,10 +36,16 @@ def _check_n(n):
     return n
 
 
-def _one_dim(x, n, dim):
-    """(n, axis) of a 1-D transform along `dim`."""
+def _one_dim(x, n, dim, c2r=False):
+    """(n, axis) of a 1-D transform along `dim`; a complex-to-real transform's n defaults to
+    2 * (size - 1), the others' to the size (left None), which must not be 0 either."""
     axis = _wrap(dim, x.ndim)
-    return (None if n is None else _check_n(n)), axis
+    if n is not None:
+        return _check_n(n), axis
+    if c2r:
+        return _check_n(2 * (x.shape[axis] - 1)), axis
+    _check_n(x.shape[axis])
+    return None, axis
 
 
 def _many_dims(x, s, dim):
@@ -59,8 +65,10 @@ def _many_dims(x, s, dim):
     else:
         axes = tuple(range(x.ndim))
     if s is None:
+        for a in axes:
+            _check_n(x.shape[a])
         return None, axes
-    return tuple(x.shape[a] if n == -1 else _check_n(n) for n, a in zip(s, axes)), axes
+    return tuple(_check_n(x.shape[a] if n == -1 else n) for n, a in zip(s, axes)), axes
 
 
 def _real_or_complex(real, complex_):
@@ -97,16 +105,14 @@ def fft_rfft(input, n=None, dim=-1, norm=None):
 @op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
 def fft_irfft(input, n=None, dim=-1, norm=None):
     """torch.fft.irfft: the inverse of rfft (a real signal of n = 2 * (m - 1) by default)."""
-    n, axis = _one_dim(input, n, dim)
-    n = _check_n(2 * (input.shape[axis] - 1) if n is None else n)
+    n, axis = _one_dim(input, n, dim, c2r=True)
     return jnp.fft.irfft(input, n, axis, _check_norm(norm))
 
 
 @op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
 def fft_hfft(input, n=None, dim=-1, norm=None):
     """torch.fft.hfft: the transform of a Hermitian-symmetric signal given by its first half."""
-    n, axis = _one_dim(input, n, dim)
-    n = _check_n(2 * (input.shape[axis] - 1) if n is None else n)
+    n, axis = _one_dim(input, n, dim, c2r=True)
     return jnp.fft.irfft(jnp.conj(input), n, axis, _SWAP[_check_norm(norm)])
 
 

@@ -690,14 +690,23 @@ def _scatter_name(kinds, statics):
 
 
 def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
+    if kw.get("reduce") is not None and isinstance(src, Tensor):
+        warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead "
+                  "for more reduction options.")
     # a 0-d tensor `src` is a tensor (the src overload), though the body sees a 0-d array as
     # for a number (the value overload)
     if isinstance(src, Tensor) and src.ndim == 0 and index.numel():
         if src.dtype != input.dtype:
             return RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-        if index.ndim != 0:
+        # ATen reads a 0-d src as one of size [1]
+        if index.ndim > 1:
             return RuntimeError("Index tensor must have the same number of dimensions as src "
                                 "tensor")
+        if index.numel() > 1:
+            return RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                                f"{list(input.shape)} apart from dimension "
+                                f"{_dim(dim, input.ndim)} and to be no larger size than src []")
     return _gather_bounds_check(compute, input, index, src, *args, dim=dim, **kw) or \
         scalar_overflow(src if kw.get("value") is None else kw["value"], input.dtype)
 

@@ -2,6 +2,7 @@
 made in no_grad mode or by multi-output ops, internal overlap), the write into the tensor, and
 the node recorded: the op's own, or CopySlices on a view's base, the view's grad_fn then
 refreshed."""
+import jax
 import jax.numpy as jnp
 
 from .. import _meta
@@ -61,7 +62,7 @@ def dispatch_inplace(definition, targs, sargs):
     if view is not None and 0 in view.stride and definition.name not in _OVERLAP_OK and any(
             st == 0 and n > 1 for n, st in zip(view.size, view.stride)):
         raise RuntimeError(_OVERLAP_MSG)
-    plan = _get_plan(definition, sargs, kinds, self.dtype)
+    plan = _get_plan(definition.inplace_variant or definition, sargs, kinds, self.dtype)
     if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
         return _meta.dispatch_inplace(definition, plan, targs, leaves, tensors, kinds,
                                       needs_grad and grad_mode.GRAD_ENABLED[0]
@@ -89,6 +90,9 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         self._set_data(value)
         return
     base = self._base
+    if base is None and plan.op.inplace_backward is not None:
+        _record_from_result(self, value, plan, tensors)
+        return
     if base is None:
         edges = op_edges(plan, tensors)
         mask = tuple(e is not None for e in edges)
@@ -110,7 +114,8 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     # In-place on a view: the base gets CopySlices, the view AsStridedBackward0 (as PyTorch).
     view = self._view
     base_old = base._data
-    fwd = plan.fwd
+    from_result = plan.op.inplace_backward is not None
+    fwd = _written(plan, value) if from_result else plan.fwd
     to_storage, from_storage = _storage_of(base)
 
     def copy_slices(base_value, *rest):
@@ -128,14 +133,48 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     self._set_data(value)
     node = call_jax_record("torch::autograd::CopySlices", copy_slices, [base_old] + leaves[1:],
                            [base] + list(tensors[1:]), [base_edge] + edges[1:],
-                           [(base.shape, base.dtype)], key=("copyslices", id(plan), view.steps,
-                                                            view.size, view.stride,
-                                                            view.offset, _root_key(base)))
+                           [(base.shape, base.dtype)], key=None if from_result else (
+                               "copyslices", id(plan), view.steps, view.size, view.stride,
+                               view.offset, _root_key(base)))
     node._saved = saved
     node._shown = plan.shown   # (PyTorch's CopySlices lists the base, then the op's others)
     base._grad_fn = node
     base._output_nr = 0
     refresh_view_grad_fn(self)
+
+
+def _record_from_result(self, value, plan, tensors):
+    """Write and record an op whose in-place backward reads the result (`inplace_backward`):
+    the node's one leaf is the result, saved (and packed) as its output 0."""
+    edges = op_edges(plan, tensors)
+    self._set_data(value)
+    vjp = plan.bwd.get("result")
+    if vjp is None:
+        backward, statics = plan.op.inplace_backward, plan._kw
+        vjp = plan.bwd["result"] = lambda leaves, cts: [
+            None if cts[0] is None else backward(cts[0], leaves[0], **statics)]
+    name = plan.op.inplace_grad_fn or _grad_name(plan.op, plan.kinds, plan.statics)
+    node = Node(name, edges, [value], [self], vjp,
+                [(self.shape, self.dtype)], None, plan.fwd)
+    node._saved = [saved_entry(self, (node, 0))]
+    self._grad_fn = node
+    self._output_nr = 0
+    if saved_tensors.active():
+        saved_tensors.pack_into(node, node._leaves, [(0, self)])
+
+
+def _written(plan, result):
+    """The view's new value as a function of its old one, differentiated by the op's
+    `inplace_backward` from `result` (PyTorch's CopySlices calls the in-place node's backward;
+    not cached: each backward runs it, and its checks)."""
+    backward, statics = plan.op.inplace_backward, plan._kw
+
+    @jax.custom_vjp
+    def written(old):
+        return result
+    written.defvjp(lambda old: (result, None),
+                   lambda _, ct: (backward(ct, result, **statics),))
+    return written
 
 
 def _storage_of(base):

@@ -11,6 +11,8 @@ from jax import lax
 from .._device import has_accelerator
 from .. import _dtype as dt
 from .. import _functions
+from .._tensor import Tensor
+from .._warnings import warn_once
 from .registry import Promote, op
 
 P = Promote
@@ -287,17 +289,26 @@ _CONV = dict(promote=P.NONE, grad_fn="ConvolutionBackward0", method=False,
              tensors=("input", "weight", "bias"), saves=("input", "weight"))
 
 
-@op(**_CONV)
+def _same_padding_warning(compute, input, weight, bias, stride, padding, dilation, groups):
+    """PyTorch warns (once) when 'same' padding needs an odd total, padded on the right."""
+    if isinstance(padding, str) and padding == "same" and isinstance(weight, Tensor):
+        kernel = weight.shape[2:]
+        if any(d * (k - 1) % 2 for d, k in zip(ntuple(dilation, len(kernel)), kernel)):
+            warn_once("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created")
+
+
+@op(**_CONV, check=_same_padding_warning)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-@op(**_CONV)
+@op(**_CONV, check=_same_padding_warning)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-@op(**_CONV)
+@op(**_CONV, check=_same_padding_warning)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 

@@ -18,6 +18,7 @@ and so starts each sequence at its own last valid step, as PyTorch's packed reve
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype as dt
 from .registry import Promote, op
 
 MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
@@ -59,10 +60,22 @@ def _split_weights(weights, num_directions, has_biases, has_proj):
     return w_ih, w_hh, b_ih, b_hh, w_hr
 
 
+def mkldnn_lstm(mode, dtype, has_proj):
+    """Whether PyTorch's CPU LSTM runs oneDNN's layer kernel (a MkldnnRnnLayerBackward0 node
+    per layer and direction): float32 and bfloat16 (AVX-512 CPUs), no projections. Elsewhere
+    its output is the stack of the steps' hidden states (StackBackward0)."""
+    return mode == "LSTM" and not has_proj and dtype in (dt.float32, dt.bfloat16)
+
+
+def _layer_grad_fn(kinds, statics):
+    if statics["num_directions"] == 2:
+        return "CatBackward0"
+    lstm = mkldnn_lstm(statics["mode"], kinds[0][0], statics["has_proj"])
+    return "MkldnnRnnLayerBackward0" if lstm else "StackBackward0"
+
+
 @op(promote=Promote.DEFAULT, promoted=("input", "h0", "c0", "weights"),
-    tensors=("input", "h0", "c0", "weights", "lengths"),
-    grad_fn=lambda kinds, statics: "CatBackward0" if statics["num_directions"] == 2 else (
-        "MkldnnRnnLayerBackward0" if statics["mode"] == "LSTM" else "StackBackward0"),
+    tensors=("input", "h0", "c0", "weights", "lengths"), grad_fn=_layer_grad_fn,
     function=False, method=False)
 def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1,
                has_biases=True, has_proj=False):

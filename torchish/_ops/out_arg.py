@@ -8,8 +8,6 @@ functions (`accept_out`) both end here, so the rules live in one place.
 import functools
 import inspect
 import math
-import os
-import sys
 import warnings
 
 import jax.numpy as jnp
@@ -17,6 +15,7 @@ import jax.numpy as jnp
 from .. import _dtype as dt
 from .._tensor import Tensor
 from .._storage import Storage, base_view, contiguous_strides, extend
+from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .return_types import _rt
 
@@ -149,19 +148,6 @@ def _check_dtype(name, result, out, exact):
                                        Res=res._legacy, Out=got._legacy))
 
 
-def _user_level():
-    """The `stacklevel` that names the caller of the torchish function the user called (past
-    wrappers and generated bindings), for a warning raised in `write_out`."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or (
-            frame.f_code.co_filename == "<string>" and "_op" in frame.f_globals)):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def write_out(name, outs, result, stacklevel=None):
     """Write `result` (a Tensor or a tuple of them) into the `outs` from `check_out` and
     return what PyTorch returns: `out` itself, or a named tuple `<op>_out` of the outs.
@@ -184,7 +170,7 @@ def write_out(name, outs, result, stacklevel=None):
                     f"{list(shape)}. This behavior is deprecated, and in a future PyTorch "
                     "release outputs will not be resized unless they have zero elements. You "
                     "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                    "elements with t.resize_(0).", UserWarning, stacklevel=_user_level())
+                    "elements with t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
             _resize(o, shape)
         o._set_data(r._data)  # casts to out's dtype; bumps the version once
     if not isinstance(result, (tuple, list)):

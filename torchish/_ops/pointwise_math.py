@@ -10,6 +10,9 @@ import jax.scipy.special as jsp
 
 from .. import _dtype as dt
 from .pointwise import _no_bool_subtraction, _is_bool, _is_int, _reject, _scalar_variant, legacy_name
+from .elu_result import (ELU_SAVED, SELU_ALPHA as _SELU_ALPHA, SELU_SAVED,
+                         SELU_SCALE as _SELU_SCALE, celu_inplace_backward, elu_inplace_backward,
+                         selu_inplace_backward)
 from .errors import scalar_overflow
 from .half_grad import pytorch_grad, unfolded
 from .registry import Promote, op
@@ -68,7 +71,19 @@ def _lgamma(x):
 
 
 def _sign(x):
-    return x if _is_bool(x) else jnp.sign(x)
+    if _is_bool(x):
+        return x
+    if _is_int(x) or jnp.iscomplexobj(x):
+        return jnp.sign(x)
+    # PyTorch's (0 < x) - (x < 0): 0 (not nan, not -0) for nan and -0
+    return jnp.where(x > 0, 1, jnp.where(x < 0, -1, jnp.zeros_like(x)))
+
+
+def _sign_real(x):
+    if jnp.iscomplexobj(x):
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex "
+                           "numbers. Please use torch.sgn instead.")
+    return _sign(x)
 
 
 def _neg(x):
@@ -83,6 +98,26 @@ def _positive(x):
     if _is_bool(x):
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return x
+
+
+@jax.custom_jvp
+def _angle(x):
+    # PyTorch: pi where x < 0, else 0 (and nan for nan), so angle(-0.0) is 0 (atan2 gives pi)
+    if jnp.iscomplexobj(x):
+        return jnp.angle(x)
+    return jnp.where(jnp.isnan(x), x, jnp.where(x < 0, math.pi, jnp.zeros_like(x)))
+
+
+@_angle.defjvp
+def _angle_jvp(primals, tangents):
+    # PyTorch: zero for real inputs and at z = 0 (atan2's derivative there is 0/0)
+    (z,), (dz,) = primals, tangents
+    if not jnp.iscomplexobj(z):
+        return _angle(z), jnp.zeros_like(dz)
+    zero = z == 0
+    norm2 = jnp.where(zero, 1, jnp.real(z) ** 2 + jnp.imag(z) ** 2)
+    d = (jnp.real(z) * jnp.imag(dz) - jnp.imag(z) * jnp.real(dz)) / norm2
+    return _angle(z), jnp.where(zero, 0, d)
 
 
 def _relu(x):
@@ -130,7 +165,7 @@ _UNARY = {
     "rad2deg": (jnp.rad2deg, P.INT_TO_FLOAT, ()),
     "i0": (_i0, P.INT_TO_FLOAT, "inputs"),
     "neg": (_neg, P.DEFAULT, ()),
-    "sign": (_sign, P.DEFAULT, ()),
+    "sign": (_sign_real, P.DEFAULT, ()),
     "sgn": (_sign, P.DEFAULT, ()),
     "abs": (_abs, P.COMPLEX_TO_FLOAT, "inputs"),
     "floor": (_rounding(jnp.floor), P.DEFAULT, ()),
@@ -140,7 +175,7 @@ _UNARY = {
     "positive": (_positive, P.NONE, ()),
     "conj": (jnp.conj, P.NONE, ()),
     "conj_physical": (jnp.conj, P.NONE, ()),
-    "angle": (jnp.angle, P.INT_TO_FLOAT_REAL, "inputs"),
+    "angle": (_angle, P.INT_TO_FLOAT_REAL, "inputs"),
     "relu": (_relu, P.DEFAULT, "result"),
 }
 # CPU kernels PyTorch lacks for some dtypes: name -> (kernel name, rejected kinds)
@@ -346,22 +381,24 @@ def _elu_grad(t, x, y, r, alpha, scale, input_scale):
 
 
 _elu = pytorch_grad(_elu_fn, _elu_grad, name="elu")
-_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
-@op(opmath=True, grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
+@op(opmath=True, grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1",
+    inplace_backward=elu_inplace_backward, saved_as=ELU_SAVED)
 def elu(input, alpha=1.0):
     _reject("elu_cpu", input, "bi")
     return _elu(input, alpha, 1.0, 1.0)
 
 
-@op(opmath=True, grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1")
+@op(opmath=True, grad_fn="EluBackward0", inplace=True, nn=True, inplace_grad_fn="EluBackward1",
+    inplace_backward=selu_inplace_backward, saved_as=SELU_SAVED)
 def selu(input):
     _reject("elu_cpu", input, "bi")
     return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-@op(opmath=True, grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1")
+@op(opmath=True, grad_fn="CeluBackward0", inplace=True, nn=True, inplace_grad_fn="CeluBackward1",
+    inplace_backward=celu_inplace_backward)
 def celu(input, alpha=1.0):
     _reject("elu_cpu", input, "bi")
     return _elu(input, alpha, 1.0, 1 / alpha)

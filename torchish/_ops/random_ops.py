@@ -175,22 +175,22 @@ def _fresh(t):
 
 
 def _new(size, dtype, device, requires_grad, sampler, *args, generator=None):
-    t = empty(*size, dtype=dtype, device=device)
+    t = empty(size, dtype=dtype, device=device)
     sampler(t, *args, generator=generator)
     if requires_grad:
         t.requires_grad_(True)
     return _fresh(t)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
-    return _new(_size(size, "rand"), dtype, device, requires_grad, uniform_,
+def rand(*sizes, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False, size=None):
+    return _new(_size(sizes, "rand", size), dtype, device, requires_grad, uniform_,
                 generator=generator)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
-    return _new(_size(size, "randn"), dtype, device, requires_grad, normal_,
+def randn(*sizes, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False, size=None):
+    return _new(_size(sizes, "randn", size), dtype, device, requires_grad, normal_,
                 generator=generator)
 
 
@@ -239,12 +239,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                     requires_grad, normal_, mean, std, generator=generator)
     with grad_mode.no_grad():   # PyTorch's gradient of a sample w.r.t. mean and std is zero
         if m_t and not s_t:
-            out_t = empty(*mean.shape, dtype=mean.dtype, device=mean.device)
+            out_t = empty(mean.shape, dtype=mean.dtype, device=mean.device)
             normal_(out_t, 0.0, std, generator=generator)
             out_t.add_(mean)
         else:
             ref = std if not m_t else (mean if mean.numel() >= std.numel() else std)
-            out_t = empty(*ref.shape, dtype=std.dtype if s_t else ref.dtype, device=ref.device)
+            out_t = empty(ref.shape, dtype=std.dtype if s_t else ref.dtype, device=ref.device)
             normal_(out_t, 0.0, 1.0, generator=generator)
             out_t.mul_(std).add_(mean)
     _fresh(out_t)
@@ -264,7 +264,7 @@ def _all_nonnegative(t):
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
-    out_t = empty(*input.shape, dtype=input.dtype, device=input.device)
+    out_t = empty(input.shape, dtype=input.dtype, device=input.device)
     bernoulli_(out_t, input if p is None else p, generator=generator)
     _fresh(out_t)
     return out_t if p is not None else _zero_gradient(out_t, "BernoulliBackward0", (input,))

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
+from .._warnings import warn_once
 from .indexing import _dim, _scatter_reduce, index_vector_check
 from .errors import scalar_overflow
 from .pointwise import legacy_name
@@ -109,6 +110,8 @@ _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
 
 
 def _index_reduce_check(compute, input, index, source, *, dim, reduce, include_self=True):
+    if reduce in _INDEX_REDUCE:
+        warn_once("index_reduce() is in beta and the API may change at any time.")
     d = _dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if index.dtype.is_floating_point or index.dtype.is_complex:

@@ -190,7 +190,10 @@ def _op_name(node):
 def _op_name_of(name):
     name = name.rsplit("::", 1)[-1]
     stripped = name.rstrip("0123456789")
-    return stripped[:-len("Backward")] if stripped.endswith("Backward") else name
+    if not stripped.endswith("Backward"):
+        return name
+    overload = name[len(stripped):]   # PyTorch keeps it but for 0: "Pow1", "Tanh"
+    return stripped[:-len("Backward")] + ("" if overload == "0" else overload)
 
 
 def modified_error(tensor, version, producer=None):

@@ -142,6 +142,8 @@ def saved_attribute(node, name):
     sizes = name.endswith("_sym_sizes")
     param = name[:-len("_sym_sizes")] if sizes else name
     param = plan.op.saved_as.get(param, param)
+    if callable(param):   # a value the body derives (selu's alpha and scale)
+        return param(**{k: value_of(v) for k, v in plan.statics.items()})
     param = plan.op.tensors[0] if param == "self" else param
     if param in plan.op.tensors:
         where = _positions(plan, param)

@@ -32,6 +32,10 @@ __all__ = ["Module"]
 # load_state_dict's result is pickled (and shown) under this module's name, as before the split.
 _IncompatibleKeys.__module__ = __name__
 
+# the tail of PyTorch's "should never be called" errors
+_FILE_AN_ISSUE = ("Please file an issue at https://github.com/pytorch/pytorch/issues/new?"
+                  "template=bug-report.yml to report this bug.")
+
 
 def _typename(obj):
     if isinstance(obj, Tensor):
@@ -244,11 +248,11 @@ class Module:
 
     def get_extra_state(self):
         raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
-                           "be called.")
+                           "be called. " + _FILE_AN_ISSUE)
 
     def set_extra_state(self, state):
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
-                           "be called.")
+                           "be called. " + _FILE_AN_ISSUE)
 
     # ---- conversion ------------------------------------------------------------------------
     def _apply(self, fn, recurse=True):
@@ -305,7 +309,7 @@ class Module:
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def to(self, *args, **kwargs):
-        device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
+        device, dtype, non_blocking, memory_format = _parse_to(args, dict(kwargs))
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError("nn.Module.to only accepts floating point or complex "
@@ -331,6 +335,8 @@ class Module:
                         "device.") from None
             if target is not None:
                 out = out.to(target)
+            if memory_format is not None and t.dim() in (4, 5):
+                out = out.to(memory_format=memory_format)
             return out
         return self._apply(convert)
 

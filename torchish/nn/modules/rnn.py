@@ -15,7 +15,8 @@ import numpy as np
 import torchish
 from ... import _autocast
 from ..._ops.nn_rnn import (_check_cell_shapes, _lstm_cell_hidden, _rnn_cell, _rnn_layer,
-                            _rnn_packed_output)
+                            _rnn_packed_output, mkldnn_lstm)
+from ..._warnings import warn_once
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -405,11 +406,22 @@ class LSTM(RNNBase):
                 hx = self.permute_hidden(hx, sorted_indices)
         if batch_sizes is not None:
             self.check_forward_args(input, hx, batch_sizes)
-            layout = _PackedLayout(batch_sizes, input.device)
-            out, h_n, c_n = self._run(layout.pad(input), hx[0], hx[1], layout)
-            output = _packed_sequence()(layout.pack(out), batch_sizes, sorted_indices,
-                                        unsorted_indices)
+            sizes = batch_sizes.tolist()
+            if min(sizes) == max(sizes) and mkldnn_lstm("LSTM", input.dtype, self.proj_size > 0):
+                # PyTorch's oneDNN kernel runs equal lengths as one dense (T, B, *) sequence:
+                # the packed data is a view of its output (ViewBackward0)
+                out, h_n, c_n = self._run(input.view(len(sizes), sizes[0], -1), hx[0], hx[1],
+                                          None)
+                data = out.view(-1, out.shape[-1])
+            else:
+                layout = _PackedLayout(batch_sizes, input.device)
+                out, h_n, c_n = self._run(layout.pad(input), hx[0], hx[1], layout)
+                data = layout.pack(out)
+            output = _packed_sequence()(data, batch_sizes, sorted_indices, unsorted_indices)
             return output, self.permute_hidden((h_n, c_n), unsorted_indices)
+        if self.proj_size > 0 and mkldnn_lstm("LSTM", input.dtype, False):
+            warn_once("LSTM with projections is not supported with oneDNN. Using default "
+                      "implementation.", at_user=False)
         x = input.transpose(0, 1) if self.batch_first else input
         out, h_n, c_n = self._run(x, hx[0], hx[1], None)
         if self.batch_first:

@@ -28,7 +28,7 @@ _unknown = module_getattr(__name__)
 
 def __getattr__(name):
     # imported on first use: they build on nn.modules, which imports this package first
-    if name in ("parametrize", "parametrizations", "stateless", "prune"):
+    if name in ("parametrize", "parametrizations", "stateless"):   # (`prune` needs an import)
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     return _unknown(name)
