@@ -100,7 +100,9 @@ def test_ctc_loss_over_many_length_sets(reduction):
 
 
 def test_op_chain_past_the_churn_threshold():
-    before = churned_kernels()
+    """An op chain over more shapes than CHURN gives PyTorch's values, grads and names. (Which
+    of its kernels take the churn path depends on what earlier tests in the process compiled:
+    the path itself is counted on fresh kernels in tests/test_eager_jit.py.)"""
     for n in range(1, CHURN + 6):
         x = torch.randn(3, n, 6, dtype=torch.float64, requires_grad=True)
         w = torch.randn(6, dtype=torch.float64, requires_grad=True)
@@ -118,4 +120,3 @@ def test_op_chain_past_the_churn_threshold():
             assert ours.grad_fn.name() == theirs.grad_fn.name()
         np.testing.assert_allclose(xo.grad.numpy(), x.grad.numpy(), rtol=1e-11, atol=1e-13)
         np.testing.assert_allclose(wo.grad.numpy(), w.grad.numpy(), rtol=1e-11, atol=1e-13)
-    assert churned_kernels() > before

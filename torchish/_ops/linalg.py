@@ -1159,10 +1159,10 @@ def multi_dot(tensors):
 
 
 def chain_matmul(*matrices):
-    import warnings
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    from .._warnings import warn_once   # (PyTorch's TORCH_WARN_ONCE, from its Python wrapper)
+    warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+              "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+              "more tensors rather than multiple parameters.", at_user=False)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
