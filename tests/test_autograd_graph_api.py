@@ -117,3 +117,37 @@ def _removal_log(T):
 
 def test_hook_handles_remove_their_hook():
     assert _removal_log(torchish) == _removal_log(torch)
+
+
+def _multi_hook_timing(T):
+    # mode "all" fires as soon as the last gradient the pass computes is ready
+    a, b = T.ones(2, requires_grad=True), T.ones(2, requires_grad=True)
+    order = []
+    T.autograd.graph.register_multi_grad_hook(
+        (a, b), lambda grads: order.append(["all"] + [g is not None for g in grads]))
+    b.register_hook(lambda g: order.append("b hook"))
+    (b * 5).sum().backward()
+    (a.exp() * 2).sum().backward()
+    return order
+
+
+def test_multi_grad_hook_fires_when_the_last_gradient_is_ready():
+    assert _multi_hook_timing(torchish) == _multi_hook_timing(torch)
+
+
+def _node_api(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    s = (x * 2).sum()
+    out = [repr(s.grad_fn(T.tensor(1.0))), repr(s.grad_fn.next_functions[0][0](T.ones(2))),
+           (x * 2).grad_fn._sequence_nr() < (x * 3).grad_fn._sequence_nr(),
+           x[1:]._is_view(), x._is_view()]
+    for t in (x * 2, T.ones(2)):
+        try:
+            t.register_post_accumulate_grad_hook(lambda p: None)
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_node_call_sequence_nr_and_post_accumulate_hook_errors():
+    assert _node_api(torchish) == _node_api(torch)

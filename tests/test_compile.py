@@ -1,5 +1,6 @@
 """`torchish.compile`: a compiled training step leaves exactly the state eager execution does."""
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -202,12 +203,15 @@ def test_data_dependent_control_flow_names_the_line():
             return x
         return -x
 
-    # fullgraph=True: an error naming the line, as PyTorch refuses the graph break
-    with pytest.raises(RuntimeError, match="test_compile.py:[0-9]+ .*if x.sum\\(\\) > 0"):
+    # fullgraph=True: PyTorch's error (its message's start), naming the line
+    with pytest.raises(torch._dynamo.exc.Unsupported,
+                       match="(?s)^Data-dependent branching\n  Explanation: Detected data-dependent "
+                             "branching .*test_compile.py:[0-9]+ .*if x.sum\\(\\) > 0"):
         torch.compile(f, fullgraph=True)(torch.ones(2))
-    # otherwise PyTorch breaks the graph: that signature runs eagerly, with a warning
+    # otherwise PyTorch breaks the graph silently: that signature runs eagerly
     g = torch.compile(f)
-    with pytest.warns(UserWarning, match="test_compile.py:[0-9]+ .*if x.sum\\(\\) > 0"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         assert g(torch.ones(2)).tolist() == [1.0, 1.0]
     assert g(-torch.ones(2)).tolist() == [1.0, 1.0]
 
@@ -672,7 +676,10 @@ def test_item_under_fullgraph_is_a_traced_scalar():
     assert g(i)[:3] == (3, True, [3, 4])   # torch: (3, True, [3, 4], tensor([ 9, 12]))
     assert [type(v) for v in g(i)[:2]] == [int, bool] and g(i)[3].tolist() == [9, 12]
     # Python control flow on a captured scalar, and float tolist(): torch raises too
-    with pytest.raises(Unsupported, match="if t.sum\\(\\).item\\(\\) > 0"):
+    with pytest.raises(torch._dynamo.exc.UserError,
+                       match="^Consider annotating your code using torch._check\\*\\(\\). Could "
+                             "not guard on data-dependent expression (?s:.*)"
+                             "if t.sum\\(\\).item\\(\\) > 0"):
         torch.compile(lambda t: t * 2 if t.sum().item() > 0 else t, fullgraph=True)(x)
     with pytest.raises(Unsupported, match="Tensor.tolist\\(\\) with non-integer tensor"):
         torch.compile(lambda t: t.tolist(), fullgraph=True)(x)
@@ -688,11 +695,11 @@ def test_item_under_fullgraph_is_a_traced_scalar():
 
 def test_item_graph_breaks_without_capture_scalar_outputs():
     f = torch.compile(lambda t: t * t.sum().item())
-    with pytest.warns(UserWarning, match="Running it eagerly instead"):   # torch: a graph break
+    with warnings.catch_warnings():   # torch: a graph break, no warning (a log record)
+        warnings.simplefilter("error")
         assert f(torch.tensor([1.5, 2.0])).tolist() == [5.25, 7.0]
     with torch._dynamo.config.patch(capture_scalar_outputs=True):
         g = torch.compile(lambda t: t * t.sum().item())
-        import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert g(torch.tensor([1.5, 2.0])).tolist() == [5.25, 7.0]
@@ -776,6 +783,18 @@ def _explain_print_last(x):
     return y
 
 
+def _explain_item_jump(x):
+    y = x.sin()
+    if y.sum().item() > 0:   # a Python number after PyTorch's break at .item()
+        return y.cos()
+    return y.tan()
+
+
+def _explain_print_tensor_last(x):
+    y = x.sin() + 1
+    print(y)
+
+
 @pytest.fixture
 def real_dynamo():
     """Real PyTorch with torch._dynamo loaded. Running dynamo turns off the distributions'
@@ -789,7 +808,8 @@ def real_dynamo():
 
 
 @pytest.mark.parametrize("fn", [_explain_print, _explain_item, _explain_two_breaks,
-                                _explain_jump, _explain_print_last])
+                                _explain_jump, _explain_print_last, _explain_item_jump,
+                                _explain_print_tensor_last])
 def test_explain_counts_graphs_and_breaks_as_pytorch(fn, capsys, real_dynamo):
     import logging
     real = real_dynamo

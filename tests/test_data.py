@@ -357,6 +357,31 @@ def test_collate_fn_map_is_extensible():
     assert out["b"] == 3 and out["t"].tolist() == [1, 2]
 
 
+_COLLATE_MAP = """\
+import torch
+class Box:
+    v = 2
+fn_map = {Box: lambda batch, *, collate_fn_map: len(batch)}
+fn_map.update(torch.utils.data._utils.collate.default_collate_fn_map)
+print(torch.utils.data._utils.collate.collate([(Box(), 1.5), (Box(), 2.5)], collate_fn_map=fn_map))
+print(list(torch.utils.data.distributed.DistributedSampler(range(4), num_replicas=2, rank=1)))
+"""
+
+
+def test_data_submodules_are_attributes_after_import_torch(tmp_path):
+    # default_collate's documented extension point and DistributedSampler's home, reached as
+    # attributes (no submodule import)
+    import subprocess
+    import sys
+    script = tmp_path / "collate_map.py"
+    script.write_text(_COLLATE_MAP)
+
+    def run(*args):
+        return subprocess.run([sys.executable, *args, str(script)], capture_output=True,
+                              text=True, timeout=120).stdout
+    assert run("-m", "torchish") == run() != ""
+
+
 def test_tensor_dataset_loader_batches():
     x = np.arange(40, dtype=np.float32).reshape(10, 4)
     y = np.arange(10)

@@ -66,3 +66,44 @@ def _program(T):
 
 def test_forward_ad_matches_pytorch():
     assert_logs_match(_program(torchish), _program(torch), rtol=1e-5, atol=1e-5)
+
+
+def _primal_of_graph_output(T):
+    fw = T.autograd.forward_ad
+    leaf = T.tensor([1.0, 2.0], requires_grad=True)
+    with fw.dual_level():
+        out = fw.make_dual(leaf, T.ones(2)) * 3
+        primal = fw.unpack_dual(out).primal
+        log = [repr(primal), primal.grad_fn.name(), primal._base is out,
+               [f.name() for f, _ in primal.grad_fn.next_functions]]
+        primal.sum().backward()
+    return log + [leaf.grad.tolist()]
+
+
+def test_unpacked_primal_is_an_identity_view():
+    assert _primal_of_graph_output(torchish) == _primal_of_graph_output(torch)
+
+
+def _written_into_views(T):
+    fw = T.autograd.forward_ad
+    log = []
+    with fw.dual_level():
+        dual = fw.make_dual(T.tensor([0.5, -1.0, 2.0]), T.tensor([1.0, 0.0, -1.0]))
+        buf = T.zeros(3)
+        buf[0] = dual[2]              # setitem: the buffer gets the tangent
+        grid = T.zeros(2, 3)
+        grid.t()[1:].add_(dual.reshape(3, 1)[1:])
+        view = grid[1]
+        view.mul_(dual)
+        for t in (buf, buf[:2], grid, view):
+            log.append(_tangent(fw, t))
+    for bad in ((dual, (T.ones(3),)), ((dual,), (T.ones(2),))):
+        try:
+            T.func.jvp(T.sin, *bad)
+        except RuntimeError as e:
+            log.append(str(e))
+    return log
+
+
+def test_inplace_writes_into_views_reach_the_base_tangent():
+    assert _written_into_views(torchish) == _written_into_views(torch)

@@ -110,7 +110,7 @@ def test_reparameterized_gradient_approximations(dtype, rtol):
 @pytest.mark.parametrize("probs, n, replacement", [
     ([-1.0, 1.0], 2, True), ([float("inf"), 1.0], 2, True), ([float("nan"), 1.0], 2, True),
     ([-1.0, 1.0], 1, True), ([-1.0, 1.0], 2, False), ([0.0, 0.0], 2, True),
-    ([[1.0, 2.0], [0.0, -1.0]], 3, True)])
+    ([[1.0, 2.0], [0.0, -1.0]], 3, True), ([1, 2], 1, True), ([True, False], 1, False)])
 def test_multinomial_errors_are_pytorchs(probs, n, replacement):
     raised = []
     for L in (torchish, torch):

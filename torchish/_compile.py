@@ -40,9 +40,19 @@ copy is donated.
 
 Limits (documented in the README): Python side effects other than on that state happen only
 while tracing; data-dependent Python control flow on tensor values (`if loss.item() > 0`)
-cannot be traced: where PyTorch would break the graph, that signature runs eagerly with a
-warning naming the line (`fullgraph=True`: `CompileError` instead, as PyTorch raises); random
-ops use JAX's PRNG keyed from the generator.
+cannot be traced: where PyTorch would break the graph, that signature runs eagerly, silently
+as PyTorch breaks it (a log record, once, for `.item()`; `torch._dynamo.utils.counters` counts
+the breaks; `fullgraph=True`: `Unsupported` naming the line instead, as PyTorch raises);
+random ops use JAX's PRNG keyed from the generator (other masks than eager's, as PyTorch's
+compiled dropout draws other masks than its eager one; reproducible under `manual_seed`).
+
+Gradients. A compiled forward differentiates the storages it reads; an input that views its
+storage gets the gradient of the elements it reads. A tensor needing grad whose view reads
+some element twice (`base.expand(4, 3)`) gets a slot of its own holding its view's values,
+so its gradient is per viewed element, as PyTorch's (`_Plan.spread`). An argument made by a
+graph (an activation) or a leaf needing grad without a `.grad` yet (no view either) is read
+per call like a batch, so a new one each call does not retrace; the `.grad` a step gives such
+a leaf is written back. Other tensor arguments needing grad are guarded like state.
 
 Scalars. PyTorch 2.13 captures `.item()` (and `.tolist()` of an integer tensor) in the graph
 with `fullgraph=True` or `torch._dynamo.config.capture_scalar_outputs`, else breaks the graph

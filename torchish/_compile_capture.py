@@ -18,6 +18,7 @@ from .autograd import grad_mode
 
 class CompileError(RuntimeError):
     user_stack = ()   # [traceback.FrameSummary] of the user's line that could not be traced
+    of_item = False   # a `.item()` (or `float(t)`, `int(t)`) that PyTorch breaks the graph at
 
 
 class _SilentBreak(CompileError):
@@ -26,6 +27,14 @@ class _SilentBreak(CompileError):
 
 class _PrintOfTensor(_SilentBreak):
     """print() of a tensor while tracing."""
+
+
+class _GuardOnData(CompileError):
+    """Python control flow on a captured scalar (PyTorch's `UserError` with fullgraph)."""
+
+
+_GUARD_MESSAGE = ("Consider annotating your code using torch._check*(). Could not guard on "
+                  "data-dependent expression of a captured scalar.\n")
 
 
 def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
@@ -39,10 +48,10 @@ def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
     def recorded_print(*a, **kw):
         of_tensor = any(isinstance(v, (Tensor, jax.core.Tracer)) for v in a + tuple(kw.values()))
         if breaks is not None:
-            reason = _print_reason(a, kw)
-            if of_tensor:
-                raise _PrintOfTensor(reason)
-            breaks.add(reason, _user_stack())
+            breaks.add(_print_reason(a, kw), _user_stack())
+            if of_tensor:   # traced on to count the rest; then the function runs eagerly
+                breaks.rerun = True
+                return
         elif of_tensor:
             raise _PrintOfTensor("torchish.compile: print() of a tensor inside compiled "
                                  "code needs its value.")
@@ -60,21 +69,32 @@ def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
         result = fn(*args, **kwargs)
         if breaks is not None:
             breaks.end = _traced_ops()
+            if breaks.rerun:
+                raise _PrintOfTensor("print() of a tensor")
         return result
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
             jax.errors.TracerIntegerConversionError,
             jax.errors.TracerArrayConversionError) as exc:
         frames = _user_frames(exc.__traceback__)
-        err = CompileError(_data_dependent_message(frames))
+        reason = _value_reason(exc.__traceback__)
+        # a value made of `.item()` results only: in PyTorch a Python number (the graph broke
+        # at the `.item()` already), or with scalar capture a symbolic one it cannot guard on
+        of_captured = _of_captured_only(exc.__traceback__, entry.scalars)
+        if of_captured and breaks is None:
+            err = _GuardOnData(_GUARD_MESSAGE + _data_dependent_message(frames))
+        else:
+            err = CompileError(_data_dependent_message(frames, reason))
         err.user_stack = frames[-1:]
+        err.of_item = reason == _ITEM_REASON
         if breaks is not None:
-            breaks.add(_value_reason(exc.__traceback__) or str(err), err.user_stack)
+            if not of_captured:
+                breaks.add(reason or str(err), err.user_stack)
             breaks.stopped = True
         raise err from None
     except CompileError as exc:
         if not exc.user_stack:
             exc.user_stack = _user_frames(exc.__traceback__)[-1:]
-        if breaks is not None:
+        if breaks is not None and not breaks.rerun:
             breaks.add(str(exc), exc.user_stack)
             breaks.stopped = True
         raise
@@ -99,6 +119,7 @@ class _Breaks:
     def __init__(self):
         self.found = []       # (reason, user_stack, ops traced before it or None)
         self.stopped = False  # the last break ended the trace (PyTorch goes on past it)
+        self.rerun = False    # traced to the end, but must run eagerly (a tensor printed)
         self.end = None       # ops traced in all, once the function returned
 
     def add(self, reason, stack):
@@ -131,9 +152,39 @@ def _value_reason(tb):
         tb = tb.tb_next
     if "__bool__" in names:
         return "generic_jump TensorVariable()"
-    if names & {"__int__", "__float__", "__index__", "__complex__"}:
+    if names & _ITEM_METHODS:
         return _ITEM_REASON
     return None
+
+
+_ITEM_METHODS = frozenset({"item", "__int__", "__float__", "__index__", "__complex__"})
+
+
+def _of_captured_only(tb, scalars):
+    """Whether the tensor a conversion failed on (the `self` of the Tensor method in `tb`)
+    is computed from captured scalars and constants only, not from the trace's inputs."""
+    tensor = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.startswith(_HERE) and (
+                frame.f_code.co_name in _ITEM_METHODS or frame.f_code.co_name == "__bool__"):
+            tensor = frame.f_locals.get("self", tensor)
+        tb = tb.tb_next
+    if not isinstance(tensor, Tensor) or not scalars:
+        return False
+    try:   # (JAX's internals: the equations traced so far; if they change, not known)
+        from jax._src import core
+        frame = core.trace_ctx.trace.frame
+        roots = {s._data.val for s in scalars}
+        active = {tensor._data.val}
+        for eqn in reversed(frame.get_eqns()):
+            produced = active.intersection(eqn.outvars)
+            if produced:
+                active.difference_update(produced)
+                active.update(v for v in eqn.invars if type(v) is core.Var and v not in roots)
+        return not active.intersection(frame.invars)
+    except Exception:
+        return False
 
 
 def _traced_ops():
@@ -198,7 +249,9 @@ def _captured_tolist(entry, tolist, breaks=None):
         if not _traced_by_us(self):
             return tolist(self)
         if self.dtype.is_floating_point or self.dtype.is_complex:
-            raise CompileError("torchish.compile: Tensor.tolist() with non-integer tensor")
+            raise CompileError("Tensor.tolist() with non-integer tensor\n  Explanation: Dynamo "
+                               "currently does not support tracing `tolist()` on non-integer "
+                               "tensors.")
         if breaks is not None:
             breaks.add(_TOLIST_REASON, _user_stack())
         return _nested_scalars(entry, self)
@@ -239,10 +292,16 @@ def _user_frames_of(frames):
 _HERE = os.path.dirname(__file__) + os.sep
 
 
-def _data_dependent_message(frames):
+def _data_dependent_message(frames, reason=None):
     where = f"{frames[-1].filename}:{frames[-1].lineno} (`{frames[-1].line}`)" if frames \
         else "unknown location"
-    return (f"torchish.compile: the compiled code at {where} converts a tensor value to a "
-            "Python value (e.g. `if x > 0`, `.item()`, `.tolist()`, `int(x)`), which depends "
-            "on data and cannot be traced. Move it out of the compiled function, or use "
-            "tensor ops such as torch.where.")
+    head = _BRANCH_HEAD if reason and reason.startswith("generic_jump") else ""
+    return (f"{head}torchish.compile: the compiled code at {where} converts a tensor value "
+            "to a Python value (e.g. `if x > 0`, `.item()`, `.tolist()`, `int(x)`), which "
+            "depends on data and cannot be traced. Move it out of the compiled function, or "
+            "use tensor ops such as torch.where.")
+
+
+_BRANCH_HEAD = ("Data-dependent branching\n  Explanation: Detected data-dependent branching "
+                "(e.g. `if my_tensor.sum() > 0:`). Dynamo does not support tracing dynamic "
+                "control flow.\n  ")

@@ -13,6 +13,10 @@ import operator
 import sys
 import types
 
+import jax
+import numpy as np
+
+from ._storage import Storage, _apply_steps
 from ._tensor import Tensor, Size
 from ._dtype import dtype as _dtype_cls
 from ._device import device as _device_cls
@@ -26,6 +30,9 @@ _TENSOR_META = operator.attrgetter("_storage", "_view", "_requires_grad", "_grad
 _CONST_TYPES = (type(None), bool, int, float, complex, str, bytes)
 _STATIC_TYPES = frozenset(_CONST_TYPES + (_dtype_cls, _device_cls))
 _STATIC = object()     # an argument slot holding a static (hashed) value
+_NON_LEAF = object()   # an argument slot holding a tensor a graph made (see `_is_activation`)
+_LEAF = object()       # an argument slot holding a leaf needing grad (see `_is_fresh_leaf`)
+_MARKERS = (_STATIC, _NON_LEAF, _LEAF)
 _CALL = getattr(operator, "call", lambda f: f())
 _CHAIN = itertools.chain.from_iterable
 
@@ -55,6 +62,20 @@ def _sole_grad(g):
     value of a graph)."""
     return (g._view is None and g._base is None and sys.getrefcount(g) <= _TENSOR_REFS
             and sys.getrefcount(g._storage) <= _STORAGE_REFS)
+
+
+def _is_activation(a):
+    """Whether `a` is a tensor a graph made (an activation), read per call like a batch: no
+    `.grad` to carry, no view (those are guarded like state, see `_Plan.spread`)."""
+    return (isinstance(a, Tensor) and a._grad_fn is not None and a._grad is None
+            and a._view is None and not a._retains_grad)
+
+
+def _is_fresh_leaf(a):
+    """Whether `a` is a leaf needing grad without a `.grad` yet (an input whose gradient is
+    wanted), read per call like a batch: a `.grad` the step gives it is written back."""
+    return (isinstance(a, Tensor) and a._requires_grad and a._grad_fn is None
+            and a._grad is None and a._view is None)
 
 
 def _is_static(a):
@@ -109,8 +130,9 @@ class _Plan:
 
     `tensors` are the state tensors (parameters, buffers, optimizer state, tensors in closures
     or arguments that need grads), `storages` their distinct storages (one input slot each),
-    `params` the tensors whose `.grad` is carried. `.grad`s and plain tensor arguments (batches)
-    are read per call (`bind`); everything else is guarded by identity.
+    `params` the tensors whose `.grad` is carried. `.grad`s, plain tensor arguments (batches),
+    activations and fresh leaves (`_is_activation`, `_is_fresh_leaf`) are read per call
+    (`bind`); everything else is guarded by identity.
     """
     _compile_bookkeeping = True   # (the walk skips compile's own objects)
 
@@ -122,12 +144,17 @@ class _Plan:
         self.params, self.modules, self.optimizers = [], [], []
         self.sources = []     # callables returning the objects the walk read
         consts = []           # scalars the trace may bake in (module attributes, closures)
-        self.kinds = []       # per argument: None (plain tensor), _STATIC or the object itself
+        # per argument: None (plain tensor), _NON_LEAF, _LEAF, _STATIC or the object itself
+        self.kinds = []
         arg_roots = []
         for a in values:
             if isinstance(a, Tensor) and not (a._requires_grad or a._grad_fn is not None
                                               or a._grad is not None):
                 self.kinds.append(None)
+            elif _is_activation(a):
+                self.kinds.append(_NON_LEAF)
+            elif _is_fresh_leaf(a):
+                self.kinds.append(_LEAF)
             elif not isinstance(a, Tensor) and _is_static(a):
                 self.kinds.append(_STATIC)
             else:
@@ -236,6 +263,9 @@ class _Plan:
         pids = {id(p) for p in self.params}
         self.params += [t for t in self.tensors if t._grad is not None and id(t) not in pids]
         self.tindex = {id(t): i for i, t in enumerate(self.tensors)}
+        # tensors needing grad that view some storage element more than once (`expand`): a
+        # slot of their own holding the view's values, so gradients are per viewed element
+        self.spread = [t for t in self.tensors if t.requires_grad and _repeats_elements(t)]
         # each tensor's storage, view, requires_grad and grad_fn are guarded the same way
         self.sources.append(functools.partial(_metas, self.tensors))
         self.keep = [v for src in self.sources for v in src()]   # held: identities stay unique
@@ -251,7 +281,7 @@ class _Plan:
             tuple(consts),
             tuple(layouts),
             tuple(len(o.param_groups) for o in self.optimizers),
-            tuple(k if k is None or k is _STATIC else _static_key(k) for k in self.kinds),
+            tuple(k if k is None or k in _MARKERS else _static_key(k) for k in self.kinds),
             kwnames,
         )
         self.fast = {}
@@ -302,9 +332,12 @@ class _Plan:
             sig.append((i, None if v is None else v.steps, g._requires_grad))
             dyn.append(g)
         for a, kind in zip(values, self.kinds):
-            if kind is None:
-                if not isinstance(a, Tensor) or a._requires_grad or a._grad_fn is not None \
-                        or a._grad is not None:
+            if kind is None or kind is _NON_LEAF or kind is _LEAF:
+                if kind is None:
+                    if not isinstance(a, Tensor) or a._requires_grad or a._grad is not None \
+                            or a._grad_fn is not None:
+                        return None
+                elif not (_is_activation(a) if kind is _NON_LEAF else _is_fresh_leaf(a)):
                     return None
                 st = a._storage
                 key = id(st)
@@ -325,8 +358,25 @@ class _Plan:
                 sig.append(_static_key(a))
             elif a is not kind:
                 return None
+        for t in self.spread:   # (last: `_compile_step._pure` finds them there)
+            storages.append(Storage(t._data, t.device))
+            owners.append(t)
         return (storages, owners, self.tensors + dyn, (tuple(sig), grad_mode.is_grad_enabled()),
                 sole)
+
+
+def _repeats_elements(t):
+    """Whether `t`'s view reads some element of its storage more than once."""
+    v = t._view
+    if v is None:
+        return False
+    shape = t._storage.data.shape
+    try:   # (the storage's element numbers, read through the view)
+        with jax.ensure_compile_time_eval():
+            index = _apply_steps(np.arange(int(np.prod(shape))).reshape(shape), v.steps)
+            return np.unique(np.asarray(index)).size < index.size
+    except Exception:   # a view that reinterprets bytes (`dtype`): one element each
+        return False
 
 
 def _metas(tensors):

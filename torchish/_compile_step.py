@@ -8,7 +8,7 @@ import functools
 import logging
 import operator
 import sys
-import warnings
+import traceback
 import weakref
 
 import jax
@@ -20,8 +20,8 @@ from ._storage import held_elsewhere
 from . import _random_trace
 from .autograd import grad_mode, graph
 from .compiler import STANCE as _STANCE
-from ._compile_capture import CompileError, _SilentBreak, call_user
-from ._compile_plan import _Plan, _MISSING
+from ._compile_capture import CompileError, _GuardOnData, call_user
+from ._compile_plan import _Plan, _MISSING, _LEAF
 from ._compile_writeback import write_back
 
 _GET_LR = operator.itemgetter("lr")
@@ -62,6 +62,22 @@ def _describe(fn):
     code = getattr(fn, "__code__", None)
     name = getattr(fn, "__name__", type(fn).__name__)
     return f"'{name}' ({code.co_filename}:{code.co_firstlineno})" if code else f"'{name}'"
+
+
+def _log_item_break(user_stack):
+    """PyTorch's log record (once per process) at a graph break on `Tensor.item()`."""
+    if _ITEM_LOGGED:
+        return
+    _ITEM_LOGGED.append(True)
+    _LOG.warning("Graph break from `Tensor.item()`, consider setting:\n"
+                 "    torch._dynamo.config.capture_scalar_outputs = True\nor:\n"
+                 "    env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1\n"
+                 "to include these operations in the captured graph.\n\n"
+                 "Graph break: from user code at:\n" + "".join(
+                     traceback.format_list(list(user_stack))))
+
+
+_ITEM_LOGGED = []
 
 
 # ---- one compiled signature ----------------------------------------------------------------
@@ -168,7 +184,8 @@ class _Compiled:
                 return self(*args, **kwargs)
             finally:
                 self._retrying = False
-        return write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs)
+        return write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs,
+                          values)
 
     # ---- tracing a new signature ---------------------------------------------------------
     def _stance_refuses(self):
@@ -198,21 +215,36 @@ class _Compiled:
                 _LOG.warning(f"torch._dynamo hit config.recompile_limit ({limit})\n"
                              f"   function: {_describe(self.fn)}\n"
                              "   last reason: a new signature (argument shapes or dtypes, "
-                             "or a value the trace bakes in)")
+                             "or a value the trace bakes in)\n"
+                             'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+                             "To diagnose recompilation issues, see https://docs.pytorch.org/"
+                             "docs/main/user_guide/torch_compiler/compile/programming_model."
+                             "recompilation.html")
             return _EAGER
+        from ._dynamo.utils import counters
         try:
-            return self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
+            entry = self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
+            counters["stats"]["unique_graphs"] += 1
+            return entry
         except CompileError as exc:
             if self.fullgraph:
+                # PyTorch compiles `float(t)`/`int(t)` then (a symbolic number); torchish
+                # cannot trace them: eager
+                if exc.of_item and self.breaks is None:
+                    return _EAGER
                 if isinstance(exc, Unsupported):
                     raise
-                err = Unsupported(str(exc))
+                from ._dynamo.exc import UserError
+                err = (UserError if isinstance(exc, _GuardOnData) else Unsupported)(str(exc))
                 err.user_stack = exc.user_stack
                 raise err from None
-            # PyTorch breaks the graph there; torchish runs this signature eagerly
-            # (the failed trace left every object as it was)
-            if not isinstance(exc, _SilentBreak):   # (no warning in PyTorch)
-                warnings.warn(f"{exc} Running it eagerly instead.", stacklevel=4)
+            # PyTorch breaks the graph there, silently but for a log record the first time
+            # at a `.item()`; torchish runs this signature eagerly (the failed trace left
+            # every object as it was)
+            counters["graph_break"][str(exc)] += 1
+            if exc.of_item:
+                _log_item_break(exc.user_stack)
+            _LOG.debug(f"graph break: {exc}; running {_describe(self.fn)} eagerly")
             return _EAGER
         except Exception as exc:
             # a custom backend's failure (or ours): `suppress_errors` runs it eagerly
@@ -316,9 +348,15 @@ class _Compiled:
             if id(t._vc) not in seen_vc:
                 seen_vc.add(id(t._vc))
                 vcs.append((j, t._vc, t._vc[0]))
+        spread = [(t, t._storage, t._view) for t in plan.spread]
+        values = args + tuple(kwargs.values()) if kwargs else args
+        leaf_args = [j for j, k in enumerate(plan.kinds)   # (not state: `plan.params` has those)
+                     if k is _LEAF and id(values[j]) not in plan.tindex]
         try:
             for st, a in zip(storages, ins):
                 st.data = a
+            for (t, _, _), st in zip(spread, storages[n - len(spread):]):
+                t._storage, t._view = st, None   # (see `_Plan.spread`)
             for g, lr in zip(plan.groups, lr_in):
                 g["lr"] = lr
             runs_before = graph.BACKWARD_RUNS[0]
@@ -335,6 +373,9 @@ class _Compiled:
             finally:
                 _TRACING[0] -= 1
             entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
+            if any(st.data is not a for st, a in zip(storages[n - len(spread):],
+                                                     ins[n - len(spread):])):
+                raise CompileError("torchish.compile: an in-place write to an expanded tensor")
             leaves, entry.treedef = jax.tree_util.tree_flatten(
                 result, is_leaf=lambda x: isinstance(x, Tensor))
             tensors = [x for x in leaves if isinstance(x, Tensor)]
@@ -403,6 +444,12 @@ class _Compiled:
                         else:
                             entry.opt_actions.append(where + ("val", v))
             entry.vc = [(j, vc[0] - v0) for j, vc, v0 in vcs if vc[0] != v0]
+            entry.leaf_grads = []   # the `.grad`s of `_LEAF` arguments (read per call)
+            for j in leaf_args:
+                g = values[j]._grad
+                if g is not None:
+                    entry.leaf_grads.append((j, len(out), g._vc[0]))
+                    out.append(g._data)
             # captured scalars the Python code kept (a list it appends to): the first run
             # fills them in (later runs do not repeat Python side effects)
             entry.scalar_base = len(out)
@@ -415,6 +462,8 @@ class _Compiled:
                     st.data = a
             for p, g in zip(plan.params, saved_grads):
                 p._grad = g
+            for j in leaf_args:
+                values[j]._grad = None
             for g, lr in zip(plan.groups, saved_lrs):
                 g["lr"] = lr
             for state, before in saved_opt:
@@ -427,3 +476,5 @@ class _Compiled:
                         state[p] = s
             for _, vc, v0 in vcs:
                 vc[0] = v0
+            for t, st, v in spread:
+                t._storage, t._view = st, v

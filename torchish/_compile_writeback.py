@@ -16,7 +16,7 @@ from .autograd import grad_mode, graph
 from .autograd.graph import Node, edge_of
 
 
-def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs):
+def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, outs, values):
     """After a call: the step's outputs into the storages, `.grad`s and optimizer state they
     replace (as eager execution leaves them), and the function's result."""
     if entry.pending:
@@ -38,6 +38,10 @@ def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, out
             p._grad = None
         else:
             p._grad = plan.tensors[j]
+    for j, i, version in entry.leaf_grads:
+        t = values[j]
+        g = t._grad = _wrap(outs[i], t.device)
+        g._vc[0] = version
     for oi, i, k, action, v in entry.opt_actions:
         p = plan.orders[oi][i]
         st = plan.optimizers[oi].state[p]
@@ -71,7 +75,7 @@ def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, out
         result = jax.tree_util.tree_unflatten(entry.treedef, flat)
     if entry.attach:
         # a forward: let gradients flow from its outputs back to params and inputs
-        _attach_grad(entry, plan, owners, tensors, arrays, lrs, rng_key)
+        _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key)
     elif entry.spent_results and grad_mode.is_grad_enabled():
         _attach_spent(entry, plan, owners, tensors)
     return result
@@ -98,7 +102,7 @@ def owner_edges(plan, owners):
         edges += [edge_of(owners[i]) for i in extra]
     return diff, edges
 
-def _attach_grad(entry, plan, owners, tensors, arrays, lrs, rng_key):
+def _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key):
     """Make a compiled forward differentiable: one node over the inputs needing grads."""
     diff, edges = owner_edges(plan, owners)
     if not diff or not tensors:
@@ -110,7 +114,9 @@ def _attach_grad(entry, plan, owners, tensors, arrays, lrs, rng_key):
         # the step differentiates storages; an input that views its storage (a leaf made by
         # `.view()`, a slice) gets the gradient of the elements it reads (the owners' views
         # are part of the plan's guards, so they are fixed for this entry)
-        views = [() if owners[i]._view is None else owners[i]._view.steps for i in diff]
+        # (a slot of `_Plan.spread` holds its owner's view values: no steps)
+        views = [() if owners[i]._view is None or owners[i]._storage is not storages[i]
+                 else owners[i]._view.steps for i in diff]
 
         def results_of(diff_arrays, all_arrays, lrs_, key_):
             full = list(all_arrays)

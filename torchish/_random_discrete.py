@@ -278,8 +278,9 @@ def multinomial(engine, probs, n_sample, replacement):
     if not (1 <= probs.ndim <= 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if name not in ("float32", "float64", "float16", "bfloat16"):
+        from ._dtype import from_np
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
-                           f"{name}")
+                           f"{from_np(probs.dtype)._legacy}")
     if n_sample <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     n_cat = probs.shape[-1]

@@ -494,6 +494,9 @@ class Tensor:
     def is_leaf(self):
         return self._grad_fn is None
 
+    def _is_view(self):
+        return self._base is not None
+
     @property
     def grad(self):
         grad = self._grad
@@ -560,6 +563,12 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         from .autograd.graph import add_hook
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
         if self._post_acc_hooks is None:
             self._post_acc_hooks = collections.OrderedDict()
         return add_hook(self._post_acc_hooks, hook)

@@ -4,6 +4,7 @@ torchish has no bytecode-level compiler; `config` accepts PyTorch's settings by 
 `torchish.compile` reads: `capture_scalar_outputs` (`.item()` stays traced, as with
 `fullgraph=True`), `suppress_errors` (a failing compile runs eagerly) and `recompile_limit`
 / `cache_size_limit` (with `dynamic=False`); the others are accepted and ignored.
+`utils.counters` counts graph breaks and compiled graphs, under PyTorch's keys.
 """
 import contextlib
 import sys

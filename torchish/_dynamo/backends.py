@@ -138,7 +138,7 @@ def explain(fn, args, kwargs):
         compiled(*args, **kwargs)
     except Unsupported as exc:
         fn(*args, **kwargs)
-        if not breaks.stopped:   # (stopped before the user's code ran)
+        if not (breaks.stopped or breaks.rerun):   # (stopped before the user's code ran)
             breaks.found.append((str(exc), list(exc.user_stack), None))
             breaks.stopped = True
         entries = []

@@ -3,7 +3,7 @@ from . import pointwise, reduction, shape, indexing, linalg, creation, random_op
 from . import nn_rnn  # noqa: F401
 from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm, resample  # noqa: F401
-from . import pointwise_math, metadata, scatter, statistics, structure  # noqa: F401
+from . import pointwise_math, activations, metadata, scatter, statistics, structure  # noqa: F401
 from . import linalg_decomp  # noqa: F401
 from . import special_polynomials, special_bessel, random_binomial  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401

@@ -24,7 +24,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        inplace_grad_fn=None, check=None, kinds_check=None, opmath_scalars=False, opmath=False,
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
-       optional_tensors=None, saved_as=None, inplace_backward=None):
+       optional_tensors=None, saved_as=None, inplace_backward=None, overloads=()):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -73,6 +73,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     joint_scalars: the `scalar_operands` share one Scalar overload (clamp's min and max): a
                number beside a tensor of one or more dims is PyTorch's "invalid combination"
                TypeError; a 0-d tensor beside a number is read as a number.
+    overloads: the signatures that TypeError lists ("(Tensor input, Number min = None, ...)",
+               the function's: a method's drop `Tensor input, ` and `*, Tensor out = None`).
     casts_input: a `dtype` argument converts `input` before the op runs (a ToCopyBackward0
                node of its own), as PyTorch's softmax and log_softmax do.
     identity_if: a predicate on the input Tensor; where it holds, the function and method
@@ -98,8 +100,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                has an (undefined) edge for them, `(None, 0)` in `next_functions`. Default:
                the tensor parameters whose default is None.
     saved_as:  {PyTorch's name in `grad_fn._saved_<name>`: the parameter it reads}, where the
-               body's parameter names are not PyTorch's (`_rpow`: `self` is `other`), or a
-               callable(**statics) giving a value the body derives (selu's `scale`).
+               body's parameter names are not PyTorch's (`_rpow`: `self` is `other`), a
+               callable(**statics) giving a value the body derives (selu's `scale`), or None
+               for a body parameter whose name PyTorch's node has no field for.
     kernel:    PyTorch's kernel name in its messages (default: the op's name without a
                leading underscore), or a callable (kinds, statics) -> name.
     """
@@ -126,6 +129,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.argcheck = _argcheck(opname, params, dyn, statics, scalar_operands,
                                         definition.bound)
         definition.joint_scalars = joint_scalars
+        definition.overloads = tuple(overloads)
         definition.casts_input = casts_input
         definition.identity_if = identity_if
         definition.given_with = dict(given_with or {})

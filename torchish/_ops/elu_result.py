@@ -1,6 +1,7 @@
-"""ELU, SELU and CELU as PyTorch's in-place forms record them: `elu_` (EluBackward1) and
-`celu_` (CeluBackward1) compute their gradient from the result they wrote (elu_backward with
-is_result=True), their `inplace_backward` (see `op`); and the values their nodes save besides
+"""ELU, SELU, CELU and leaky ReLU as PyTorch's in-place forms record them: `elu_`
+(EluBackward1), `celu_` (CeluBackward1) and `leaky_relu_` (LeakyReluBackward1) compute their
+gradient from the result they wrote (the backward kernels' is_result=True), their
+`inplace_backward` (see `op`); and the values their nodes save besides
 (`grad_fn._saved_scale`, `_saved_input_scale`, see `op`'s `saved_as`)."""
 import jax
 import jax.numpy as jnp
@@ -14,6 +15,12 @@ SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.050700987355480493
 _NEGATIVE_SLOPE = ("In-place elu backward calculation is triggered with a negative slope which "
                    "is not supported. This is caused by calling in-place forward function with "
                    "a negative slope, please call out-of-place version instead.")
+_LEAKY_NEGATIVE_SLOPE = (
+    "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative slope, "
+    "please call out-of-place version instead. File an issue at "
+    "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+    "backward calculation with negative slope")
 
 
 def celu_input_scale(alpha):
@@ -51,6 +58,21 @@ def selu_inplace_backward(grad, result):
 
 def celu_inplace_backward(grad, result, alpha=1.0):
     return _elu_of_result(grad, result, alpha, 1, celu_input_scale(alpha))
+
+
+@eager_jit
+def _leaky_of_result(grad, result, negative_slope):
+    # result > 0: grad, else grad * negative_slope (a half grad in float32, rounded once)
+    compute = jnp.float32 if result.dtype in HALF else result.dtype
+    g = grad.astype(compute)
+    out = jnp.where(result > 0, g, g * jnp.asarray(negative_slope, compute))
+    return out.astype(result.dtype)
+
+
+def leaky_relu_inplace_backward(grad, result, negative_slope=0.01):
+    if negative_slope < 0:   # (raised by backward, as PyTorch's leaky_relu_backward)
+        raise RuntimeError(_LEAKY_NEGATIVE_SLOPE)
+    return _leaky_of_result(grad, result, negative_slope)
 
 
 # what EluBackward0/1 save besides alpha (CeluBackward0/1 save only alpha)

@@ -181,8 +181,7 @@ class ArgumentTypeError(TypeError):
         binding (which arguments it passed by keyword)."""
         got = self.got
         if self.form == "mixed":  # got: the operands' type names; a method's omits self
-            return TypeError(f"{name}() received an invalid combination of arguments - got "
-                             f"({', '.join(got[1:] if self_param else got)})")
+            return TypeError(self._mixed(name, self_param, values, caller))
         if values and self.param in values and self.form == "must":
             got = type(values[self.param])
         got = type_name(got)
@@ -200,8 +199,45 @@ class ArgumentTypeError(TypeError):
         return TypeError(f"{name}(): argument '{self.param}'{where} must be {self.expected}, "
                          f"not {got}")
 
+    def _mixed(self, name, self_param, values, caller):
+        """PyTorch's parser on arguments no overload takes together: what it got (keyword
+        arguments last, in reverse order, as its dict of them iterates) and, where the op
+        declares them, its overloads (for a method, why each did not match)."""
+        params = [n for n in self.op.sig.parameters if n != self_param] + ["out"]
+        keywords = [k for k in _keywords_of_call(caller) if k in params][::-1]
+        if values is None:
+            positional = list(self.got[1:] if self_param else self.got)
+        else:
+            passed = [n for n in params if n not in keywords and n != "out"]
+            while passed and values.get(passed[-1]) is None:   # (defaults not passed)
+                passed.pop()
+            positional = [_parser_type(values.get(n)) for n in passed]
+        named = [f"{k}={_parser_type(values.get(k))}" for k in keywords] if values else []
+        got = ", ".join(positional + named) if positional else "".join(
+            k + ", " for k in named)
+        text = f"{name}() received an invalid combination of arguments - got ({got})"
+        if not self.op.overloads:
+            return text
+        text += ", but expected one of:\n"
+        for signature in self.op.overloads:
+            if not self_param:
+                text += f" * {signature}\n"
+                continue
+            signature = signature.replace("Tensor input, ", "", 1).replace(
+                ", *, Tensor out = None", "")
+            why = f"some of the keywords were incorrect: {', '.join(keywords)}" if keywords \
+                else "some of the arguments have invalid types: (" + ", ".join(
+                    f"!{t}!" for t in positional) + ")"
+            text += f" * {signature}\n      didn't match because {why}\n"
+        return text
+
     def __str__(self):
         return str(self.finish(self.op.name))
+
+
+def _parser_type(value):
+    from .._tensor import Tensor
+    return "Tensor" if isinstance(value, Tensor) else type_name(type(value))
 
 
 def argument_error(op, param, expected, got, form="must"):

@@ -81,7 +81,23 @@ def dispatch_inplace(definition, targs, sargs):
     write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
     if FORWARD_AD[0]:
         _forward_tangents(plan, leaves, tensors, [self])
+        if self._base is not None:
+            _tangent_into_base(self)
     return self
+
+
+def _tangent_into_base(view_tensor):
+    """PyTorch's tangent of a view is a view of its base's: an in-place op that gives a view a
+    tangent writes it into its base's (zeros where the base had none)."""
+    from ..autograd.forward_ad import set_tangent, tangent_of
+    tangent, base = tangent_of(view_tensor), view_tensor._base
+    if tangent is None:
+        return
+    old = tangent_of(base)
+    old = jnp.zeros_like(base._data) if old is None else old._data
+    to_storage, from_storage = _storage_of(base)
+    new = write_view(to_storage(old), view_tensor._view, tangent._data.astype(old.dtype))
+    set_tangent(base, _wrap(from_storage(new), base._storage.device))
 
 
 def write_inplace(self, value, plan, leaves, tensors, kinds):

@@ -1016,8 +1016,72 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     msg = broadcast_error([x1.shape[:-2], x2.shape[:-2]])   # only batch dims broadcast
     if msg:
         raise RuntimeError(msg)
+    if _cdist_uses_mm(x1.shape, x2.shape, p, compute_mode):
+        return _euclidean_dist_body(x1, x2)
     return _p_norm(jnp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p, -1)
 
+
+_CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
+def _cdist_uses_mm(shape1, shape2, p, compute_mode):
+    """Whether PyTorch computes these p=2 distances as |x1|^2 - 2 x1.x2 + |x2|^2 through a
+    matmul (asked for, or either side has over 25 rows), rounding as that formula does."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if p != 2 or not math.prod(shape1) or not math.prod(shape2):
+        return False
+    return compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode != "donot_use_mm_for_euclid_dist" and max(shape1[-2], shape2[-2]) > 25)
+
+
+def _euclidean_dist_body(x1, x2):
+    # [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, the second operand built transposed: XLA then
+    # accumulates the product in PyTorch's order more often
+    n1 = jnp.sum(x1 * x1, -1, keepdims=True)
+    n2 = jnp.expand_dims(jnp.sum(x2 * x2, -1), -2)
+    a = jnp.concatenate([x1 * -2, n1, jnp.ones_like(n1)], -1)
+    b = jnp.concatenate([jnp.swapaxes(x2, -1, -2), jnp.ones_like(n2), n2], -2)
+    return _clamped_sqrt(jnp.matmul(a, b))
+
+
+@jax.custom_jvp
+def _clamped_sqrt(r):
+    return jnp.sqrt(jnp.maximum(r, 0))
+
+
+@_clamped_sqrt.defjvp
+def _clamped_sqrt_jvp(primals, tangents):
+    # a distance clamped to 0 gets gradient 0 (PyTorch's subgradient), not inf or nan
+    out = _clamped_sqrt(primals[0])
+    zero = out == 0
+    return out, jnp.where(zero, 0, tangents[0] / jnp.where(zero, 1, 2 * out))
+
+
+@op(promote=P.NONE, grad_fn="EuclideanDistBackward0", method=False)
+def _euclidean_dist(x1, x2):
+    return _euclidean_dist_body(x1, x2)
+
+
+_cdist_fused = cdist
+
+
+@_autocast.casts("cdist")
+def _cdist_steps(x1, x2, p=2.0, compute_mode=None):
+    """PyTorch's cdist when it takes the matmul route: `_euclidean_dist` of the operands
+    (expanded to their common batch shape, as 3-d) viewed as the result (ViewBackward0)."""
+    if not _cdist_uses_mm(tuple(x1.shape), tuple(x2.shape), p, compute_mode) \
+            or x1.shape[-1] != x2.shape[-1] or x1.dtype is not x2.dtype \
+            or x1.dtype.itemsize < 4 or not x1.dtype.is_floating_point:
+        return _cdist_fused(x1, x2, p, compute_mode)   # (which raises PyTorch's errors)
+    from .shape import broadcast_shapes
+    batch = tuple(broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
+    shape = batch + (x1.shape[-2], x2.shape[-2])
+    if math.prod(batch) != 1:
+        x1 = x1.expand(batch + tuple(x1.shape[-2:])).contiguous().view(-1, *x1.shape[-2:])
+        x2 = x2.expand(batch + tuple(x2.shape[-2:])).contiguous().view(-1, *x2.shape[-2:])
+    return _euclidean_dist(x1, x2).view(shape)
 
 
 def _p_norm(a, p, axis):
@@ -1189,7 +1253,7 @@ PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance", 
 # ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
 for _name, _steps in (("outer", _outer_steps), ("tensordot", _tensordot_steps),
                       ("inner", _inner_steps), ("kron", _kron_steps),
-                      ("linalg_svdvals", _svdvals_steps)):
+                      ("linalg_svdvals", _svdvals_steps), ("cdist", _cdist_steps)):
     _fns = composite(_name, _steps)
     globals().update(_fns)
     PLAIN += list(_fns)

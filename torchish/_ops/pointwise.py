@@ -1,5 +1,5 @@
 """Pointwise ops: arithmetic, comparison, logical and bitwise ops, clamp/where/masked_fill.
-The unary math functions and activations are in `pointwise_math.py`."""
+The unary math functions are in `pointwise_math.py`, the activations in `activations.py`."""
 import math
 
 import jax
@@ -285,7 +285,7 @@ def _pow_saves(kinds):
 
 
 @op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check,
-    scalar_operands=True, saves=_pow_saves)
+    scalar_operands=True, saves=_pow_saves, saved_as={"input": None})
 def pow(input, exponent):
     if _is_bool(input):
         if jnp.ndim(exponent):
@@ -296,7 +296,8 @@ def pow(input, exponent):
 
 @op(grad_fn=lambda kinds, statics: "PowBackward2" if isinstance(kinds[1], type) else
     "PowBackward1", method=False, function=False, dunders=("__rpow__",),
-    scalar_operands=True, saved_as={"self": "other", "exponent": "input"},
+    scalar_operands=True,
+    saved_as={"self": "other", "exponent": "input", "other": None, "input": None},
     saves=lambda kinds: ("input", "result") if isinstance(kinds[1], type) else (
         "input", "other", "result"))
 def _rpow(input, other):
@@ -564,7 +565,9 @@ def _bounds_check(compute, input, *bounds):
 
 
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
-    scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check)
+    scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check, overloads=(
+        "(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+        "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)"))
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

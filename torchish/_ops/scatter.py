@@ -1,6 +1,6 @@
 """Writes through a region of a tensor, as copies: the `*_scatter` ops (a view's elements
-replaced by `src`, out of place), `narrow_copy`, `put`/`put_`, `index_reduce` and
-`fill_diagonal_`."""
+replaced by `src`, out of place), `narrow_copy`, `put`/`put_`, `index_reduce`,
+`fill_diagonal_` and `segment_reduce` (a reduction per run of consecutive rows)."""
 import jax.numpy as jnp
 import numpy as np
 
@@ -171,4 +171,93 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 
 Tensor.fill_diagonal_ = fill_diagonal_
-PLAIN = []
+
+# ---- segment_reduce ------------------------------------------------------------------------
+
+_ENFORCE = "  (Could this error message be improved?  If so, please report an enhancement " \
+           "request to PyTorch.)"
+_SEGMENT_REDUCE = {"sum": "sum", "prod": "prod", "mean": "mean", "max": "max", "amax": "max",
+                   "min": "min", "amin": "min"}
+
+
+def _segment_check(compute, data, offsets, *, reduce, axis, initial, is_lengths, unsafe):
+    bounds = np.asarray(offsets.tolist(), dtype=np.int64)
+    if not is_lengths:
+        if bounds.size and bool((np.diff(bounds, axis=-1) < 0).any()):
+            return RuntimeError("Expected segment_length >= 0 to be true, but got false." +
+                                _ENFORCE)
+        return None
+    if bool((bounds < 0).any()):
+        return RuntimeError("lengths contains negative value!")
+    if not unsafe and bool((bounds.sum(axis=-1) != data.shape[axis]).any()):
+        return RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                            "to data.size(lengths.dim()-1) when !unsafe.")
+    return None
+
+
+@op(promote=P.NONE, grad_fn="SegmentReduceBackward0", function=False, method=False,
+    saves=("data", "result"), check=_segment_check)
+def _segment_reduce(data, offsets, *, reduce, axis, initial, is_lengths, unsafe):
+    offsets = offsets.astype(jnp.int64)
+    if is_lengths:
+        ends = jnp.cumsum(offsets, axis=-1)
+        starts = ends - offsets
+    else:
+        starts, ends = offsets[..., :-1], offsets[..., 1:]
+    pos = jnp.arange(data.shape[axis])
+    rest = (1,) * (data.ndim - axis - 1)
+    # member[..., s, p, (1...)]: position p along `axis` lies in segment s
+    member = ((pos >= starts[..., None]) & (pos < ends[..., None])).reshape(
+        starts.shape + (-1,) + rest)
+    values = jnp.expand_dims(data, axis)
+    counts = (ends - starts).reshape(starts.shape + rest)
+    start = None if initial is None else jnp.asarray(initial, data.dtype)
+    if reduce in ("max", "min"):
+        fill = -jnp.inf if reduce == "max" else jnp.inf
+        pick = jnp.max if reduce == "max" else jnp.min
+        out = pick(jnp.where(member, values, fill), axis=axis + 1)
+        if start is not None:   # a tie with `initial` leaves the gradient to the data
+            out = jnp.where(out >= start if reduce == "max" else out <= start, out, start)
+        return out
+    if reduce == "prod":
+        out = jnp.prod(jnp.where(member, values, 1), axis=axis + 1)
+        return out if start is None else out * start
+    out = jnp.sum(jnp.where(member, values, 0), axis=axis + 1)
+    if start is not None:
+        out = out + start
+    if reduce == "sum":
+        return out
+    return out / counts if start is None else jnp.where(counts == 0, start, out / counts)
+
+
+def _not_implemented(kernel, t):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{t.dtype._legacy}\'')
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    if reduce not in _SEGMENT_REDUCE:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if offsets is None and lengths is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    bounds = lengths if offsets is None else offsets
+    kernel = "lengths" if offsets is None else "offsets"
+    if bounds.dtype.is_floating_point or bounds.dtype.is_complex:
+        raise _not_implemented(f"_segment_reduce_{kernel}_cpu_kernel1", bounds)
+    if not data.dtype.is_floating_point:
+        raise _not_implemented("_segment_reduce_cpu", data)
+    if bounds.ndim > data.ndim:
+        raise RuntimeError(f"Expected data.dim() >= {kernel}_value.dim() to be true, but got "
+                           f"false." + _ENFORCE)
+    axis = _dim(axis, data.ndim)
+    if axis != bounds.ndim - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
+                           f"{kernel} but got {axis}.")
+    return _segment_reduce(data, bounds, reduce=_SEGMENT_REDUCE[reduce], axis=axis,
+                           initial=initial, is_lengths=offsets is None, unsafe=unsafe)
+
+
+PLAIN = ["segment_reduce"]

@@ -201,6 +201,13 @@ def _reshape_alias(input, shape):
     return jnp.reshape(input, shape)
 
 
+@op(promote=P.NONE, grad_fn="torch::autograd::Identity", saves=(),
+    view=lambda t: _view_only(t, t.shape), function=False, method=False)
+def _fw_primal(input):
+    """forward_ad.unpack_dual's primal: a view without the tangent."""
+    return input
+
+
 def reshape(input, *shape):
     shape = infer_shape(_sizes(shape), input.numel(), "reshape")
     if _view_steps(input, shape) is not None:

@@ -569,8 +569,8 @@ def _quantile_check(compute_dtype, input, q, **statics):
 
 
 def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
-    # PyTorch sorts and interpolates between ranks; "nearest" rounds half to even (as
-    # jnp's). A q tensor adds a leading dimension; keepdim keeps the reduced one as size 1.
+    # PyTorch sorts and interpolates between ranks. A q tensor adds a leading dimension;
+    # keepdim keeps the reduced one as size 1.
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError("quantile() interpolation "
                            f"must be one of linear, lower, higher, midpoint or nearest, but "
@@ -581,11 +581,29 @@ def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
     qv = jnp.asarray(q, input.dtype)
     axis = None if dim is None else dim % max(input.ndim, 1)
     x = input if input.ndim else input.reshape(1)
-    out = fn(x, qv, axis=axis, method=interpolation, keepdims=keepdim)
+    if interpolation == "nearest":
+        out = _quantile_nearest(x, qv, axis, keepdim, ignore_nan)
+    else:
+        out = fn(x, qv, axis=axis, method=interpolation, keepdims=keepdim)
     if input.ndim == 0:  # a 0-d input has no dim to keep
         out = out.reshape(qv.shape)
     elif keepdim and dim is None:
         out = out.reshape(qv.shape + (1,) * input.ndim)
+    return out
+
+
+def _quantile_nearest(x, qv, axis, keepdim, ignore_nan):
+    # PyTorch rounds the rank q * (n - 1) half to even; jnp's "nearest" rounds a half down
+    s = jnp.sort(x.reshape(-1) if axis is None else jnp.moveaxis(x, axis, -1), axis=-1)
+    last = s.shape[-1] - 1
+    if ignore_nan:   # ranks among the non-NaN values (NaN sorts last)
+        ranks = jnp.maximum(qv.reshape(-1) * ((~jnp.isnan(s)).sum(-1, keepdims=True) - 1), 0)
+    else:            # a NaN in the slice makes every quantile NaN
+        ranks = jnp.where(jnp.isnan(s).any(-1, keepdims=True), last, qv.reshape(-1) * last)
+    out = jnp.moveaxis(jnp.take_along_axis(s, jnp.round(ranks).astype(jnp.int32), -1), -1, 0)
+    out = out.reshape(qv.shape + out.shape[1:])
+    if keepdim and axis is not None:
+        out = jnp.expand_dims(out, axis + qv.ndim)
     return out
 
 

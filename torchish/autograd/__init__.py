@@ -1,6 +1,6 @@
 """`torchish.autograd`: backward, grad, grad modes, custom Functions."""
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
-                        is_grad_enabled, is_inference_mode_enabled)
+                        is_grad_enabled, is_inference_mode_enabled, set_multithreading_enabled)
 from .engine_api import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .anomaly import detect_anomaly, set_detect_anomaly  # noqa: F401

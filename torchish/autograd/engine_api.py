@@ -1,4 +1,5 @@
 """`backward()` and `autograd.grad()`: argument checking on top of the engine in graph.py."""
+import collections.abc
 import warnings
 
 import jax
@@ -50,8 +51,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
         grad_outputs = [grad_outputs]
     grad_outputs = list(grad_outputs)
     if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad requires one gradient per output: got {len(grad_outputs)} "
-                           f"gradients for {len(outputs)} outputs")
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     out = []
     for t, g in zip(outputs, grad_outputs):
         if g is None:
@@ -109,7 +109,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         inputs = _tensors(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         only = set()
         for t in inputs:
             if t.grad_fn is not None:
@@ -122,12 +122,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """`inputs` may be a dict: the gradients come back as a dict with its keys."""
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), grad(
+            outputs, tuple(inputs.values()), grad_outputs, retain_graph, create_graph,
+            only_inputs, allow_unused, is_grads_batched, materialize_grads)))
+    if isinstance(inputs, collections.abc.Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     from .._tensor import Tensor, _wrap
     from .graph_hooks import GradientEdge
     outputs = _tensors(outputs)
     inputs = (inputs,) if isinstance(inputs, GradientEdge) else _tensors(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        from .._warnings import user_stacklevel
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=user_stacklevel())
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads"
+                         "=True, but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:

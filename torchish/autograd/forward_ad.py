@@ -82,6 +82,13 @@ def tangent_of(tensor):
     return tensor.__dict__.get("_fw_tangent") if tensor is not None else None
 
 
+def size_error(tensor, tangent):
+    return RuntimeError("Trying to set a forward gradient that has a different size than that "
+                        "of the original Tensor, this is not supported. Tensor is of size "
+                        f"{list(tensor.shape)} while the given forward gradient is of size "
+                        f"{list(tangent.shape)}.")
+
+
 def make_dual(tensor, tangent, *, level=None):
     _level(level)
     for name, t in (("primal", tensor), ("tangent", tangent)):
@@ -89,10 +96,7 @@ def make_dual(tensor, tangent, *, level=None):
             raise ValueError(f"Expected {name} to be floating point or complex, but got: "
                              f"{t.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError("Trying to set a forward gradient that has a different size than "
-                           "that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(tensor.shape)} while the given forward gradient is of "
-                           f"size {list(tangent.shape)}.")
+        raise size_error(tensor, tangent)
     dual = tensor.view_as(tensor)   # a view of the primal, as PyTorch's
     set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
     return dual
@@ -103,6 +107,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if _current_level >= 0 else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    primal = tensor.view_as(tensor)
+    from .._ops.shape import _fw_primal
+    primal = _fw_primal(tensor)
     primal.__dict__.pop("_fw_tangent", None)
     return UnpackedDualTensor(primal, tangent)

@@ -19,6 +19,11 @@ class FunctionCtx:
         self._saved_forward = None   # save_for_forward: what `jvp` reads as saved_tensors
 
     def save_for_backward(self, *tensors):
+        from .._tensor import Tensor
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{i} is of type {type(t).__name__}")
         if grad_mode.GRAD_ENABLED[0] and not grad_mode._INFERENCE[0] and any(
                 t is not None and t.is_inference() for t in tensors):
             from .._ops.registry import INFERENCE_SAVED_MSG
@@ -152,6 +157,10 @@ class Function(metaclass=_FunctionMeta):
             registry.FORWARD_AD[0] = forward_ad
         multi = isinstance(output, tuple)
         outs = list(output) if multi else [output]
+        if ctx._dirty and not ctx._dirty <= {id(o) for o in outs}:
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
         tensor_inputs = [a if isinstance(a, Tensor) else None for a in args]
         record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
         outs = [_own(o, args, ctx) if isinstance(o, Tensor) else o for o in outs]
@@ -167,8 +176,8 @@ class Function(metaclass=_FunctionMeta):
                                    tensor_inputs, None, avals, None)
             node._ctx = ctx
             ctx._tensor_args = tuple(t is not None for t in tensor_inputs)
-            in_dtypes = [None if t is None else t.dtype for t in tensor_inputs]
-            node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, in_dtypes)
+            in_meta = [None if t is None else (t.shape, t.dtype) for t in tensor_inputs]
+            node._tensor_vjp = functools.partial(_run_backward, cls, ctx, node, in_meta)
             ctx._node = node
             ctx._outputs = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
             for i, o in enumerate(outs):
@@ -177,11 +186,48 @@ class Function(metaclass=_FunctionMeta):
                     o._grad_fn = node
                     o._output_nr = i
                     o._requires_grad = False
-                    if o._base is not None:   # (in-place writes to it are refused)
+                    if o._base is not None and id(o) in ctx._dirty:
+                        _copy_slices(o, node, i, next(j for j, a in enumerate(args)
+                                                      if a is o))
+                    elif o._base is not None:   # (in-place writes to it are refused)
                         o._creation = ("custom", node._name, i)
         if dual:
             _forward_tangents(cls, ctx, args, outs)
         return tuple(outs) if multi else outs[0]
+
+
+def _copy_slices(view, node, out_nr, in_nr):
+    """A view modified in place by the Function (mark_dirty): as PyTorch, its base's history
+    gets a CopySlices node that runs the Function's backward on the view's part of the base's
+    gradient, and the view reads its base again (AsStridedBackward0)."""
+    from .._ops.call_jax import call_jax
+    from .._ops.inplace import _storage_of, refresh_view_grad_fn
+    from .._storage import read_view, write_view
+    from .._tensor import Tensor, _wrap
+    base, layout = view._base, view._view
+    to_storage, from_storage = _storage_of(base)
+    key = ("custom_copy_slices", layout.steps, layout.size, layout.stride, layout.offset)
+
+    def backward(cts, create_graph):
+        ct = cts[0] if isinstance(cts[0], Tensor) else _wrap(cts[0])
+        part = call_jax("CopySlices", lambda b: read_view(to_storage(b), layout.steps), [ct],
+                        key=key + ("read",))
+        inner = [None] * len(node._out_avals)
+        inner[out_nr] = part if create_graph else part._data
+        grads = list(node._tensor_vjp(inner, create_graph))
+        g = grads.pop(in_nr)
+        g = part * 0 if g is None else g if isinstance(g, Tensor) else _wrap(g)
+        new = call_jax("CopySlices", lambda b, r: from_storage(
+            write_view(to_storage(b), layout, r)), [ct, g], key=key + ("write",))
+        return [new if create_graph else new._data] + grads
+
+    edges = [edge_of(base)] + [e for j, e in enumerate(node._edges) if j != in_nr]
+    copy = Node("torch::autograd::CopySlices", edges, [None] * len(edges), None, None,
+                [(base.shape, base.dtype)], None)
+    copy._tensor_vjp = backward
+    base._grad_fn = copy
+    base._output_nr = 0
+    refresh_view_grad_fn(view)
 
 
 def _forward_tangents(cls, ctx, args, outs):
@@ -219,17 +265,28 @@ def _own(out, args, ctx):
         if grad_mode.is_grad_enabled() and out._grad_fn is None and out._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                "in-place operation.")
+        if grad_mode.is_grad_enabled() and out._base is not None and \
+                out._creation is not None and (out._grad_fn is not None or out._requires_grad):
+            # (views of multi-output ops, made in no_grad mode, ...)
+            from .._ops.dispatch import _creation_error
+            raise _creation_error(out, "is being modified inplace")
         out._vc[0] += 1
         return out
     if any(out is a for a in args):
-        return out.view_as(out) if not out.requires_grad else out.detach().view_as(out)
+        with grad_mode.no_grad():   # (a view of the input, its history replaced by the node's)
+            return out.view_as(out)
     return out
 
 
-def _run_backward(cls, ctx, node, in_dtypes, cts, create_graph):
+def _expandable(shape, to):
+    return len(shape) <= len(to) and all(
+        a == 1 or a == b for a, b in zip(reversed(shape), reversed(to)))
+
+
+def _run_backward(cls, ctx, node, in_meta, cts, create_graph):
     from .._tensor import Tensor, _wrap
     from ..import _ops  # noqa: F401  (ops bound before user code runs)
-    n_inputs = len(in_dtypes)
+    n_inputs = len(in_meta)
     grads_out = []
     for c, (shape, dtype) in zip(cts, node._out_avals):
         if c is None and ctx.materialize_grads and shape is not None:
@@ -238,7 +295,7 @@ def _run_backward(cls, ctx, node, in_dtypes, cts, create_graph):
         elif c is not None and not isinstance(c, Tensor):
             c = _wrap(c)
         grads_out.append(c)
-    with grad_mode.set_grad_enabled(create_graph):
+    with grad_mode.set_grad_enabled(bool(create_graph)):
         result = cls.backward(ctx, *grads_out)
     if not isinstance(result, tuple):
         result = (result,)
@@ -248,10 +305,25 @@ def _run_backward(cls, ctx, node, in_dtypes, cts, create_graph):
                            f"gradients (expected {n_inputs}, got {len(result)})")
     result = result[:n_inputs]
     out = []
-    for g, e, dtype in zip(result, node._edges, in_dtypes):
+    for i, (g, e, meta) in enumerate(zip(result, node._edges, in_meta)):
+        if g is not None and not isinstance(g, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+        if g is not None and meta is None:
+            raise RuntimeError(f"function {cls._backward_name} returned a gradient different "
+                               f"than None at position {i + 1}, but the corresponding forward "
+                               "input was not a Variable")
         if e is None or g is None:
             out.append(None)
         else:
+            shape, dtype = meta
+            if isinstance(g, Tensor) and g.shape != shape:
+                # as PyTorch's engine: a broadcast gradient is summed back, others refused
+                if not _expandable(shape, g.shape):
+                    raise RuntimeError(
+                        f"Function {cls._backward_name} returned an invalid gradient at index "
+                        f"{i} - got {list(g.shape)} but expected shape compatible with "
+                        f"{list(shape)}")
+                g = g.sum_to_size(shape)
             if isinstance(g, Tensor) and g.dtype is not dtype:
                 g = g.to(dtype)   # as PyTorch's engine: a gradient has its input's dtype
             out.append(g if create_graph else g._data)

@@ -169,7 +169,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function "
                                "returns a single Tensor with a single element.")
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         res = _fill_in_zeros(_grad(outputs, inputs, v, create_graph), inputs, strict,
                              create_graph, "back")
     return (_unpack(_postprocess(outputs, create_graph), outs_tuple),
@@ -193,7 +193,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_outputs = tuple(T.zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         res = _fill_in_zeros(_grad(grad_inputs, grad_outputs, v, create_graph), outputs, strict,
                              create_graph, "back_trick")
     return (_unpack(_postprocess(outputs, create_graph), outs_tuple),
@@ -249,7 +249,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         ins_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _preprocess(inputs, create_graph, True)
         if vectorize:
-            with set_grad_enabled(create_graph):
+            with set_grad_enabled(bool(create_graph)):
                 outs_tuple, jac = _vectorized(F.jacrev, func, inputs, ins_tuple)
             if create_graph:
                 jac = _as_views(jac)
@@ -309,7 +309,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         argnums = tuple(range(len(inputs)))
         with enable_grad():
             inputs = _preprocess(inputs, create_graph, True)
-            with set_grad_enabled(create_graph):
+            with set_grad_enabled(bool(create_graph)):
                 res = outer(F.jacrev(single, argnums=argnums), argnums=argnums)(*inputs)
         if create_graph:
             res = _as_views(res)
@@ -345,7 +345,7 @@ def _second_order(func, inputs, v, create_graph, strict, fn_name):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     ins_tuple, inputs, v, out, jac = _second_order(func, inputs, v, create_graph, strict, "vhp")
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         res = _fill_in_zeros(_grad(jac, inputs, v, create_graph), inputs, strict, create_graph,
                              "double_back")
     return (_postprocess((out,), create_graph)[0],
@@ -358,7 +358,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = tuple(_torch().zeros_like(t, requires_grad=True) for t in inputs)
         double_back = _grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         res = _fill_in_zeros(_grad(double_back, grad_jac, v, create_graph), inputs, strict,
                              create_graph, "double_back_trick")
     return (_postprocess((out,), create_graph)[0],

@@ -6,7 +6,7 @@ import functools
 import inspect
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled"]
 
 # A one-element list so the dispatcher can read it without a function call.
 GRAD_ENABLED = [True]
@@ -87,7 +87,10 @@ class enable_grad(no_grad):
 
 class set_grad_enabled(_GradModeContext):
     def __init__(self, mode):
-        self._target = bool(mode)
+        if not isinstance(mode, bool):
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
+        self._target = mode
         self._prev = GRAD_ENABLED[0]
         GRAD_ENABLED[0] = self._target  # takes effect immediately when used as a function
 
@@ -138,3 +141,26 @@ class inference_mode(_GradModeContext):
 
     def _clone(self):
         return inference_mode(self.mode)
+
+
+_MULTITHREADING = [True]
+
+
+class set_multithreading_enabled:
+    """Context manager (and function) for the engine's multithreaded backward: torchish's
+    engine runs on the calling thread either way, so it only records the setting."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self._prev = _MULTITHREADING[0]
+        _MULTITHREADING[0] = self.mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _MULTITHREADING[0] = self._prev
+        return False
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)

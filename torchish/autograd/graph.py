@@ -100,6 +100,9 @@ class Node:
             self._hooks = collections.OrderedDict()
         return add_hook(self._hooks, fn)
 
+    def _sequence_nr(self):
+        return self._seq
+
     def register_prehook(self, fn):
         if self._pre_hooks is None:
             self._pre_hooks = collections.OrderedDict()
@@ -111,7 +114,15 @@ class Node:
         return f"<{where}{self._name.rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
     def __call__(self, *grads):
-        return self._public(self.apply_arrays([g._data for g in grads]))
+        """The node's backward applied to `grads` (PyTorch: one gradient, or a tuple)."""
+        from .._tensor import Tensor, _wrap
+        if self._tensor_vjp is not None:
+            per_edge = self._tensor_vjp(list(grads), False)
+        else:
+            per_edge = self.apply_arrays([g._data for g in grads])
+        out = tuple(g if g is None or isinstance(g, Tensor) else _wrap(g)
+                    for g in self._public(per_edge))
+        return out[0] if len(out) == 1 else out
 
     def _check_saved(self):
         if self._leaves is None and self._saved is not None:
@@ -208,12 +219,17 @@ def modified_error(tensor, version, producer=None):
     if producer is not None and (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         # PyTorch names the op without "Backward0"
         where = f", which is output {producer[1]} of {_op_name(producer[0])},"
+    if anomaly._enabled[0]:
+        hint = ("the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!")
+    else:
+        hint = ("enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{type_name(tensor.dtype)} {list(tensor.shape)}]{where} is at "
-        f"version {tensor._version}; expected version {version} instead. Hint: enable "
-        "anomaly detection to find the operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        f"version {tensor._version}; expected version {version} instead. Hint: {hint}")
 
 
 def saved_entry(tensor, producer=None):
@@ -353,6 +369,7 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     outer = _CALLBACKS[:]
     del _CALLBACKS[:]
     _CHECKPOINT_VALID.append(capture is None and only_leaves is None)
+    _PASSES.append(None)
     try:
         captured = _run_backward(roots, retain_graph, create_graph, capture, accumulate,
                                  only_leaves)
@@ -362,6 +379,18 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     finally:
         _CALLBACKS[:] = outer
         _CHECKPOINT_VALID.pop()
+        _PASSES.pop()
+
+
+_PASSES = []   # per running backward pass: (ids of reachable nodes, ids needed or None)
+
+
+def will_execute(node):
+    """PyTorch's `_will_engine_execute_node`: whether the running pass runs `node`."""
+    if not _PASSES or _PASSES[-1] is None:
+        return False
+    reachable, needed = _PASSES[-1]
+    return id(node) in reachable and (needed is None or id(node) in needed)
 
 
 def _is_checkpoint_valid():
@@ -388,11 +417,15 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
         targets = [e[0] for e in capture]
     elif only_leaves is not None:
         targets = list(only_leaves)
+    reachable = {id(n) for n in order}
+    _PASSES[-1] = (reachable, None if targets is None else reachable)
     nan_check = anomaly._enabled[0] and anomaly._check_nan[0]
     if (targets is None and accumulate and not create_graph and not nan_check
             and fused_backward.try_run(root_nodes, buffers, deps, retain_graph)):
         return {}
     needed = _needed_nodes(order, targets) if targets is not None else None
+    if needed is not None:
+        _PASSES[-1] = (reachable, needed | {id(t) for t in targets})
     captured = {}
     fused = {}  # view node -> its gradients, already computed with its producer's
 

@@ -4,7 +4,7 @@ import collections
 import threading
 
 from .._hook_handle import RemovableHandle
-from .graph import BACKWARD_RUNS, edge_of, queue_callback
+from .graph import BACKWARD_RUNS, edge_of, queue_callback, will_execute
 
 GradientEdge = collections.namedtuple("GradientEdge", ["node", "output_nr"])
 
@@ -44,9 +44,9 @@ class _MultiHandle(RemovableHandle):
 
 def register_multi_grad_hook(tensors, fn, *, mode="all"):
     """mode "all": `fn(grads)` once per backward pass that computes any of `tensors`' gradients,
-    with None for those it does not compute (called when the pass has finished; PyTorch calls
-    it as soon as the last of them is ready). mode "any": `fn(grad)` with the first gradient
-    of `tensors` computed in a pass."""
+    with None for those it does not compute, called as soon as the last of those the pass
+    will compute is ready. mode "any": `fn(grad)` with the first gradient of `tensors`
+    computed in a pass."""
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
@@ -60,13 +60,20 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 if first:
                     state["run"] = BACKWARD_RUNS[0]
                     state["grads"] = [None] * len(tensors)
+                    state["left"] = sum(1 for t in tensors if t.requires_grad and
+                                        will_execute(edge_of(t)[0]))
                 if mode == "any":
                     if first:
                         fn(grad)
                     return None
-                state["grads"][i] = grad
-                if first:
-                    queue_callback(lambda: fn(state["grads"]))
+                grads = state["grads"]
+                grads[i] = grad
+                state["left"] -= 1
+                if first and state["left"] < 0:   # (a pass the count does not know)
+                    queue_callback(lambda: fn(grads))
+                ready = state["left"] == 0
+            if ready:
+                fn(grads)
             return None
         return hook
 

@@ -50,6 +50,8 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if _HOOKS:   # (as PyTorch: not inside a hooks region)
+            raise RuntimeError(self.error_message)
         self._previous = _DISABLED[0]
         _DISABLED[0] = self.error_message
 
@@ -142,6 +144,9 @@ def saved_attribute(node, name):
     sizes = name.endswith("_sym_sizes")
     param = name[:-len("_sym_sizes")] if sizes else name
     param = plan.op.saved_as.get(param, param)
+    if param is None:   # a body's name PyTorch's node does not have
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                             f"'_saved_{name}'")
     if callable(param):   # a value the body derives (selu's alpha and scale)
         return param(**{k: value_of(v) for k, v in plan.statics.items()})
     param = plan.op.tensors[0] if param == "self" else param
@@ -155,7 +160,7 @@ def saved_attribute(node, name):
         at = saved_positions(plan.op, plan.kinds, mask, param)
         if at:
             _check_not_freed(node)
-            found = [node._inputs[i] for i in at]
+            found = [_saved_operand(node, i) for i in at]
             return found[0] if len(found) == 1 else found
         if _mentions(saves_of(plan.op, plan.kinds), param):
             return None   # saved only for gradients this call does not compute
@@ -190,6 +195,27 @@ def _as_saved(op_name, param, statics):
     if isinstance(value, (tuple, list)) and all(type(v) is int for v in value):
         return tuple(v % 2 ** 64 for v in value)
     return value
+
+
+def _saved_operand(node, i):
+    """Operand `i` as the node saved it. An in-place node's `self` was overwritten (so it is
+    not among the version-checked `_saved`): PyTorch saved a clone of it before the write,
+    whose CloneBackward0 leads to its history then."""
+    tensor = node._inputs[i]
+    if i or any(t is tensor for t, _, _ in node._saved or ()):
+        return tensor
+    from .._ops.call_jax import call_jax_record
+    from .._tensor import _wrap
+    old = node._leaves[0]
+    if isinstance(old, _Dropped):   # packed by a hook: what its unpack gives
+        old = unpacked_leaves(node._leaves, [p for p in node._packed if p[0] == 0])[0]
+    clone = _wrap(old, tensor.device)
+    edge = node._edges[0]
+    if edge is not None:
+        clone._grad_fn = call_jax_record("CloneBackward0", lambda a: a, [old], [None], [edge],
+                                         [(tensor.shape, tensor.dtype)], key=("clone",))
+        clone._output_nr = 0
+    return clone
 
 
 def _check_not_freed(node):

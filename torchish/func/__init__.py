@@ -283,6 +283,13 @@ def vjp(func, *primals, has_aux=False):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    for p, t in zip(_pytree.tree_leaves(primals), _pytree.tree_leaves(tangents)):
+        if isinstance(p, Tensor) and isinstance(t, Tensor) and p.shape != t.shape:
+            from ..autograd.forward_ad import size_error
+            raise size_error(p, t)   # (PyTorch's make_dual refuses it)
     traced = _Traced(func, has_aux, primals)
     out = _apply(lambda p, t: jax.jvp(traced, tuple(p), tuple(t), has_aux=has_aux),
                  (tuple(primals), tuple(tangents)), "JvpBackward", func)

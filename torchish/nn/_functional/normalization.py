@@ -87,10 +87,10 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     if not update:
         return out
     out, mean, var = out
-    if running_mean is not None:
-        running_mean._set_data(mean._data)
-    if running_var is not None:
-        running_var._set_data(var._data)
+    for stat, value in ((running_mean, mean), (running_var, var)):
+        if stat is not None:
+            stat._set_data(value._data)
+            stat._vc[0] -= 1   # PyTorch's kernel writes them without bumping their version
     return out
 
 

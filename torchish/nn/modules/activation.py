@@ -97,9 +97,6 @@ class ReLU6(Hardtanh):
     def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
 
-    def forward(self, input):
-        return F.relu6(input, self.inplace)
-
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
 

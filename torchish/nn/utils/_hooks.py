@@ -20,14 +20,19 @@ class BackwardHookFunction(Function):
     """Identity on a group of tensors whose backward runs a callback on their gradients."""
 
     @staticmethod
-    def forward(ctx, callback, *tensors):
+    def forward(ctx, callback, materialize, *tensors):
         ctx.callback = callback
-        return tuple(t.view_as(t) for t in tensors)
+        # as PyTorch's hooks on this node: the output hook (a pre-hook there) sees None for an
+        # unused output, the input hook zeros for an input that does not require grad
+        ctx.set_materialize_grads(materialize)
+        outs = tuple(t.view_as(t) for t in tensors)
+        ctx.mark_non_differentiable(*[o for o, t in zip(outs, tensors) if not t.requires_grad])
+        return outs
 
     @staticmethod
     def backward(ctx, *grads):
         res = ctx.callback(grads)
-        return (None,) + tuple(grads if res is None else res)
+        return (None, None) + tuple(grads if res is None else res)
 
 
 class _BackwardHook:
@@ -50,12 +55,12 @@ class _BackwardHook:
             res[idx] = val
         return tuple(res)
 
-    def _apply_on_tensors(self, callback, args):
+    def _apply_on_tensors(self, callback, args, materialize):
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in idx]
         if not (any(t.requires_grad for t in tensors) and grad_mode.is_grad_enabled()):
             return args, None
-        new = BackwardHookFunction.apply(callback, *tensors)
+        new = BackwardHookFunction.apply(callback, materialize, *tensors)
         out = list(args)
         for i, v in zip(idx, new):
             out[i] = v
@@ -107,7 +112,7 @@ class _BackwardHook:
         return tuple(local[i] for i in self.output_tensors_index)
 
     def setup_input_hook(self, args):
-        res, idx = self._apply_on_tensors(self._input_callback, args)
+        res, idx = self._apply_on_tensors(self._input_callback, args, True)
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res
@@ -115,7 +120,7 @@ class _BackwardHook:
     def setup_output_hook(self, result):
         is_tuple = isinstance(result, tuple)
         args = result if is_tuple else (result,)
-        res, idx = self._apply_on_tensors(self._output_callback, args)
+        res, idx = self._apply_on_tensors(self._output_callback, args, False)
         self.n_outputs = len(args)
         self.output_tensors_index = idx
         return res if is_tuple else res[0]

@@ -27,7 +27,7 @@ from .sampler import (
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
-from . import _collate
+from . import _collate, _utils, distributed  # noqa: F401 (attributes, as in PyTorch)
 
 __all__ = [
     "BatchSampler",

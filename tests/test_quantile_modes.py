@@ -1,0 +1,54 @@
+"""torch.quantile / nanquantile interpolation modes against PyTorch, where a rank q * (n - 1)
+falls exactly half-way between two values: "nearest" rounds it half to even (jnp's rounds a
+half down). Values, shapes with dim/keepdim, NaN slices and gradients."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torchish  # noqa: E402
+
+# n = 4, 8, 200: ranks 1.5, 3.5, 99.5 (half-way, the odd-below cases) and 2.5 for n = 6
+Q = [0.0, 0.1, 0.5, 0.9, 1.0]
+
+
+def _both(fn, arr, q, requires_grad=False):
+    outs = []
+    for lib in (torch, torchish):
+        x = lib.tensor(arr, requires_grad=requires_grad)
+        out = fn(lib, x, lib.tensor(q, dtype=x.dtype) if isinstance(q, list) else q)
+        if requires_grad:
+            out.sum().backward()
+        outs.append((out, x.grad))
+    (ref, ref_grad), (got, got_grad) = outs
+    assert tuple(got.shape) == tuple(ref.shape) and str(got.dtype) == str(ref.dtype)
+    np.testing.assert_array_equal(got.detach().numpy(), ref.detach().numpy())
+    if requires_grad:
+        np.testing.assert_array_equal(got_grad.numpy(), ref_grad.numpy())
+
+
+@pytest.mark.parametrize("n", [4, 6, 8, 200])
+@pytest.mark.parametrize("interpolation", ["nearest", "lower", "higher", "midpoint"])
+def test_half_way_ranks(n, interpolation):
+    arr = np.random.default_rng(n).permutation(n).astype(np.float32)
+    _both(lambda m, x, q: m.quantile(x, q, interpolation=interpolation), arr, Q)
+    _both(lambda m, x, q: m.quantile(x, q, interpolation=interpolation), arr, 0.5)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_nearest_dims_and_grad(keepdim):
+    arr = np.random.default_rng(0).standard_normal((3, 4, 2))
+    for dim in (0, 1, -1, None):
+        _both(lambda m, x, q: m.quantile(x, q, dim=dim, keepdim=keepdim,
+                                         interpolation="nearest"), arr, [0.5, 0.25], True)
+        _both(lambda m, x, q: m.quantile(x, q, dim=dim, keepdim=keepdim,
+                                         interpolation="nearest"), arr, 0.5, True)
+
+
+def test_nearest_nan():
+    arr = np.arange(12, dtype=np.float64).reshape(3, 4)
+    arr[0, 1] = arr[2, :] = np.nan
+    for name in ("quantile", "nanquantile"):
+        _both(lambda m, x, q: getattr(m, name)(x, q, dim=1, interpolation="nearest"), arr,
+              [0.5, 1.0])
+        _both(lambda m, x, q: getattr(m, name)(x, q, interpolation="nearest"), arr, 0.5)
