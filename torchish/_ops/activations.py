@@ -43,7 +43,7 @@ _relu6 = pytorch_grad(lambda x: _hardtanh_fn(x, 0, 6),
 
 
 # (PyTorch's relu6 is hardtanh(input, 0, 6): its node reads back the ints)
-@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True,
+@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True, function=False, method=False,
     saved_as={"min_val": lambda **_: 0, "max_val": lambda **_: 6})
 def relu6(input):
     _no_bool_clamp(input)
@@ -62,7 +62,8 @@ def _bounds_fit(input, *bounds):
 _hardtanh = pytorch_grad(_hardtanh_fn, _hardtanh_grad, name="hardtanh")
 
 
-@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True,
+@op(opmath=True, grad_fn="HardtanhBackward0", inplace=True, nn=True, function=False,
+    method=False,
     check=lambda compute, input, min_val=-1.0, max_val=1.0: _bounds_fit(input, min_val, max_val))
 def hardtanh(input, min_val=-1.0, max_val=1.0):
     _no_bool_clamp(input)

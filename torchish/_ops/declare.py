@@ -260,7 +260,8 @@ def _bind(definition, sig):
             if self_param != first:
                 meth = _reorder_method(meth, self_param, sig)
             setattr(Tensor, name, meth)
-    if b["inplace"]:
+    # (an nn-only op's in-place form is F.X_ / F.X(inplace=True): no Tensor.X_, as in PyTorch)
+    if b["inplace"] and (method or not b["nn"]):
         for name in names:
             if checked and name != definition.name:
                 fn = _generate(definition, sig, "dispatch_inplace", name + "_", self_param=first)

@@ -209,7 +209,8 @@ class ArgumentTypeError(TypeError):
             positional = list(self.got[1:] if self_param else self.got)
         else:
             passed = [n for n in params if n not in keywords and n != "out"]
-            while passed and values.get(passed[-1]) is None:   # (defaults not passed)
+            defaults = self.op.sig.parameters   # (trailing defaults were not passed)
+            while passed and values.get(passed[-1]) is defaults[passed[-1]].default:
                 passed.pop()
             positional = [_parser_type(values.get(n)) for n in passed]
         named = [f"{k}={_parser_type(values.get(k))}" for k in keywords] if values else []

@@ -13,7 +13,8 @@ from ..autograd import grad_mode
 from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
 from .composite import composite
-from .registry import Promote, op
+from .errors import argument_error
+from .registry import REGISTRY, Promote, op
 
 P = Promote
 
@@ -968,7 +969,21 @@ def matrix_power(input, n):
     return jnp.linalg.matrix_power(input, n)
 
 
-@op(promote=P.NONE, differentiable=False, method=False)
+def _rank_tolerances(kinds):
+    # tol is its own overload: with atol or rtol it fits none
+    if kinds[1] is not None and (kinds[2] is not None or kinds[3] is not None):
+        raise argument_error(REGISTRY["linalg_matrix_rank"], None, None, (), "mixed")
+
+
+@op(promote=P.NONE, differentiable=False, method=False, tensors=("A", "tol", "atol", "rtol"),
+    scalar_operands=("tol", "atol", "rtol"), joint_scalars=True, kinds_check=_rank_tolerances,
+    overloads=(
+        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
+        "Tensor out = None)",
+        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, "
+        "Tensor out = None)",
+        "(Tensor input, Tensor tol, bool hermitian = False, *, Tensor out = None)",
+        "(Tensor input, float tol, bool hermitian = False, *, Tensor out = None)"))
 def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     if not jnp.issubdtype(A.dtype, jnp.inexact):
         raise RuntimeError(f"linalg.matrix_rank: Expected a floating point or complex tensor "

@@ -10,7 +10,8 @@ import numpy as np
 from .. import _dtype as dt
 from .._eager_jit import eager_jit
 from .errors import scalar_overflow
-from .registry import NOT_IMPLEMENTED, REGISTRY, Promote, op
+from . import signed_ties
+from .registry import NOT_IMPLEMENTED, REGISTRY, Promote, given, omitted, op, value_of
 from .return_types import RETURN_TYPES
 
 P = Promote
@@ -84,7 +85,7 @@ def sub(input, other, *, alpha=1):
 
 @op(grad_fn=lambda kinds, statics: "RsubBackward1" if isinstance(kinds[1], type) else
     "RsubBackward0", saves=(), dunders=("__rsub__",), scalar_operands=("other",),
-    kinds_check=_no_bool_subtraction)
+    saved_as={"other": None}, kinds_check=_no_bool_subtraction)
 def rsub(input, other, *, alpha=1):
     return other - _scaled(input, alpha)
 
@@ -97,7 +98,7 @@ def mul(input, other):
 
 
 def _div_kind(statics):
-    return P.INT_TO_FLOAT if statics.get("rounding_mode") is None else P.DEFAULT
+    return P.INT_TO_FLOAT if value_of(statics.get("rounding_mode")) is None else P.DEFAULT
 
 
 def _true_div(input, other):
@@ -133,12 +134,13 @@ def _div(input, other, rounding_mode):
                        f"but found '{rounding_mode}'")
 
 
+# (rounding_mode=None passed picks PyTorch's div.Tensor_mode: DivBackward2, which saves it)
 @op(promote=_div_kind, inplace=True, grad_fn=lambda kinds, statics:
-    "DivBackward0" if statics["rounding_mode"] is None else "DivBackward2",
+    "DivBackward2" if given(statics["rounding_mode"]) else "DivBackward0",
     dunders=("__truediv__", "__itruediv__"), aliases=("divide", "true_divide"),
     saves={"input": ("other",), "other": ("input", "other")}, opmath_scalars=True,
     scalar_operands=True, scalars_as_tensors=True)
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=omitted(None)):
     return _div(input, other, rounding_mode)
 
 
@@ -319,23 +321,23 @@ def _no_complex(name, x):
 @op(grad_fn="MaximumBackward0", scalar_operands=False)
 def maximum(input, other):
     _no_complex("maximum", input)
-    return jnp.maximum(input, other)
+    return signed_ties.maximum(input, other)
 
 
 @op(grad_fn="MinimumBackward0", scalar_operands=False)
 def minimum(input, other):
     _no_complex("minimum", input)
-    return jnp.minimum(input, other)
+    return signed_ties.minimum(input, other)
 
 
 @op(grad_fn="FmaxBackward0", scalar_operands=False)
 def fmax(input, other):
-    return jnp.fmax(input, other)
+    return signed_ties.fmax(input, other)
 
 
 @op(grad_fn="FminBackward0", scalar_operands=False)
 def fmin(input, other):
-    return jnp.fmin(input, other)
+    return signed_ties.fmin(input, other)
 
 
 @op(opmath=True, grad_fn="HypotBackward0", inplace=True, scalar_operands=False)

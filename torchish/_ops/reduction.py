@@ -12,6 +12,7 @@ from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .half_grad import pytorch_grad
 from .composite import composite, rebind
+from . import signed_ties
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
@@ -138,12 +139,12 @@ def _extreme(fn, name, input, dim, keepdim):
 
 @op(promote=P.NONE, grad_fn="AmaxBackward0", saves=("input", "result"))
 def amax(input, dim=(), keepdim=False):
-    return _extreme(jnp.max, "amax", input, dim, keepdim)
+    return _extreme(signed_ties.amax, "amax", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="AminBackward0", saves=("input", "result"))
 def amin(input, dim=(), keepdim=False):
-    return _extreme(jnp.min, "amin", input, dim, keepdim)
+    return _extreme(signed_ties.amin, "amin", input, dim, keepdim)
 
 
 @op(promote=P.NONE, grad_fn="AminmaxBackward0", returns=RETURN_TYPES["aminmax"],

@@ -4,6 +4,7 @@ Each works as a context manager and as a decorator, as in PyTorch.
 """
 import functools
 import inspect
+import warnings
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_multithreading_enabled"]
@@ -34,8 +35,14 @@ class _GradModeContext:
         return False
 
     def __call__(self, fn):
-        if inspect.isclass(fn):  # PyTorch allows decorating a class's __call__ only via instance
-            raise TypeError("a grad-mode decorator must be applied to a function")
+        if inspect.isclass(fn):   # (deprecated: only the construction runs in the mode)
+            warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                          "versions. You should only decorate functions or methods. To "
+                          "preserve the current behavior of class decoration, you can "
+                          "directly decorate the `__init__` method and nothing else.",
+                          FutureWarning, stacklevel=2)
+            cls = fn
+            fn = lambda *args, **kwargs: cls(*args, **kwargs)   # noqa: E731
         factory = self._clone
 
         if inspect.isgeneratorfunction(fn):

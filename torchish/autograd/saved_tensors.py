@@ -155,7 +155,14 @@ def saved_attribute(node, name):
         if sizes:
             return tuple(node._out_avals[0][0]) if not where else _shape_at(node, where[0])
         if where and isinstance(plan.kinds[plan.op.tensors.index(param)], type):
-            return _scalar_at(node, plan, param, where[0])   # a Python number operand
+            # a Python number operand: a Scalar argument, or a wrapped tensor (mul's `other`)
+            # the node holds only when it saves that operand
+            if not plan.op.scalars_as_tensors:
+                return _scalar_at(node, plan, param, where[0])
+            if _mentions(saves_of(plan.op, plan.kinds), param):
+                return _wrapped_number(_scalar_at(node, plan, param, where[0]))
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                                 f"'_saved_{name}'")
         mask = tuple(e is not None for e in node._edges)
         at = saved_positions(plan.op, plan.kinds, mask, param)
         if at:
@@ -248,6 +255,14 @@ def _scalar_at(node, plan, param, position):
     _check_not_freed(node)
     value = node._leaves[position]
     return plan.kinds[plan.op.tensors.index(param)](value)
+
+
+def _wrapped_number(value):
+    """PyTorch's wrapped 0-d tensor for a Python number (2.5 is a float64 one)."""
+    import torchish
+    dtype = {bool: torchish.bool, int: torchish.int64, float: torchish.float64,
+             complex: torchish.complex128}[type(value)]
+    return torchish.tensor(value, dtype=dtype)
 
 
 def _mentions(saves, param):
