@@ -10,6 +10,7 @@ from .._tensor import _wrap
 from .._storage import InferenceStorage, read_view, write_view
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
+from ..autograd.saved_storage import storage_refs
 from .call_jax import call_jax_record
 from .dispatch import (FORWARD_AD, _META, _check, _collect, _creation_error, _forward_tangents,
                        _run)
@@ -120,6 +121,8 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
                     [(self.shape, self.dtype)], saved, plan.fwd)
         node._shown = plan.shown
+        if saved:
+            node._storage_refs = storage_refs(leaves, [None] + list(tensors[1:]), positions)
         self._grad_fn = node
         self._output_nr = 0
         if saved_outputs(plan.op, kinds):  # (tanh_ saves its result: a later in-place change to it

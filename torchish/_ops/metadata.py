@@ -19,6 +19,7 @@ def _restride(self, view, name):
                        node._out_avals, node._saved, node._fn)
         renamed._is_view = node._is_view
         renamed._packed = node._packed
+        renamed._storage_refs = node._storage_refs
         renamed._shown = node._shown
         self._grad_fn = renamed
         self._output_nr = 0

@@ -8,6 +8,7 @@ from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._storage import InferenceStorage
 from ..autograd import grad_mode, saved_tensors
+from ..autograd.saved_storage import storage_refs
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 from . import half_grad
 
@@ -40,6 +41,8 @@ def _record(plan, leaves, tensors, outs, kinds):
     saved = None if saved_at is None else _saved_of(tensors, saved_at)
     node = Node(name, edges, leaves, tensors, vjp, avals, saved, plan.fwd)
     node._shown = plan.shown
+    if saved:
+        node._storage_refs = storage_refs(leaves, tensors, saved_at)
     for i, o in enumerate(outs):
         if diff_out[i]:
             o._grad_fn = node

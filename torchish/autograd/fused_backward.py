@@ -16,7 +16,7 @@ import heapq
 
 import jax
 
-from . import graph
+from . import graph, saved_storage
 from .._eager_jit import eager_jit
 
 _MIN_REPEATS = 2   # node-by-node runs of a structure before it is compiled whole
@@ -122,6 +122,8 @@ def _saved_intact(node):
     for t, v, _ in node._saved or ():
         if t._version != v:
             return False
+    if node._storage_refs is not None:
+        saved_storage.refresh(node)
     return True
 
 

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .._eager_jit import EagerJit, eager_jit
-from . import anomaly, fused_backward, grad_mode, saved_tensors
+from . import anomaly, fused_backward, grad_mode, saved_storage, saved_tensors
 from .saved_tensors import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
                            saved_tensors_hooks)
 
@@ -33,7 +33,7 @@ class Node:
     __slots__ = ("_name", "_edges", "_leaves", "_inputs", "_vjp", "_out_avals", "_saved",
                  "_seq", "_tensor_hooks", "_retain", "_hooks", "_pre_hooks", "_fn",
                  "_in_avals_cache", "_tensor_vjp", "_is_view", "_packed", "_shown",
-                 "metadata", "__weakref__")
+                 "_storage_refs", "metadata", "__weakref__")
 
     def __new__(cls, name, *args, **kwargs):
         # PyTorch has one class per grad_fn kind: `type(t.grad_fn).__name__` is "MulBackward0"
@@ -59,6 +59,7 @@ class Node:
         self._tensor_vjp = None      # custom Functions: backward written with Tensors
         self._is_view = False        # recorded by a view op (its backward may be fused)
         self._packed = None          # saved-tensor hooks: [(leaf position, packed, unpack)]
+        self._storage_refs = None    # saved operands re-read at backward (saved_storage.py)
         # which of `_edges` PyTorch's node has, in its order (None: all; an entry None: an
         # absent optional input); the others belong to operands it has no edge for (indices,
         # masks, Python numbers), kept so `_edges` stays aligned with the pullback's results
@@ -130,6 +131,8 @@ class Node:
         for tensor, version, producer in self._saved or ():
             if tensor._version != version:
                 raise modified_error(tensor, version, producer)
+        if self._storage_refs is not None and self._leaves is not None:
+            saved_storage.refresh(self)
 
     def _leaf_values(self):
         if self._leaves is not None:
@@ -154,6 +157,7 @@ class Node:
         self._leaves = None
         self._inputs = None
         self._packed = None
+        self._storage_refs = None
 
 
 _NODE_CLASSES = {}

@@ -1,0 +1,63 @@
+"""Saved operands are read at backward, as PyTorch's saved variables are.
+
+PyTorch's node keeps a saved operand itself, not a copy of its values: a write into it that
+does not count as an in-place change (one through `.data`, or `x.data = y`) leaves the version
+check quiet and is seen by the backward. A node therefore remembers, per saved operand, the
+array it was read from; at backward an operand whose storage holds another array by then is
+read again (its version was checked first, so only such writes get here).
+"""
+from .._storage import Storage
+
+
+def storage_refs(leaves, tensors, positions):
+    """(leaf position, tensor, its view, the array read from) of the saved operands at
+    `positions` whose leaf is their storage's current value (None: none)."""
+    refs = None
+    for i in positions:
+        t = tensors[i]
+        if t is None:
+            continue
+        storage = t._storage
+        if type(storage) is not Storage or storage.device.type == "meta":
+            continue   # (a NumPy-shared or dtype-viewed storage: read at record time)
+        root = storage.data
+        leaf = leaves[i]
+        if type(leaf) is tuple:   # a view the op's kernel reads: (base array, offsets)
+            if leaf[0] is not root:
+                continue
+        elif t._view is None:
+            if leaf is not root:
+                continue
+        elif leaf is not t._cache or t._cache_base is not root:
+            continue
+        if refs is None:
+            refs = []
+        refs.append((i, t, t._view, root))
+    return refs
+
+
+def refresh(node):
+    """Read again the saved operands whose storage was written since `node` recorded."""
+    refs = node._storage_refs
+    new_refs = None
+    for k, (i, t, view, root) in enumerate(refs):
+        storage = t._storage
+        data = storage.data
+        if data is root or type(storage) is not Storage:
+            continue
+        leaf = node._leaves[i]
+        if type(leaf) is tuple:
+            if t._view is not view:   # (given another view of a new storage: kept)
+                continue
+            new = (data, leaf[1])
+        else:
+            new = t._data
+            if new.shape != leaf.shape or new.dtype != leaf.dtype:
+                continue   # (`.data` set to another shape: PyTorch's backward would fail)
+        if new_refs is None:
+            new_refs = list(refs)
+            node._leaves = list(node._leaves)
+        node._leaves[i] = new
+        new_refs[k] = (i, t, t._view, data)
+    if new_refs is not None:
+        node._storage_refs = new_refs
