@@ -1,6 +1,8 @@
 """Plans: one compiled forward per (op, static arguments, operand kinds), computing in the
 dtype PyTorch's promotion gives (`_plan_dtypes`), casts included, so an op is one XLA
 dispatch."""
+import math
+
 import jax.numpy as jnp
 
 from .._eager_jit import eager_jit
@@ -201,10 +203,19 @@ def _freeze(value):
     return value
 
 
+def _negative_zeros(sargs):
+    """Where the statics hold -0.0: equal to 0.0 as a key, it gives other signed zeros
+    (`hardtanh(x, -0.0)`, `add(x, y, alpha=-0.0)`)."""
+    return tuple([i for i, v in enumerate(sargs)
+                  if type(v) is float and v == 0.0 and math.copysign(1.0, v) < 0])
+
+
 def _get_plan(definition, sargs, kinds, out_dtype=None):
     # The default dtype decides int->float results and Python floats' dtype; the statics' types
     # tell `True` from `1` (equal as dict keys, different to some ops).
-    key = (sargs, kinds, out_dtype, _DEFAULT_FLOAT[0], tuple(map(type, sargs)))
+    types = tuple(map(type, sargs))
+    key = (sargs, kinds, out_dtype, _DEFAULT_FLOAT[0], types,
+           _negative_zeros(sargs) if float in types else None)
     try:
         return definition.plans[key]
     except KeyError:
