@@ -234,6 +234,20 @@ def _result_operand(node):
     return outs[0]
 
 
+def from_unpacked_result(node, outputs, cts):
+    """The gradients of a `_FROM_RESULT` node from its saved result as a saved-tensor unpack
+    hook gave it (PyTorch's formula reads that, changes made in place included); None when
+    the node's gradient is not one of these formulas."""
+    if node._name not in _FROM_RESULT or len(outputs) != 1 or len(node._edges) != 1 or \
+            len(node._out_avals) != 1:
+        return None
+    data = getattr(outputs[0], "_data", None)
+    shape, dtype = node._out_avals[0]
+    if data is None or tuple(data.shape) != tuple(shape) or outputs[0].dtype != dtype:
+        return None
+    return _result_vjp(node._name)([data], cts)
+
+
 def record_backward(node, cts):
     """Run `node`'s backward on Tensors, itself recorded (for create_graph=True)."""
     from .._tensor import Tensor, _wrap

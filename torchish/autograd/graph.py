@@ -72,6 +72,8 @@ class Node:
     def __getattr__(self, attr):   # only for names the class does not have
         if attr.startswith("_saved_"):
             return saved_tensors.saved_attribute(self, attr[len("_saved_"):])
+        if attr.startswith("_raw_saved_"):
+            return saved_tensors.raw_saved_attribute(self, attr[len("_raw_saved_"):])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     @property
@@ -129,9 +131,10 @@ class Node:
         if self._leaves is None and self._saved is not None:
             raise RuntimeError(_FREED_MSG)
         for tensor, version, producer in self._saved or ():
-            if tensor._version != version:
+            # (version None: packed by a saved-tensor hook, which PyTorch does not check)
+            if version is not None and tensor._version != version:
                 raise modified_error(tensor, version, producer)
-        if self._storage_refs is not None and self._leaves is not None:
+        if self._storage_refs is not None and self._leaves is not None and self._packed is None:
             saved_storage.refresh(self)
 
     def _leaf_values(self):
@@ -147,6 +150,15 @@ class Node:
 
     def apply_arrays(self, cts):
         self._check_saved()
+        if self._packed is not None and self._leaves is not None:
+            outputs = []   # the saved outputs as the unpack hooks give them
+            leaves = saved_tensors.unpacked_leaves(self._leaves, self._packed, outputs)
+            if outputs:
+                from .double_backward import from_unpacked_result
+                grads = from_unpacked_result(self, outputs, cts)
+                if grads is not None:
+                    return grads
+            return self._vjp(leaves, cts)
         return self._vjp(self._leaf_values(), cts)
 
     def release(self):

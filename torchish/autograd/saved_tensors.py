@@ -9,6 +9,10 @@ reads `unpack_hook(packed)` in its place. A saved output (`result`, `indices`) i
 unpacked too, though our pullbacks recompute it from the operands; an in-place op packs the
 `self` it saves as it was before the write (PyTorch's clone of it).
 """
+import weakref
+
+import jax.numpy as jnp
+
 _HOOKS = []          # (pack_hook, unpack_hook) of the active regions, innermost last
 _DISABLED = [None]   # the error message while disable_saved_tensors_hooks is active
 
@@ -34,7 +38,9 @@ class save_on_cpu(saved_tensors_hooks):
     """Saved tensors move to the CPU when recorded and back to their device for backward."""
 
     def __init__(self, pin_memory=False, device_type="cuda"):
-        def pack(tensor):
+        def pack(tensor):   # (as PyTorch: a CPU tensor is kept as it is, unless pinning)
+            if not pin_memory:
+                return tensor.device, tensor.cpu()
             return tensor.device, tensor.detach().to("cpu", copy=True)
 
         def unpack(packed):
@@ -80,56 +86,106 @@ def pack(entries):
 
 def pack_into(node, leaves, entries):
     """Pack `entries` for `node`; the leaves the packed values stand for are dropped from the
-    node's own copy, so a hook that moves them elsewhere (save_on_cpu) frees them here."""
+    node's own copy, so a hook that moves them elsewhere (save_on_cpu) frees them here. As in
+    PyTorch, a packed tensor's version is not checked at backward (what unpack returns is
+    used)."""
     node._packed = pack(entries)
+    packed = {id(t) for _, t in entries}
+    if node._saved:
+        node._saved = [(t, None if id(t) in packed else v, p) for t, v, p in node._saved]
+    node._leaves = dropped(leaves, entries)
+
+
+def dropped(leaves, entries):
+    """`leaves` with the operands at the entries' positions given away."""
     leaves = list(leaves)
-    for position, _, _ in node._packed:
-        if position is not None and hasattr(leaves[position], "shape"):
-            leaves[position] = _Dropped(leaves[position].shape, leaves[position].dtype)
-    node._leaves = leaves
+    for position, tensor in entries:
+        if position is None:
+            continue
+        leaf = leaves[position]
+        if type(leaf) is tuple:   # a view the op's kernel reads from its base
+            leaves[position] = _Dropped(tensor.shape, leaf[0].dtype,
+                                        (leaf[0].shape, tensor._view, leaf[1]))
+        elif hasattr(leaf, "shape"):
+            leaves[position] = _Dropped(leaf.shape, leaf.dtype)
+    return leaves
 
 
 class _Dropped:
-    """A leaf whose value the node gave away to a pack hook: its aval, until unpacked."""
-    __slots__ = ("shape", "dtype")
+    """A leaf whose value the node gave away to a pack hook: its aval, until unpacked (and,
+    for a view read from its base, the base's shape, the view and its offsets)."""
+    __slots__ = ("shape", "dtype", "view")
 
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
+    def __init__(self, shape, dtype, view=None):
+        self.shape, self.dtype, self.view = shape, dtype, view
 
 
-def unpacked_leaves(leaves, packed):
-    """The node's leaves with every packed operand replaced by its unpacked value."""
+def unpacked_leaves(leaves, packed, outputs=None):
+    """The node's leaves with every packed operand replaced by its unpacked value (the
+    unpacked saved outputs are appended to `outputs`)."""
+    from .._storage import write_view
+    from .._tensor import Tensor
     leaves = list(leaves)
     for position, value, unpack_hook in packed:
         tensor = unpack_hook(value)
+        if not isinstance(tensor, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(tensor).__name__}")
         if position is None:
+            if outputs is not None:
+                outputs.append(tensor)
             continue
         dropped = leaves[position]
         if isinstance(dropped, _Dropped):
-            data = getattr(tensor, "_data", None)
-            if data is None or tuple(data.shape) != tuple(dropped.shape):
+            data = tensor._data
+            if tuple(data.shape) != tuple(dropped.shape):
                 raise RuntimeError("unpack_hook should return a tensor with the same shape "
                                    "as the packed one")
-            leaves[position] = data.astype(dropped.dtype)
+            data = data.astype(dropped.dtype)
+            if dropped.view is not None:   # written into a base the view template reads
+                base_shape, view, offsets = dropped.view
+                data = (write_view(jnp.zeros(base_shape, dropped.dtype), view, data), offsets)
+            leaves[position] = data
     return leaves
+
+
+def _plan_of(node, name, prefix="_saved_"):
+    from .._ops.registry import Plan
+    plan = getattr(node._fn, "__self__", None)
+    if not isinstance(plan, Plan):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                             f"'{prefix}{name}'")
+    return plan
+
+
+def _saved_outputs_named(node, plan, name):
+    from .._ops.registry import saved_output_positions
+    at = saved_output_positions(plan.op, plan.kinds, [d.is_floating_point or d.is_complex
+                                                      for _, d in node._out_avals], only=name)
+    return [t for t, _, producer in node._saved or ()
+            if producer and producer[0] is node and producer[1] in at]
+
+
+def _saved_operand_positions(node, plan, param):
+    from .._ops.registry import saved_positions
+    mask = tuple(e is not None for e in node._edges)
+    return saved_positions(plan.op, plan.kinds, mask, param)
 
 
 def saved_attribute(node, name):
     """`grad_fn._saved_<name>`: a saved operand (`self` is the first; None when this call
     did not need it), a saved output (`result`, `indices`, `result1`: an alias of the output,
     with its grad_fn, or an integer output itself),
-    the operand's shape (`<operand>_sym_sizes`), or an argument of the op (`_saved_dim`)."""
-    from .._ops.registry import (Plan, in_overload, saved_output_positions, saved_positions,
-                                 saves_of, value_of)
+    the operand's shape (`<operand>_sym_sizes`), or an argument of the op (`_saved_dim`).
+    A tensor whose hooks were registered through `_raw_saved_<name>` reads as unpack gives it."""
+    from .._ops.registry import in_overload, saves_of, value_of
     from .._tensor import _alias
-    plan = getattr(node._fn, "__self__", None)
-    if not isinstance(plan, Plan):
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
-                             f"'_saved_{name}'")
-    at = saved_output_positions(plan.op, plan.kinds, [d.is_floating_point or d.is_complex
-                                                      for _, d in node._out_avals], only=name)
-    outs = [t for t, _, producer in node._saved or ()
-            if producer and producer[0] is node and producer[1] in at]
+    plan = _plan_of(node, name)
+    raw = _RAW.get(node, {}).get(name)
+    if raw is not None and raw._hooks is not None:
+        _check_not_freed(node)
+        return raw._unpacked()
+    outs = _saved_outputs_named(node, plan, name)
     if outs:
         _check_not_freed(node)
         found = []
@@ -163,8 +219,7 @@ def saved_attribute(node, name):
                 return _wrapped_number(_scalar_at(node, plan, param, where[0]))
             raise AttributeError(f"'{type(node).__name__}' object has no attribute "
                                  f"'_saved_{name}'")
-        mask = tuple(e is not None for e in node._edges)
-        at = saved_positions(plan.op, plan.kinds, mask, param)
+        at = _saved_operand_positions(node, plan, param)
         if at:
             _check_not_freed(node)
             found = [_saved_operand(node, i) for i in at]
@@ -175,6 +230,100 @@ def saved_attribute(node, name):
         values = {k: value_of(v) for k, v in plan.statics.items()}
         return _as_saved(plan.op.name, param, values)
     raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+
+
+_RAW = weakref.WeakKeyDictionary()   # node -> {name: SavedTensor} (one object per name)
+
+
+def raw_saved_attribute(node, name):
+    """`grad_fn._raw_saved_<name>`: the `SavedTensor` of one tensor the node saved (an
+    operand or an output; PyTorch has none for sizes and arguments)."""
+    raws = _RAW.setdefault(node, {})
+    raw = raws.get(name)
+    if raw is None:
+        missing = AttributeError(f"'{type(node).__name__}' object has no attribute "
+                                 f"'_raw_saved_{name}'")
+        plan = _plan_of(node, name, "_raw_saved_")
+        outs = _saved_outputs_named(node, plan, name)
+        if len(outs) == 1:
+            raw = SavedTensor(node, None, outs[0])
+        else:
+            param = plan.op.saved_as.get(name, name)
+            if not isinstance(param, str) or outs:
+                raise missing
+            param = plan.op.tensors[0] if param == "self" else param
+            at = _saved_operand_positions(node, plan, param) \
+                if param in plan.op.tensors else None
+            if not at or len(at) != 1:
+                raise missing
+            raw = SavedTensor(node, at[0], None)
+        raws[name] = raw
+    return raw
+
+
+class SavedTensor:
+    """A tensor a node saved, as `grad_fn._raw_saved_<name>` gives it: `register_hooks(pack,
+    unpack)` packs it at once and has the backward (and `_saved_<name>`) read what unpack
+    returns, as a `saved_tensors_hooks` region does for every saved tensor."""
+    __module__ = "torch._C._autograd"
+
+    def __init__(self, node, position, output):
+        self._node = node
+        self._position = position   # the operand's leaf position; None for an output
+        self._output = output
+        self._hooks = None
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: "
+                "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\n"
+                f"Invoked with: {self!r}, {pack_hook!r}, {unpack_hook!r}")
+        node = self._node
+        if node._leaves is None:
+            raise RuntimeError(_FREED_RAW)
+        if self._hooks is not None or self._packed_by_region():
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed at "
+                               "a time.")
+        tensor = self._output if self._position is None else node._inputs[self._position]
+        packed = pack_hook(tensor.detach())
+        entry = (self._position, packed, unpack_hook)
+        self._hooks = entry
+        node._leaves = dropped(node._leaves, [(self._position, tensor)])
+        node._packed = (node._packed or []) + [entry]
+        if node._saved:
+            node._saved = [(t, None if t is tensor else v, p) for t, v, p in node._saved]
+
+    def _packed_by_region(self):
+        """Whether a saved_tensors_hooks region packed this tensor when the op recorded."""
+        mine = {id(st._hooks) for st in _RAW.get(self._node, {}).values()
+                if st._hooks is not None}
+        return any(id(entry) not in mine and entry[0] == self._position
+                   for entry in self._node._packed or ())
+
+    def _unpacked(self):
+        """What unpack returns, with the saved tensor's history (as PyTorch's unpacking)."""
+        from .._tensor import Tensor, _alias
+        _, packed, unpack_hook = self._hooks
+        value = unpack_hook(packed)
+        saved = self._output if self._position is None else self._node._inputs[self._position]
+        if not isinstance(value, Tensor) or value.requires_grad or not saved.requires_grad:
+            return value
+        out = _alias(value)
+        if saved._grad_fn is not None:
+            out._grad_fn, out._output_nr = saved._grad_fn, saved._output_nr
+        else:
+            out.requires_grad_(True)
+        return out
+
+
+_FREED_RAW = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+    "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you "
+    "need to access saved variables after calling backward.")
 
 
 # Arguments PyTorch declares as int lists (`int[1]? dim`): saved as a tuple even when one int
