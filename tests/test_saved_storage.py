@@ -69,3 +69,22 @@ def test_in_place_write_still_raises():
     w.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+@pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid", "sqrt", "relu"])
+@pytest.mark.parametrize("how", ["write", "swap"])
+def test_saved_result_written_through_data(op, how):
+    """Ops whose derivative reads their result: a `.data` write into it is seen; giving the
+    result another storage (`y.data = ...`) is not (PyTorch saved the output's storage)."""
+    grads = []
+    for T in (torch, torchish):
+        for _ in range(4):   # (the fused backward after a few rounds)
+            x = T.tensor([0.5, 1.5, 2.0], requires_grad=True)
+            y = getattr(T, op)(x)
+            if how == "write":
+                y.data.mul_(0.5)
+            else:
+                y.data = T.tensor([3.0, 3.0, 3.0])
+            y.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[1] == pytest.approx(grads[0], rel=1e-6)

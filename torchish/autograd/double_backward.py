@@ -197,7 +197,9 @@ _SAME = frozenset(("convert_element_type", "copy", "copy_p"))
 # recorded as this function of (result, incoming gradient), so its graph reaches the input
 # through the forward node itself, as PyTorch's does.
 _LN2 = 0.6931471805599453
-_FROM_RESULT = {
+# Derivatives PyTorch writes with the op's saved result: the backward reads the result as it
+# is then (written through `.data`, or as an unpack hook returns it).
+FROM_RESULT = {
     "ExpBackward0": lambda y, g: g * y,
     "Exp2Backward0": lambda y, g: g * y * _LN2,
     "Expm1Backward0": lambda y, g: g * (y + 1),
@@ -215,15 +217,15 @@ _RESULT_VJPS = {}
 def _result_vjp(name):
     fn = _RESULT_VJPS.get(name)
     if fn is None:
-        rule = _FROM_RESULT[name]
+        rule = FROM_RESULT[name]
         fn = _RESULT_VJPS[name] = lambda leaves, cts: [
             None if cts[0] is None else rule(leaves[0], cts[0].astype(leaves[0].dtype))]
     return fn
 
 
 def _result_operand(node):
-    """The saved result of a `_FROM_RESULT` node (one real output, one operand), or None."""
-    if node._name not in _FROM_RESULT or node._packed is not None or node._saved is None or \
+    """The saved result of a `FROM_RESULT` node (one real output, one operand), or None."""
+    if node._name not in FROM_RESULT or node._packed is not None or node._saved is None or \
             node._leaves is None or len(node._leaves) != 1 or len(node._out_avals) != 1:
         return None
     outs = [t for t, _, p in node._saved if p is not None and p[0] is node]
@@ -235,10 +237,10 @@ def _result_operand(node):
 
 
 def from_unpacked_result(node, outputs, cts):
-    """The gradients of a `_FROM_RESULT` node from its saved result as a saved-tensor unpack
+    """The gradients of a `FROM_RESULT` node from its saved result as a saved-tensor unpack
     hook gave it (PyTorch's formula reads that, changes made in place included); None when
     the node's gradient is not one of these formulas."""
-    if node._name not in _FROM_RESULT or len(outputs) != 1 or len(node._edges) != 1 or \
+    if node._name not in FROM_RESULT or len(outputs) != 1 or len(node._edges) != 1 or \
             len(node._out_avals) != 1:
         return None
     data = getattr(outputs[0], "_data", None)

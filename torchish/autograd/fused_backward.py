@@ -124,6 +124,7 @@ def _saved_intact(node):
             return False
     if node._storage_refs is not None:
         saved_storage.refresh(node)
+        return saved_storage.written_result(node) is None   # (its gradient: from the result)
     return True
 
 

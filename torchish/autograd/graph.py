@@ -159,6 +159,13 @@ class Node:
                 if grads is not None:
                     return grads
             return self._vjp(leaves, cts)
+        if self._storage_refs is not None:
+            result = saved_storage.written_result(self)
+            if result is not None:
+                from .double_backward import from_unpacked_result
+                grads = from_unpacked_result(self, [result], cts)
+                if grads is not None:
+                    return grads
         return self._vjp(self._leaf_values(), cts)
 
     def release(self):

@@ -36,14 +36,27 @@ def storage_refs(leaves, tensors, positions):
     return refs
 
 
+def result_ref(out):
+    """The ref of a saved output whose node's gradient formula reads it (see
+    `written_result`): its storage (PyTorch saves an output's storage, not the tensor: a
+    later `out.data = ...` is not seen)."""
+    return (None, out._storage, None, out._storage.data)
+
+
 def refresh(node):
-    """Read again the saved operands whose storage was written since `node` recorded."""
+    """Read again the saved operands whose storage was written since `node` recorded (a
+    written saved output is marked: its array then None)."""
     refs = node._storage_refs
     new_refs = None
     for k, (i, t, view, root) in enumerate(refs):
-        storage = t._storage
+        storage = t if i is None else t._storage
         data = storage.data
         if data is root or type(storage) is not Storage:
+            continue
+        if i is None:   # a saved output
+            if root is not None:
+                new_refs = new_refs or list(refs)
+                new_refs[k] = (None, t, None, None)
             continue
         leaf = node._leaves[i]
         if type(leaf) is tuple:
@@ -56,8 +69,18 @@ def refresh(node):
                 continue   # (`.data` set to another shape: PyTorch's backward would fail)
         if new_refs is None:
             new_refs = list(refs)
-            node._leaves = list(node._leaves)
+        node._leaves = list(node._leaves)
         node._leaves[i] = new
         new_refs[k] = (i, t, t._view, data)
     if new_refs is not None:
         node._storage_refs = new_refs
+
+
+def written_result(node):
+    """The saved output of a node whose formula reads it, once written since the node
+    recorded (then the gradient is computed from it), else None."""
+    for i, storage, _, root in node._storage_refs:
+        if i is None and root is None:
+            from .._tensor import _wrap
+            return _wrap(storage.data, storage.device)
+    return None
