@@ -250,7 +250,16 @@ def _embedding_bag_errors(L):
                  lambda: F.embedding_bag(idx, w, L.tensor([0.0, 3.0])),
                  lambda: F.embedding_bag(idx.float(), w, L.tensor([0, 3])),
                  lambda: F.embedding_bag(L.tensor([[0.0, 1.0]]), w),
-                 lambda: L.nn.EmbeddingBag(6, 2)(idx, L.tensor([2]))]:
+                 lambda: L.nn.EmbeddingBag(6, 2)(idx, L.tensor([2])),
+                 # out-of-range indices: the bag kernel names the first; with max_norm,
+                 # embedding_renorm_ selects the sorted unique rows first
+                 lambda: F.embedding_bag(L.tensor([2, 9, 7]), w, L.tensor([0])),
+                 lambda: F.embedding_bag(L.tensor([2, 9, -7]), w.clone(), L.tensor([0]),
+                                         max_norm=1.0),
+                 lambda: F.embedding_bag(L.tensor([-1]), w.clone(), L.tensor([0]), max_norm=1.0),
+                 lambda: F.embedding(L.tensor([[2, 9], [7, 1]]), w.clone(), max_norm=1.0),
+                 lambda: F.embedding(L.tensor([-1]), w.clone(), max_norm=1.0),
+                 lambda: F.embedding(L.tensor([6]), w)]:
         try:
             out.append(call().tolist())
         except Exception as e:  # noqa: BLE001

@@ -152,6 +152,12 @@ def test_norm_errors():
                 lambda: tnn.GroupNorm(2, 4)(torchish.zeros(3, 6, 2)))
     raises_like(lambda: F.instance_norm(torch.zeros(2, 4, 1)),
                 lambda: TF.instance_norm(torchish.zeros(2, 4, 1)))
+    # without the input's own statistics, both running ones are required
+    for kw in ({}, {"running_var": (4,)}, {"running_mean": (4,)}):
+        tk, jk = [{k: L.ones(v) for k, v in kw.items()} for L in (torch, torchish)]
+        raises_like(lambda: F.instance_norm(torch.zeros(2, 4, 3), use_input_stats=False, **tk),
+                    lambda: TF.instance_norm(torchish.zeros(2, 4, 3), use_input_stats=False,
+                                             **jk))
 
 
 # ---- modules ----------------------------------------------------------------------------
@@ -314,3 +320,18 @@ def test_float32_input_bfloat16_params_error(name):
                 F_.group_norm(xt, 2, w, w)
             else:
                 F_.batch_norm(xt, lib.zeros(4), lib.ones(4), w, w, training=True)
+
+
+def test_rms_norm_mixed_dtypes_warn_once(monkeypatch):
+    # PyTorch 2.13's TORCH_WARN_ONCE (layer_norm.cpp) for a weight of another dtype, whatever
+    # the pair; its text, with ATen's C type names
+    from torchish.nn._functional import normalization
+    monkeypatch.setattr(normalization, "_RMS_MIXED_WARNED", [False])
+    x = torchish.ones(2, 3, dtype=torchish.float16)
+    with pytest.warns(UserWarning) as record:
+        out = TF.rms_norm(x, (3,), torchish.ones(3))
+        TF.rms_norm(torchish.ones(2, 3), (3,), torchish.ones(3, dtype=torchish.float64))
+    assert [str(w.message) for w in record] == [
+        "Mismatch dtype between input and weight: input dtype = c10::Half, weight dtype = "
+        "float, Cannot dispatch to fused implementation."]
+    assert out.dtype is torchish.float16

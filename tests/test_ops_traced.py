@@ -16,14 +16,15 @@ pytest.importorskip("expecttest")
 
 import torchish  # noqa: E402
 
-from test_ops_opinfo import CASES, _Converter, _case_id, _torchish_callable  # noqa: E402
+from test_ops_opinfo import (CASES, KNOWN_FAILURES, _Converter, _case_id,  # noqa: E402
+                             _torchish_callable)
 
 # case id -> why it cannot be traced (the error it raises under a trace names the problem)
 DATA_DEPENDENT = {
     "nonzero": "the number of nonzero elements",
     "argwhere": "the number of nonzero elements", "masked_select": "the mask's count",
     "unique": "the number of distinct values", "unique_consecutive": "the number of runs",
-    "bincount": "the largest value", "tensor_split": "split points given as a tensor",
+    "bincount": "the largest value", "to_sparse": "the number of nonzero elements", "tensor_split": "split points given as a tensor",
     "allclose": "a Python bool", "equal": "a Python bool", "item": "a Python number",
 }
 
@@ -65,6 +66,9 @@ TRACED = [info for info in CASES if _torchish_callable(info) is not None]
 
 @pytest.mark.parametrize("info", TRACED, ids=_case_id)
 def test_op_runs_on_tracers(info):
+    reason = KNOWN_FAILURES.get(_case_id(info)) or KNOWN_FAILURES.get(info.name)
+    if reason:
+        pytest.xfail(reason)
     sample = _first_sample(info)
     if sample is None:
         pytest.skip("no float32 sample")

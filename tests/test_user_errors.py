@@ -454,6 +454,23 @@ CASES = [
      'value=300)', 'RuntimeError', _OVERFLOW.format('int8_t')),
     ('L.zeros(2, dtype=L.half).addcmul(L.zeros(2, dtype=L.half), L.zeros(2, dtype=L.half), '
      'value=1e5)', None, 'tensor([0., 0.], dtype=torch.float16)'),
+    # an integer addcmul converts `value` to its type first; addcdiv refuses integer operands
+    # whatever `input` is
+    ('L.addcmul(L.tensor([1, 5, 9]), L.tensor([1, 5, 9]), L.tensor([1, 5, 9]), value=0.5)',
+     None, 'tensor([1, 5, 9])'),
+    ('L.tensor([1, 5, 9]).addcmul_(L.tensor([1, 5, 9]), L.tensor([1, 5, 9]), value=-1.7)',
+     None, 'tensor([  0, -20, -72])'),
+    ('L.addcmul(L.ones(2), L.tensor([1, 5]), L.tensor([1, 5]), value=0.5)',
+     None, 'tensor([ 1.5000, 13.5000])'),
+    ('L.addcdiv(L.ones(2), L.tensor([1, 5]), L.tensor([2, 2]))', 'RuntimeError',
+     'Integer division with addcdiv is no longer supported, and in a future  release addcdiv '
+     'will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be '
+     'implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for '
+     'integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future '
+     'addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), '
+     'for all dtypes.'),
+    ('L.addcdiv(L.tensor([1, 5]), L.tensor([1., 5.]), L.tensor([2, 2]))',
+     None, 'tensor([1.5000, 7.5000])'),
     ('F.threshold(L.zeros(2, dtype=L.int8), 300, 1)', 'RuntimeError', _OVERFLOW.format('int8_t')),
     ('F.hardtanh(L.zeros(2, dtype=L.half), -1e5, 1.0)',
      'RuntimeError', _OVERFLOW.format('c10::Half')),
@@ -635,3 +652,26 @@ def test_scalar_overflow_checks_skip_traced_values():
 
     args = (torchish.tensor([0.5, -2.0]), torchish.tensor([True, False]))
     assert torchish.compile(f)(*args).tolist() == f(*args).tolist()
+
+
+@pytest.mark.skipif(torch is None, reason="needs PyTorch (the oracle)")
+def test_requires_grad_takes_only_a_bool():
+    import numpy as np
+
+    def outcomes(T):
+        x = T.ones(2)
+        calls = [lambda: x.requires_grad_(1), lambda: x.requires_grad_(None),
+                 lambda: x.requires_grad_(requires_grad=0), lambda: x.requires_grad_(np.bool_(1)),
+                 lambda: x.requires_grad_(True, True), lambda: x.requires_grad_(foo=True),
+                 lambda: x.requires_grad_(T.tensor(True)), lambda: setattr(x, "data", [1.0]),
+                 lambda: setattr(x, "requires_grad", 1), lambda: x.requires_grad_(),
+                 lambda: x.requires_grad_(requires_grad=False)]
+        out = []
+        for call in calls:
+            try:
+                call()
+                out.append(x.requires_grad)
+            except (TypeError, RuntimeError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert outcomes(torchish) == outcomes(torch)

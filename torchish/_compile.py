@@ -18,8 +18,9 @@ exist, grad mode) and writes back the arrays the step produced. A failed guard r
 plan; a changed shape retraces. Scalars the trace bakes in (closure cells, globals, Module
 attributes such as `training` or `p` of Dropout, optimizer hyperparameters other than `lr`)
 are part of the signature, so changing one retraces; `lr` is an input. Not seen: hooks
-registered after the first call, attributes first added to a submodule later, rebinding a
-builtin name, and scalars inside lists/dicts the function reads.
+registered after the first call (PyTorch does not guard them either), attributes first added
+to a submodule later, rebinding a builtin name, and scalars inside lists/dicts the function
+reads.
 
 Donation. A storage the step overwrites (parameters, optimizer state, buffers, in-place
 updated arguments) is donated to XLA, as hand-written JAX steps do, so the new values reuse
@@ -50,16 +51,27 @@ Gradients. A compiled forward differentiates the storages it reads; an input tha
 storage gets the gradient of the elements it reads. A tensor needing grad whose view reads
 some element twice (`base.expand(4, 3)`) gets a slot of its own holding its view's values,
 so its gradient is per viewed element, as PyTorch's (`_Plan.spread`). An argument made by a
-graph (an activation) or a leaf needing grad without a `.grad` yet (no view either) is read
-per call like a batch, so a new one each call does not retrace; the `.grad` a step gives such
-a leaf is written back. Other tensor arguments needing grad are guarded like state.
+graph (an activation) or a leaf needing grad without a `.grad` yet is read per call like a
+batch, so a new one each call does not retrace; the `.grad` a step gives such a leaf is
+written back. A view argument (a slice of a dataset, a row of a weight) is read per call into
+a slot of its own holding its values, its gradient going to the view's node; where the step
+writes into it, or it shares a storage with state or another argument, its storage is read
+instead (guarded). Other tensor arguments needing grad are guarded like state. A compiled
+Module's forward (no grad mode inside) carries no `.grad`s.
+
+Optimizer state. PyTorch creates an optimizer's state before tracing its step, so a compiled
+`opt.step()` compiles once; where a trace creates the state of parameters that had none, it
+is created eagerly with the optimizer's `_prepare` and the step traced again.
 
 Scalars. PyTorch 2.13 captures `.item()` (and `.tolist()` of an integer tensor) in the graph
 with `fullgraph=True` or `torch._dynamo.config.capture_scalar_outputs`, else breaks the graph
 there. So do we: captured, `.item()` gives a 0-d tensor of the traced value (see
 `_captured_item`) that later tensor math uses; returned from the function it is a Python
 number again. `float(t)`, `int(t)` and `bool(t)` must return real Python numbers, so they
-cannot be traced (nor can `if`/`range` on a captured scalar): `Unsupported`, or eager.
+cannot be traced (nor can `if`/`range` on a captured scalar): `Unsupported`, or eager. With
+`fullgraph=True` PyTorch traces `float(t)`/`int(t)` as symbolic numbers and raises `UserError`
+only where Python compares them: a second trace with symbolic stand-ins for them finds that
+(`_Compiled._guard_on_number`); otherwise that signature runs eagerly.
 
 Backends. Every backend name PyTorch ships compiles with XLA. A custom backend (a callable,
 or a name from `torch._dynamo.register_backend`) is called once per traced signature, as

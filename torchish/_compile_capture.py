@@ -6,9 +6,11 @@ without a warning), `print()` while tracing (constants recorded and replayed on 
 value is turned into a Python value.
 """
 import builtins
+import contextlib
 import os
 import sys
 import traceback
+import warnings
 
 import jax
 
@@ -70,6 +72,7 @@ def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
         if breaks is not None:
             breaks.end = _traced_ops()
             if breaks.rerun:
+                breaks.eqns = _traced_eqns()
                 raise _PrintOfTensor("print() of a tensor")
         return result
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
@@ -89,14 +92,14 @@ def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
         if breaks is not None:
             if not of_captured:
                 breaks.add(reason or str(err), err.user_stack)
-            breaks.stopped = True
+            breaks.stop(_traced_eqns())
         raise err from None
     except CompileError as exc:
         if not exc.user_stack:
             exc.user_stack = _user_frames(exc.__traceback__)[-1:]
         if breaks is not None and not breaks.rerun:
             breaks.add(str(exc), exc.user_stack)
-            breaks.stopped = True
+            breaks.stop(_traced_eqns())
         raise
     finally:
         _EXPLAIN[0] = outer
@@ -121,6 +124,11 @@ class _Breaks:
         self.stopped = False  # the last break ended the trace (PyTorch goes on past it)
         self.rerun = False    # traced to the end, but must run eagerly (a tensor printed)
         self.end = None       # ops traced in all, once the function returned
+        self.eqns = None      # the equations traced when the trace stopped or ended
+
+    def stop(self, eqns):
+        self.stopped = True
+        self.eqns = eqns
 
     def add(self, reason, stack):
         self.found.append((reason, list(stack), _traced_ops()))
@@ -193,6 +201,15 @@ def _traced_ops():
     try:
         from jax._src import core
         return len(core.trace_ctx.trace.frame.tracing_eqns)
+    except Exception:
+        return None
+
+
+def _traced_eqns():
+    """The equations of the JAX trace under way (JAX's internals: None if they change)."""
+    try:
+        from jax._src import core
+        return list(core.trace_ctx.trace.frame.get_eqns())
     except Exception:
         return None
 
@@ -305,3 +322,101 @@ def _data_dependent_message(frames, reason=None):
 _BRANCH_HEAD = ("Data-dependent branching\n  Explanation: Detected data-dependent branching "
                 "(e.g. `if my_tensor.sum() > 0:`). Dynamo does not support tracing dynamic "
                 "control flow.\n  ")
+
+
+# ---- `float(t)`/`int(t)` with fullgraph: PyTorch's symbolic numbers -------------------------
+
+@contextlib.contextmanager
+def symbolic_numbers(namespaces):
+    """While tracing again (see `_Compiled._guard_on_number`): `float`/`int` in the user's
+    modules' `namespaces` give a symbolic stand-in for a traced one-element tensor (Python's
+    own `float()` would make any number returned by `__float__` a plain float)."""
+    saved = []
+    for ns in namespaces:
+        for name, kind in (("float", _SymFloat), ("int", _SymInt)):
+            saved.append((ns, name, ns.get(name, _ABSENT)))
+            ns[name] = _symbolic_type(kind)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for ns, name, old in reversed(saved):
+            if old is _ABSENT:
+                ns.pop(name, None)
+            else:
+                ns[name] = old
+
+
+_ABSENT = object()
+
+
+class _NumberMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.__mro__[1])
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.__mro__[1])
+
+
+def _symbolic_type(kind):
+    real = kind.__mro__[1]
+
+    class Number(real, metaclass=_NumberMeta):
+        def __new__(cls, *a, **kw):
+            if len(a) == 1 and not kw and isinstance(a[0], Tensor) and a[0].numel() == 1 \
+                    and _traced_by_us(a[0]):
+                return kind(1)
+            return real(*a, **kw)
+    Number.__name__ = Number.__qualname__ = real.__name__
+    return Number
+
+
+def _guard(name, kind):
+    """A comparison (or truth value) of a symbolic number: an error in the user's code; the
+    plain number's answer in torchish's and JAX's (dtype and range checks)."""
+    base = getattr(kind.__mro__[1], name)
+
+    def op(self, *other):
+        caller = sys._getframe(1).f_code.co_filename
+        if caller.startswith(_HERE) or caller.startswith(_JAX_DIR):
+            return base(self, *other)
+        raise _GuardOnData(_GUARD_MESSAGE + _data_dependent_message(_user_stack()))
+    return op
+
+
+_JAX_DIR = os.path.dirname(jax.__file__)
+
+
+def _sym_op(name, kind):
+    base = getattr(kind.__mro__[1], name)
+
+    def op(self, *other):
+        out = base(self, *other)
+        if out is NotImplemented or not isinstance(out, (int, float)):
+            return out
+        return (_SymFloat if isinstance(out, float) else _SymInt)(out)
+    return op
+
+
+class _SymFloat(float):
+    """What PyTorch's `float(t)` gives with `fullgraph=True`: a symbolic number. Arithmetic
+    keeps it symbolic; comparing it or taking its truth value is Python control flow on data
+    (PyTorch's `UserError` "Could not guard on data-dependent expression")."""
+    __slots__ = ()
+
+
+class _SymInt(int):
+    """PyTorch's symbolic `int(t)` (see `_SymFloat`)."""
+    __slots__ = ()
+
+
+for _kind in (_SymFloat, _SymInt):
+    for _name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__"):
+        setattr(_kind, _name, _guard(_name, _kind))
+    _kind.__hash__ = _kind.__mro__[1].__hash__
+    for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+        for _n in (f"__{_name}__", f"__r{_name}__"):
+            setattr(_kind, _n, _sym_op(_n, _kind))
+    for _n in ("__neg__", "__pos__", "__abs__"):
+        setattr(_kind, _n, _sym_op(_n, _kind))

@@ -32,7 +32,8 @@ _STATIC_TYPES = frozenset(_CONST_TYPES + (_dtype_cls, _device_cls))
 _STATIC = object()     # an argument slot holding a static (hashed) value
 _NON_LEAF = object()   # an argument slot holding a tensor a graph made (see `_is_activation`)
 _LEAF = object()       # an argument slot holding a leaf needing grad (see `_is_fresh_leaf`)
-_MARKERS = (_STATIC, _NON_LEAF, _LEAF)
+_VIEW = object()       # an argument slot holding a view read per call (see `_is_view_input`)
+_MARKERS = (_STATIC, _NON_LEAF, _LEAF, _VIEW)
 _CALL = getattr(operator, "call", lambda f: f())
 _CHAIN = itertools.chain.from_iterable
 
@@ -53,15 +54,14 @@ def _probe(tensor):
     return sys.getrefcount(tensor), sys.getrefcount(tensor.x)
 
 
-_TENSOR_REFS, _STORAGE_REFS = _reference_counts()
-
-
-def _sole_grad(g):
+def _sole_grad(g, refs):
     """Whether a parameter's `.grad` `g` (a local of the caller) and its storage are held by
     nothing but that parameter and `g` itself (a plain tensor: no view, no alias, no saved
-    value of a graph)."""
-    return (g._view is None and g._base is None and sys.getrefcount(g) <= _TENSOR_REFS
-            and sys.getrefcount(g._storage) <= _STORAGE_REFS)
+    value of a graph). `refs`: what `_reference_counts` says now (measured per call: a frame
+    evaluator installed later, as PyTorch's dynamo installs, holds one more reference to a
+    function's arguments)."""
+    return (g._view is None and g._base is None and sys.getrefcount(g) <= refs[0]
+            and sys.getrefcount(g._storage) <= refs[1])
 
 
 def _is_activation(a):
@@ -76,6 +76,16 @@ def _is_fresh_leaf(a):
     wanted), read per call like a batch: a `.grad` the step gives it is written back."""
     return (isinstance(a, Tensor) and a._requires_grad and a._grad_fn is None
             and a._grad is None and a._view is None)
+
+
+def _is_view_input(a):
+    """Whether `a` is a view (a batch sliced from a dataset tensor, a row of a weight, an
+    expanded leaf) read per call into a slot of its own holding its values, as PyTorch takes
+    any tensor argument as a graph input: a new view each call does not retrace, and its
+    gradient flows to the view's own graph node (or its `.grad`, for a leaf view). Not when
+    it carries a `.grad` (guarded like state then)."""
+    return (isinstance(a, Tensor) and a._view is not None and a._grad is None
+            and not a._retains_grad)
 
 
 def _is_static(a):
@@ -136,7 +146,7 @@ class _Plan:
     """
     _compile_bookkeeping = True   # (the walk skips compile's own objects)
 
-    def __init__(self, roots, values, kwnames, depth=3):
+    def __init__(self, roots, values, kwnames, depth=3, view_slots=True, grads=True):
         from .nn import Module
         self.kwnames = kwnames
         self.tensors, self.storages, self.owners, self.index = [], [], [], {}
@@ -148,8 +158,10 @@ class _Plan:
         self.kinds = []
         arg_roots = []
         for a in values:
-            if isinstance(a, Tensor) and not (a._requires_grad or a._grad_fn is not None
-                                              or a._grad is not None):
+            if view_slots and _is_view_input(a):
+                self.kinds.append(_VIEW)
+            elif isinstance(a, Tensor) and not (a._requires_grad or a._grad_fn is not None
+                                                or a._grad is not None):
                 self.kinds.append(None)
             elif _is_activation(a):
                 self.kinds.append(_NON_LEAF)
@@ -231,6 +243,7 @@ class _Plan:
             elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)):
                 self.sources.append(obj.__dict__.values)
                 stack.extend((v, d + 1) for v in vars(obj).values())
+        self._unshare_views(values)
         self.groups = [g for o in self.optimizers for g in o.param_groups]
         self.orders = [[p for g in o.param_groups for p in g["params"]]
                        for o in self.optimizers]
@@ -240,9 +253,11 @@ class _Plan:
             layout = []
             for i, p in enumerate(order):
                 st = o.state.get(p)
+                if st is None:
+                    continue
+                self.sources.append(st.values)   # (an empty one too: the step may fill it)
                 if not st:
                     continue
-                self.sources.append(st.values)
                 entry = []
                 for k in sorted(st):
                     v = st[k]
@@ -262,6 +277,9 @@ class _Plan:
         # Tensors that are not parameters but hold a .grad (retain_grad) carry it too.
         pids = {id(p) for p in self.params}
         self.params += [t for t in self.tensors if t._grad is not None and id(t) not in pids]
+        self.carries_grads = grads
+        if not grads:   # (a compiled Module's forward runs without grad mode: whether the
+            self.params = []   # `.grad`s exist is no part of it; see `_Compiled.grads`)
         self.tindex = {id(t): i for i, t in enumerate(self.tensors)}
         # tensors needing grad that view some storage element more than once (`expand`): a
         # slot of their own holding the view's values, so gradients are per viewed element
@@ -285,6 +303,26 @@ class _Plan:
             kwnames,
         )
         self.fast = {}
+
+    def _unshare_views(self, values):
+        """A view argument whose storage is state or another tensor argument's keeps reading
+        that storage (an in-place write through one must reach the other): its old kind."""
+        shared = set(self.index)
+        shared.update(id(a._storage) for a, k in zip(values, self.kinds)
+                      if isinstance(a, Tensor) and k is not _VIEW)
+        for j, (a, k) in enumerate(zip(values, self.kinds)):
+            if k is _VIEW and id(a._storage) in shared:
+                self.kinds[j] = self._guarded_tensor(a)
+
+    def _guarded_tensor(self, a):
+        """The kind of a tensor argument that is not read per call: None for a plain one
+        (its storage read per call), else the tensor itself, guarded like state."""
+        if not (a._requires_grad or a._grad_fn is not None or a._grad is not None):
+            return None
+        self._add_tensor(a)
+        if a.is_leaf and a.requires_grad:
+            self.params.append(a)
+        return a
 
     def _add_tensor(self, t):
         st = t._storage
@@ -312,12 +350,13 @@ class _Plan:
         dyn = []       # tensors read per call (grads, batches): their versions follow eager
         sig = []
         sole = set()   # slots of `.grad`s only their parameter holds (see `_sole_grad`)
+        refs = _reference_counts() if self.params else None
         for p in self.params:
             g = p._grad
             if g is None:
                 sig.append(None)
                 continue
-            alone = _sole_grad(g)   # (before `owners` holds it too)
+            alone = _sole_grad(g, refs)   # (before `owners` holds it too)
             key = id(g._storage)
             i = index.get(key)
             if i is None:
@@ -356,8 +395,23 @@ class _Plan:
                 if isinstance(a, Tensor) or not _is_static(a):
                     return None
                 sig.append(_static_key(a))
+            elif kind is _VIEW:
+                if not _is_view_input(a):
+                    return None
             elif a is not kind:
                 return None
+        # view arguments: a slot each holding the view's values (`_compile_step._pure` swaps
+        # it in for the trace), after the storages anything else reads
+        for a, kind in zip(values, self.kinds):
+            if kind is _VIEW:
+                if id(a._storage) in index or id(a._storage) in local:
+                    return None   # (shared now: see `_unshare_views`)
+                data = a._data
+                sig.append((len(storages), data.shape, data.dtype, a._requires_grad,
+                            a._grad_fn is None))
+                storages.append(Storage(data, a.device))
+                owners.append(a)
+                dyn.append(a)
         for t in self.spread:   # (last: `_compile_step._pure` finds them there)
             storages.append(Storage(t._data, t.device))
             owners.append(t)

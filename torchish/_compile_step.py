@@ -20,8 +20,8 @@ from ._storage import held_elsewhere
 from . import _random_trace
 from .autograd import grad_mode, graph
 from .compiler import STANCE as _STANCE
-from ._compile_capture import CompileError, _GuardOnData, call_user
-from ._compile_plan import _Plan, _MISSING, _LEAF
+from ._compile_capture import CompileError, _GuardOnData, call_user, symbolic_numbers
+from ._compile_plan import _Plan, _MISSING, _LEAF, _VIEW
 from ._compile_writeback import write_back
 
 _GET_LR = operator.itemgetter("lr")
@@ -82,6 +82,36 @@ _ITEM_LOGGED = []
 
 # ---- one compiled signature ----------------------------------------------------------------
 
+class _ViewWritten(CompileError):
+    """The traced step wrote into a view argument's own slot (see `_Plan.bind`)."""
+
+
+class _GradsWritten(CompileError):
+    """A compiled Module's forward, which carries no `.grad`s, set one (a backward inside)."""
+
+
+class _StateCreated(Exception):
+    """The traced step created optimizer state: args[0] lists (optimizer, group, param)."""
+
+
+def _state_created(plan, saved_opt):
+    """Raise `_StateCreated` if the traced step created the state of parameters that had
+    none, and their optimizer's own step creates it with `_prepare` (not a user's step)."""
+    from .optim.optimizer import Optimizer
+    made = []
+    for o, (state, before) in zip(plan.optimizers, saved_opt):
+        kind = type(o)
+        if kind._prepare is Optimizer._prepare or not getattr(
+                kind.step, "__module__", "").startswith("torchish.optim"):
+            continue
+        for group in o.param_groups:   # (`_prepare` makes the whole state where it makes
+            # a `step` counter; SGD's momentum buffer is the step's own copy of the gradient)
+            made += [(o, group, p) for p in group["params"]
+                     if "step" in state.get(p, ()) and p not in before]
+    if made:
+        raise _StateCreated(made)
+
+
 _EAGER = object()  # the cache entry of a signature whose trace hit data-dependent code
 _ALL_COMPILED = weakref.WeakSet()   # for `torch.compiler.reset()`
 _TRACING = [0]   # how many compiled functions are being traced (a nested one is inlined)
@@ -123,6 +153,9 @@ class _Compiled:
         self.cache = {}
         self.plan = None
         self._retrying = False
+        self.view_slots = True   # view arguments read per call (see `_Plan._unshare_views`)
+        self.init_state = True   # optimizer state not there yet is created before tracing
+        self.grads = not forward_only   # `.grad`s carried in and out (see `_GradsWritten`)
         self.breaks = None   # an explain trace's `_Breaks` (see `_dynamo.backends.explain`)
         _ALL_COMPILED.add(self)
 
@@ -142,8 +175,13 @@ class _Compiled:
         if plan is not None and plan.kwnames == tuple(kwargs) and len(plan.kinds) == len(values):
             bound = plan.bind(values)
         if bound is None:
-            plan = self.plan = _Plan(self.roots_fn(), values, tuple(kwargs))
+            plan = self.plan = _Plan(self.roots_fn(), values, tuple(kwargs),
+                                     view_slots=self.view_slots, grads=self.grads)
             bound = plan.bind(values)
+            if bound is None:   # (view arguments sharing storage only as bound: see `bind`)
+                plan = self.plan = _Plan(self.roots_fn(), values, tuple(kwargs),
+                                         view_slots=False, grads=self.grads)
+                bound = plan.bind(values)
         storages, owners, holders, dyn, sole = bound
         arrays = [st.data for st in storages]
         lrs = [lr._data if isinstance(lr, Tensor) else lr for lr in map(_GET_LR, plan.groups)]
@@ -154,8 +192,29 @@ class _Compiled:
             if entry is None:
                 if _STANCE[0] != "default" and self._stance_refuses():
                     return self.fn(*args, **kwargs)
-                entry = self.cache[key] = self._new_entry(
-                    plan, storages, owners, holders, arrays, lrs, args, kwargs)
+                try:
+                    entry = self.cache[key] = self._new_entry(
+                        plan, storages, owners, holders, arrays, lrs, args, kwargs)
+                except _StateCreated as exc:
+                    # PyTorch creates an optimizer's state before tracing its step, so the
+                    # step compiles once: create it eagerly, as the step would, and trace
+                    # again
+                    self.init_state = False
+                    with grad_mode.no_grad():
+                        for o, group, p in exc.args[0]:
+                            o._prepare(group, p)
+                    self.plan = None
+                    return self(*args, **kwargs)
+                except (_ViewWritten, _GradsWritten) as exc:
+                    # the step writes into a view argument: read its storage instead, so
+                    # the write reaches the base (the view's identity guarded again); or a
+                    # forward sets `.grad`s: carry them
+                    if isinstance(exc, _ViewWritten):
+                        self.view_slots = False
+                    else:
+                        self.grads = True
+                    self.plan = None
+                    return self(*args, **kwargs)
             plan.fast[dyn] = entry
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
@@ -226,12 +285,18 @@ class _Compiled:
             entry = self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
             counters["stats"]["unique_graphs"] += 1
             return entry
+        except (_ViewWritten, _GradsWritten, _StateCreated):
+            raise
         except CompileError as exc:
             if self.fullgraph:
                 # PyTorch compiles `float(t)`/`int(t)` then (a symbolic number); torchish
-                # cannot trace them: eager
+                # cannot trace them: eager, unless Python branches on that number
                 if exc.of_item and self.breaks is None:
-                    return _EAGER
+                    guard = self._guard_on_number(exc, plan, storages, holders, arrays, lrs,
+                                                  args, kwargs)
+                    if guard is None:
+                        return _EAGER
+                    exc = guard
                 if isinstance(exc, Unsupported):
                     raise
                 from ._dynamo.exc import UserError
@@ -253,6 +318,29 @@ class _Compiled:
             _LOG.warning(f"torchish.compile: compiling {_describe(self.fn)} failed "
                          f"({type(exc).__name__}: {exc}); running it eagerly instead.")
             return _EAGER
+
+    def _guard_on_number(self, exc, plan, storages, holders, arrays, lrs, args, kwargs):
+        """Trace again with `float(t)`/`int(t)` giving symbolic stand-ins in the compiled
+        function's module and the one of the line that failed: the `_GuardOnData` where
+        Python compares one or takes its truth value (PyTorch's `UserError` with
+        `fullgraph=True`), else None. The trace is thrown away."""
+        spaces = {}
+        fn = getattr(self.fn, "forward", self.fn)
+        for g in (getattr(fn, "__globals__", None),
+                  *(vars(m) for m in list(sys.modules.values())
+                    if exc.user_stack and getattr(m, "__file__", None)
+                    == exc.user_stack[-1].filename)):
+            if isinstance(g, dict):
+                spaces[id(g)] = g
+        pure = functools.partial(self._pure, _Entry(), plan, storages, holders, args, kwargs)
+        try:
+            with symbolic_numbers(spaces.values()):
+                jax.make_jaxpr(pure)(*arrays, *lrs, _random_trace.next_key(False))
+        except _GuardOnData as guard:
+            return guard
+        except Exception:
+            return None
+        return None
 
     def _build(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
         entry = _Entry()
@@ -340,6 +428,7 @@ class _Compiled:
         with jax.ensure_compile_time_eval():
             saved = [st.data for st in storages]
         saved_grads = [p._grad for p in plan.params]
+        uncarried = [] if plan.carries_grads else [(t, t._grad) for t in plan.tensors]
         saved_lrs = [g["lr"] for g in plan.groups]
         saved_opt = [(o.state, {p: (s, dict(s)) for p, s in o.state.items()})
                      for o in plan.optimizers]
@@ -348,15 +437,19 @@ class _Compiled:
             if id(t._vc) not in seen_vc:
                 seen_vc.add(id(t._vc))
                 vcs.append((j, t._vc, t._vc[0]))
-        spread = [(t, t._storage, t._view) for t in plan.spread]
         values = args + tuple(kwargs.values()) if kwargs else args
+        # tensors read through a slot of their own holding their values (the last slots)
+        views = [values[j] for j, k in enumerate(plan.kinds) if k is _VIEW]
+        spread = [(t, t._storage, t._view) for t in views + plan.spread]
+        n_views = len(views)
         leaf_args = [j for j, k in enumerate(plan.kinds)   # (not state: `plan.params` has those)
-                     if k is _LEAF and id(values[j]) not in plan.tindex]
+                     if (k is _LEAF or k is _VIEW and values[j]._requires_grad
+                         and values[j]._grad_fn is None) and id(values[j]) not in plan.tindex]
         try:
             for st, a in zip(storages, ins):
                 st.data = a
             for (t, _, _), st in zip(spread, storages[n - len(spread):]):
-                t._storage, t._view = st, None   # (see `_Plan.spread`)
+                t._storage, t._view = st, None   # (see `_Plan.spread`, `_Plan.bind`)
             for g, lr in zip(plan.groups, lr_in):
                 g["lr"] = lr
             runs_before = graph.BACKWARD_RUNS[0]
@@ -373,8 +466,14 @@ class _Compiled:
             finally:
                 _TRACING[0] -= 1
             entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
-            if any(st.data is not a for st, a in zip(storages[n - len(spread):],
-                                                     ins[n - len(spread):])):
+            if any(t._grad is not g for t, g in uncarried):
+                raise _GradsWritten("torchish.compile: a forward that sets `.grad`")
+            tail = n - len(spread)
+            if any(st.data is not a for st, a in zip(storages[tail:tail + n_views],
+                                                     ins[tail:tail + n_views])):
+                raise _ViewWritten("torchish.compile: an in-place write to a view argument")
+            if any(st.data is not a for st, a in zip(storages[tail + n_views:],
+                                                     ins[tail + n_views:])):
                 raise CompileError("torchish.compile: an in-place write to an expanded tensor")
             leaves, entry.treedef = jax.tree_util.tree_flatten(
                 result, is_leaf=lambda x: isinstance(x, Tensor))
@@ -422,6 +521,9 @@ class _Compiled:
                     entry.grad_actions.append((k, "new", (len(out), g._vc[0])))
                     out.append(g._data)
             entry.opt_actions = []
+            if self.init_state and self.breaks is None and not entry.grad_actions:
+                # (a step that makes `.grad`s traces again on its next call anyway)
+                _state_created(plan, saved_opt)
             for oi, (o, (_, before_all)) in enumerate(zip(plan.optimizers, saved_opt)):
                 pos = {id(p): i for i, p in enumerate(plan.orders[oi])}
                 for p, st in o.state.items():
@@ -462,6 +564,8 @@ class _Compiled:
                     st.data = a
             for p, g in zip(plan.params, saved_grads):
                 p._grad = g
+            for t, g in uncarried:
+                t._grad = g
             for j in leaf_args:
                 values[j]._grad = None
             for g, lr in zip(plan.groups, saved_lrs):

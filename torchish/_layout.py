@@ -1,5 +1,5 @@
-"""`torch.layout` and its values. Every torchish tensor is strided (dense); the sparse layouts
-exist as names so that code comparing or passing them keeps working."""
+"""`torch.layout` and its values. Tensors are strided (dense), or sparse COO (`_sparse_coo.py`);
+the other sparse layouts exist as names so that code comparing or passing them keeps working."""
 
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged"]

@@ -112,6 +112,27 @@ def _new_tensor(cls=None):
     return t
 
 
+def _bool_argument(fn, name, args, kwargs, default=True):
+    """The one bool argument of a method taking `name` (PyTorch's parser: a bool, nothing
+    else, positionally or by name)."""
+    if len(args) > 1:
+        raise TypeError(f"{fn}() takes from 0 to 1 positional arguments but {len(args)} were "
+                        "given")
+    for key in kwargs:
+        if key != name or args:
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{key}'" if key != name
+                            else f"{fn}() got multiple values for argument '{name}'")
+    value = args[0] if args else kwargs.get(name, default)
+    if type(value) is not bool:
+        where = " (position 1)" if args else ""
+        kind = type(value)
+        kind = kind.__name__ if kind.__module__ in ("builtins", "torchish") else \
+            f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+        kind = "Tensor" if isinstance(value, Tensor) else kind
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {kind}")
+    return value
+
+
 def _wrap(array, device=None, requires_grad=False):
     """A new leaf tensor owning `array` (a jax.Array or tracer)."""
     t = _new_tensor()
@@ -174,6 +195,12 @@ _VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't 
               "please file a bug report.")
 
 
+def _compressed_unsupported(name):
+    from ._unsupported import UnsupportedError
+    return UnsupportedError(f"torch.Tensor.{name} is not supported by torchish yet (of the "
+                            "sparse layouts, only sparse_coo is)")
+
+
 class Tensor:
     __slots__ = ("_storage", "_view", "_cache", "_cache_base", "_requires_grad", "_grad",
                  "_grad_fn", "_output_nr", "_base", "_acc", "_hooks", "_post_acc_hooks",
@@ -231,6 +258,10 @@ class Tensor:
         if not isinstance(data, Tensor):
             raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
                             f"not {type(data).__name__}")
+        if data.layout is not strided:   # (a sparse tensor's storage holds its values alone)
+            from ._unsupported import UnsupportedError
+            raise UnsupportedError(f"torchish: Tensor._make_subclass of a {data.layout} tensor "
+                                   "is not supported yet")
         t = _alias(data, cls=cls)
         t._base = data._base
         if require_grad:
@@ -401,6 +432,25 @@ class Tensor:
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
 
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        from ._sparse_ops import dense_to_sparse   # (sparse support loads on first use)
+        return dense_to_sparse(self, sparse_dim, layout=layout)
+
+    def to_sparse_coo(self):
+        return self.to_sparse()
+
+    def to_sparse_csr(self, dense_dim=None):
+        raise _compressed_unsupported("to_sparse_csr")
+
+    def to_sparse_csc(self, dense_dim=None):
+        raise _compressed_unsupported("to_sparse_csc")
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        raise _compressed_unsupported("to_sparse_bsr")
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        raise _compressed_unsupported("to_sparse_bsc")
+
     def is_nonzero(self):
         from ._functions import is_nonzero
         return is_nonzero(self)
@@ -456,13 +506,16 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self._grad_fn is not None:
             # PyTorch: the attribute cannot be set at all on a non-leaf (requires_grad_(True)
             # can); setting it True words the error shorter
             raise RuntimeError(_NON_LEAF_MSG + ("" if flag else _NON_LEAF_HINT))
         self.requires_grad_(flag)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, *args, **kwargs):
+        requires_grad = _bool_argument("requires_grad_", "requires_grad", args, kwargs)
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(_NON_LEAF_MSG + _NON_LEAF_HINT)
@@ -612,6 +665,8 @@ class Tensor:
 
     @data.setter
     def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
         self._storage = other._storage
         self._view = other._view
         self._cache, self._cache_base = other._cache, other._cache_base

@@ -63,6 +63,16 @@ def _location_tag(device):
     return f"{device.type}:{device.index or 0}"
 
 
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
+
+
+def _sparse(t):
+    """A sparse COO tensor as PyTorch pickles it: its indices, values, size, coalescedness."""
+    return _Reduce(_REBUILD_SPARSE, (_Reduce(_GET_LAYOUT, ("torch.sparse_coo",)), (
+        t._indices(), t._values(), t.shape, t.is_coalesced())))
+
+
 def _make_converter():
     T = _torchish()
     param_cls = _parameter_class(T)
@@ -110,7 +120,7 @@ def _make_converter():
         if rep is not None:
             return rep
         if isinstance(obj, T.Tensor):
-            rep = record(obj)
+            rep = record(obj) if obj.layout is T.strided else _sparse(obj)
         elif t is T.dtype:
             return _Global("torch", obj.name)
         elif t is T.Size:
@@ -165,6 +175,13 @@ class _TorchishBackend(RecordBackend):
 
     def layout(self, name):
         return getattr(self.T, str(name).rpartition(".")[2], name)
+
+    def sparse(self, layout, data):
+        if layout is not self.T.sparse_coo:
+            raise RuntimeError(f"torchish can't load a {layout} tensor from a checkpoint")
+        indices, values, size = data[:3]
+        return self.T.sparse_coo_tensor(indices, values, size, check_invariants=False,
+                                        is_coalesced=data[3] if len(data) > 3 else None)
 
     def _target(self, location):
         """Where `map_location` (when not a callable) sends a storage saved at `location`."""

@@ -15,6 +15,7 @@ from .._unsupported import module_getattr
 
 from . import exc  # noqa: F401  (loaded with torchish: its classes present as torch's)
 from . import eval_frame  # noqa: F401
+from . import utils  # noqa: F401  (`torch._dynamo.utils.counters` after `import torch`)
 from .eval_frame import OptimizedModule  # noqa: F401
 from ..compiler import (reset, is_compiling, disable, allow_in_graph,  # noqa: F401
                         assume_constant_result, set_stance)

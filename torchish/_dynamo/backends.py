@@ -93,7 +93,8 @@ class ExplainOutput:
     ends at a break gives a break reason (PyTorch's reason text for those breaks), and there
     is one break fewer than graphs (after a stop, the rest is taken as one more graph).
     `ops_per_graph` names each torchish op by the XLA primitives it lowered to, cut where the
-    graphs end; `graphs` holds one `GraphModule` stand-in for the whole trace (none after a
+    graphs end (after a stop, the last graph lists the ops the eager run did past it, by
+    PyTorch's op names); `graphs` holds one `GraphModule` stand-in for the whole trace (none after a
     stop). Guards are not listed."""
     graphs: list
     graph_count: int
@@ -134,17 +135,18 @@ def explain(fn, args, kwargs):
     from .exc import Unsupported
     compiled = compile(fn, fullgraph=True)
     breaks = compiled._compiled.breaks = _Breaks()
+    eager = None   # the ops of the eager run, after a stop
     try:
         compiled(*args, **kwargs)
     except Unsupported as exc:
-        fn(*args, **kwargs)
+        eager = _eager_ops(fn, args, kwargs)
         if not (breaks.stopped or breaks.rerun):   # (stopped before the user's code ran)
             breaks.found.append((str(exc), list(exc.user_stack), None))
             breaks.stopped = True
         entries = []
     else:
         entries = [e for e in compiled._compiled.cache.values() if e is not _EAGER]
-    ops = [_op_names(e.jaxpr) for e in entries]
+    ops = [_op_names(e.jaxpr.jaxpr.eqns) for e in entries]
     if not breaks.found:
         return ExplainOutput([GraphModule(e) for e in entries], len(entries), 0, [],
                              sum(map(len, ops)), ops)
@@ -152,16 +154,38 @@ def explain(fn, args, kwargs):
     if len(ops) == 1 and None not in ends and ends[-1] == len(ops[0]):
         # the one trace, cut where PyTorch's graphs end
         ops = [ops[0][a:b] for a, b in zip([0] + ends[:-1], ends)]
+    elif breaks.eqns is not None:
+        # the trace up to where it stopped (or, printing a tensor, ran eagerly), cut the same
+        # way; after a stop, the eager run's later ops are the last graph's
+        names = _op_names(breaks.eqns)
+        bounds = ends[:-1] if breaks.stopped else ends
+        if None not in bounds:
+            ops = [names[a:b] for a, b in zip([0] + bounds[:-1], bounds)]
+            if breaks.stopped:
+                ops.append(eager[len(names):] if eager and len(eager) > len(names) else [])
     reasons = [GraphCompileReason(r, stack) for r, stack in reasons]
     return ExplainOutput([GraphModule(e) for e in entries], len(ends), len(ends) - 1, reasons,
                          sum(map(len, ops)), ops)
 
 
-def _op_names(closed):
+def _eager_ops(fn, args, kwargs):
+    """Run `fn` eagerly (as explain does after a stop), naming the ops it ran (PyTorch's op
+    names, from the profiler; None while the user's own profile records)."""
+    from .. import profiler
+    if profiler.ACTIVE[0] is not None:
+        fn(*args, **kwargs)
+        return None
+    with profiler.profile() as prof:
+        fn(*args, **kwargs)
+    return [e.name.removeprefix("aten::") for e in prof.events()
+            if getattr(e, "cpu_parent", None) is None]
+
+
+def _op_names(eqns):
     """Each torchish op of a trace (one jitted call each) named by the XLA primitives it
     lowered to, e.g. `mul`, `sin`, `reduce_max+sub+exp+reduce_sum+div`."""
     names = []
-    for eqn in closed.jaxpr.eqns:
+    for eqn in eqns:
         inner = eqn.params.get("jaxpr")
         if inner is not None and eqn.primitive.name in ("jit", "pjit"):
             prims = [e.primitive.name for e in getattr(inner, "jaxpr", inner).eqns

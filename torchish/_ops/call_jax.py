@@ -71,6 +71,8 @@ def call_jax(name, fn, inputs, key=None):
             node = call_jax_record(name, live_fn, leaves, tensors, edges,
                                    [(outs[i].shape, outs[i].dtype) for i in live],
                                    key=None if key is None else (key, tuple(live)))
+            if None in tensors:   # constants and index arrays get no edge, as in PyTorch
+                node._shown = [i for i, t in enumerate(tensors) if t is not None]
             for j, i in enumerate(live):
                 outs[i]._grad_fn = node
                 outs[i]._output_nr = j

@@ -6,6 +6,7 @@ import inspect
 import sys
 
 from .._tensor import Tensor
+from .arg_parser import REQUIRED, numpy_names, parse, parsed_by_pytorch
 from .argcheck import _argcheck
 from .dispatch import dispatch, dispatch_out
 from .errors import ArgumentTypeError
@@ -149,11 +150,11 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.inplace_backward = None
         REGISTRY[opname] = definition
         definition.sig = sig
+        definition.bindings = {"function": function, "method": method, "inplace": inplace,
+                               "dunders": dunders, "nn": nn, "aliases": aliases}
         fn = _generate(definition, sig, "dispatch")
         _register(fn, definition, "torch." + opname)
         definition.function = fn
-        definition.bindings = {"function": function, "method": method, "inplace": inplace,
-                               "dunders": dunders, "nn": nn, "aliases": aliases}
         if inplace:
             definition.inplace_fn = _generate(definition, sig, "dispatch_inplace",
                                               opname + "_", self_param=next(iter(sig.parameters)))
@@ -187,8 +188,14 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     the parameter bound as self), positions counted without self; a dunder returns
     NotImplemented instead, so Python raises its own operator TypeError (`t + [1]`) or
     compares by identity (`t == None`). (A try block costs nothing until it catches.)
+    Where PyTorch's argument parser reads the call, a required parameter defaults to a marker
+    and NumPy's `axis`/`keepdims` are keyword-only parameters: `arg_parser.parse` handles a
+    call that leaves one out or uses those names.
     """
-    params, defaults = [], {}
+    fname = fname or definition.name
+    params, defaults, required = [], {}, []
+    parsed = parsed_by_pytorch(definition, fname, dunder)
+    aliases = numpy_names(sig, self_param) if parsed else {}
     star = False
     for p in sig.parameters.values():
         text = p.name
@@ -201,10 +208,17 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         if p.default is not inspect.Parameter.empty:
             defaults[f"_d_{p.name}"] = p.default
             text += f"=_d_{p.name}"
+        elif p.kind is not p.VAR_POSITIONAL and parsed:
+            required.append(p.name)   # (a missing one is PyTorch's TypeError, below)
+            text += "=_REQUIRED"
         params.append(text)
+    numpy = [a for names in aliases.values() for a in names]
+    if numpy:
+        params += [f"{a}=_REQUIRED" for a in numpy] if star else \
+            ["*"] + [f"{a}=_REQUIRED" for a in numpy]
+        star = True
     dyn = "".join(f"{n}, " for n in definition.tensors)
     stat = "".join(f"{n}, " for n in definition.statics)
-    fname = fname or definition.name
     body = f"    return _entry(_op, ({dyn}), ({stat}))\n"
     if definition.identity_if is not None:
         first = next(iter(sig.parameters))
@@ -219,9 +233,17 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
                 f"        return _out(_op, ({dyn}), ({stat}), out, {fname!r})\n" + body)
     if definition.argcheck is not None:
         body = _catch_argument_errors(body, fname, self_param, dunder)
+    if required or numpy:   # (one comparison per name: a call pays only for the `is`)
+        names = required + [n for n in aliases if n not in required]
+        tests = [f"{n} is _REQUIRED" for n in required] + [
+            f"{a} is not _REQUIRED" for a in numpy]
+        body = (f"    if {' or '.join(tests)}:\n"
+                f"        {''.join(n + ', ' for n in names)}= _parse(_op, {fname!r}, "
+                f"{self_param!r}, locals(), {tuple(names)!r})\n" + body)
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
-                     _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor)
+                     _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
+                     _REQUIRED=REQUIRED, _parse=parse)
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__

@@ -1001,8 +1001,29 @@ def linalg_lstsq_solution(A, B):
     return jnp.linalg.lstsq(A, B)[0]
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSolveTriangularBackward0", method=False)
+def _triangular_dtype(compute, A, B, **_):
+    # the kernel runs in A's dtype, B cast to it (raised after the body's shape checks)
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A.dtype.itemsize == 2:
+        return NotImplementedError(f'"triangular_solve_cpu" not implemented for '
+                                   f"'{A.dtype._legacy}'")
+    return None
+
+
+@op(promote=P.INT_TO_FLOAT, promoted=("A",), grad_fn="LinalgSolveTriangularBackward0",
+    method=False, check=_triangular_dtype)
 def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    name = "linalg.solve_triangular"
+    _square(name, A)
+    if B.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    if A.shape[-1] != B.shape[-2 if left else -1]:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    from .errors import broadcast_error
+    message = broadcast_error([B.shape[:-2], A.shape[:-2]])
+    if message:
+        raise RuntimeError(message)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         Bt = jnp.swapaxes(B, -1, -2)
         return jnp.swapaxes(jax.scipy.linalg.solve_triangular(

@@ -469,20 +469,27 @@ def _value_check(compute, input, tensor1, tensor2, *, value):
     saves={"tensor1": ("tensor2",), "tensor2": ("tensor1",)})
 def addcmul(input, tensor1, tensor2, *, value=1):
     _reject("addcmul_cpu_out", input, "b")
+    if _is_int(input) and isinstance(value, float) and abs(value) < 2.0 ** 63:
+        value = int(value)   # PyTorch converts `value` to the integer type first (0.5 -> 0)
     return input + value * tensor1 * tensor2
 
 
-@op(opmath=True, grad_fn="AddcdivBackward0", inplace=True, check=_value_check,
-    saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")})
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    if _is_int(input):
-        raise RuntimeError(
+def _addcdiv_check(compute, input, tensor1, tensor2, *, value):
+    # whatever `input` is: PyTorch looks at the two operands of the division
+    if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
+        return RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
+    return _value_check(compute, input, tensor1, tensor2, value=value)
+
+
+@op(opmath=True, grad_fn="AddcdivBackward0", inplace=True, check=_addcdiv_check,
+    saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")})
+def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * (tensor1 / tensor2)
 
 

@@ -2,7 +2,6 @@
 var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
 counting live in `sorting.py`."""
 import math
-import sys
 import warnings
 
 import jax
@@ -12,7 +11,8 @@ from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .half_grad import pytorch_grad
 from .composite import composite, rebind
-from . import signed_ties
+from . import overloads, signed_ties
+from .arg_parser import REQUIRED, numpy_axis
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
@@ -307,7 +307,13 @@ def _warn_no_dof(name, input, dim, correction):
 def _unbiased_overload(name, fn):
     """`var(x, True)` is the (input, unbiased) overload: resolved here so that the op's
     static `dim` is never a bool (True == 1 would share a compiled plan with dim=1)."""
-    def resolved(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    def resolved(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None,
+                 axis=REQUIRED, keepdims=REQUIRED):
+        dim = numpy_axis(name, dim, axis, None)   # NumPy's names, as PyTorch's parser reads
+        if keepdims is not REQUIRED:
+            if keepdim is not False:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'keepdims'")
+            keepdim = keepdims
         if isinstance(dim, bool):
             dim, unbiased = None, dim
         _warn_no_dof(name, input, dim, _correction(unbiased, correction))
@@ -600,42 +606,31 @@ def equal(input, other):
 
 # ---- overloads resolved in Python (one op per PyTorch overload) --------------------------
 
-_ABSENT = object()
+# PyTorch's overloads, as its argument parser prints them
+_WHOLE = "Tensor input, *, Tensor out = None"
+_BINARY = "Tensor input, Tensor other, *, Tensor out = None"
+_BY_DIM = "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"
 
 
 def _overloaded(name, full, by_dim, binary=None, method=False):
     """`max`/`min`/`median`: the overload without `dim` (the whole tensor), with `dim`, or
-    (max/min) with another tensor. A None `dim`, or `keepdim` without `dim`, fits none of
-    PyTorch's overloads: its parser's TypeError."""
-    def fn(input, dim=_ABSENT, keepdim=_ABSENT, *, out=None):
-        from .._tensor import Tensor
-        if isinstance(dim, Tensor) and binary is not None:
-            return binary(input, dim)
-        if dim is None or (dim is _ABSENT and keepdim is not _ABSENT):
-            raise _no_overload(name, method, binary is not None, dim, keepdim, sys._getframe(1))
-        if dim is _ABSENT:
-            return full(input)
-        return by_dim(input, dim, False if keepdim is _ABSENT else keepdim)
+    (max/min) with another tensor, chosen (or refused) as PyTorch's argument parser does."""
+    texts = [_WHOLE, _BINARY, _BY_DIM] if binary is not None else ["Tensor input", _BY_DIM]
+    sigs = overloads.signatures(texts, method)
+    calls = [lambda input: full(input), lambda input, other: binary(input, other),
+             lambda input, dim, keepdim=False: by_dim(input, dim, keepdim)]
+    if binary is None:
+        del calls[1]
+
+    def fn(*args, **kwargs):
+        if method:
+            input, args = args[0], args[1:]
+        index, bound = overloads.parse(name, sigs, args, kwargs)
+        return calls[index](input, **bound) if method else calls[index](**bound)
     fn.__name__ = fn.__qualname__ = name
     # named so (in tracebacks, and for argument errors of its ops: `max(): argument ...`)
     fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
     return fn
-
-
-def _no_overload(name, method, has_binary, dim, keepdim, caller):
-    from .errors import _keywords_of_call
-    keywords = _keywords_of_call(caller)
-    if dim is _ABSENT:   # keepdim alone
-        if not has_binary:
-            return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-        return TypeError(f"{name}() received an invalid combination of arguments - got "
-                         f"({'keepdim=bool, ' if method else 'Tensor, keepdim=bool'})")
-    if has_binary and keepdim is _ABSENT:   # several overloads take one argument
-        got = "dim=NoneType" if "dim" in keywords else "NoneType"
-        got = (got + ", " if "=" in got else got) if method else "Tensor, " + got
-        return TypeError(f"{name}() received an invalid combination of arguments - got ({got})")
-    where = "" if "dim" in keywords else f" (position {1 if method else 2})"
-    return TypeError(f"{name}(): argument 'dim'{where} must be int, not NoneType")
 
 
 def _bind_overloads():

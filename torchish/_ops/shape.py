@@ -13,6 +13,7 @@ from .._dtype import dtype as _dtype_cls
 from .._tensor import contiguous_format, lay_out, layout_strides, like_layout, preserve_format
 from ..autograd import grad_mode
 from .registry import Promote, REGISTRY, given, omitted, op
+from .arg_parser import REQUIRED, numpy_axis
 
 P = Promote
 
@@ -485,7 +486,8 @@ def split_with_sizes(input, split_sizes, dim=0):
     return split(input, tuple(split_sizes), dim)
 
 
-def chunk(input, chunks, dim=0):
+def chunk(input, chunks, dim=0, *, axis=REQUIRED):
+    dim = numpy_axis("chunk", dim, axis, 0)
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input.shape[_wrap_dim(dim, input.ndim)]
@@ -829,7 +831,8 @@ def tile(input, *dims):
     return repeat(input, dims)
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, axis=REQUIRED, out=None):
+    dim = numpy_axis("cat", dim, axis, 0)
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")

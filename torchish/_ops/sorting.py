@@ -404,6 +404,7 @@ def _with_fix(name, fix):
     """Op `name`'s function and method bindings, which run the op and then, in eager CPU
     mode, `fix(result, *args, **kwargs)`: PyTorch's order among ties, or None (keep)."""
     from . import out_arg
+    from .arg_parser import numpy_kwargs
     from ..autograd import grad_mode, saved_tensors
     from .recording import records
     from .registry import REGISTRY
@@ -411,6 +412,8 @@ def _with_fix(name, fix):
 
     def wrap(fused, method):
         def binding(*args, out=_NO_OUT, **kwargs):
+            if "axis" in kwargs or "keepdims" in kwargs:
+                kwargs = numpy_kwargs(kwargs)
             if method and out is not _NO_OUT:   # (the op raises PyTorch's TypeError)
                 return fused(*args, out=out, **kwargs)
             if out is not None and out is not _NO_OUT:   # fixed, then written once

@@ -63,6 +63,8 @@ def _rebuild_functions(b):
                  "_rebuild_wrapper_subclass",
                  "_rebuild_device_tensor_from_numpy"):
         table["torch._utils." + what] = _unsupported(what)
+    if hasattr(b, "sparse"):   # (torchish tensors: sparse COO ones too)
+        table["torch._utils._rebuild_sparse_tensor"] = b.sparse
     return table
 
 

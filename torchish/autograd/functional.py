@@ -44,7 +44,7 @@ def _preprocess(inputs, create_graph, need_graph):
     # Always a new Tensor object: PyTorch differentiates with respect to these, so that a tensor
     # the function captures by closure is not mistaken for the argument (pytorch#32576).
     return tuple(t.view_as(t) if create_graph and t.requires_grad
-                 else t.detach().requires_grad_(need_graph) for t in inputs)
+                 else t.detach().requires_grad_(bool(need_graph)) for t in inputs)
 
 
 def _postprocess(res, create_graph):

@@ -1,6 +1,14 @@
 """`nn.Parameter`, `nn.Buffer`, and the uninitialized ones of lazy modules."""
+from .._layout import strided
 from .._tensor import Tensor, _alias
 from ..overrides import _disabled_torch_function_impl
+
+
+def _dense_only(cls, data):
+    if data.layout is not strided:   # (a sparse tensor's storage holds its values alone)
+        from .._unsupported import UnsupportedError
+        raise UnsupportedError(f"torchish: nn.{cls.__name__} of a {data.layout} tensor is not "
+                               "supported yet")
 
 
 class Parameter(Tensor):
@@ -13,6 +21,7 @@ class Parameter(Tensor):
         if data is None:
             from .._ops.creation import empty
             data = empty(0)
+        _dense_only(cls, data)
         t = _alias(data, cls=cls)
         t._base = data._base
         t._stopgrad = False
@@ -120,6 +129,7 @@ class Buffer(Tensor):
         if data is None:
             from .._ops.creation import empty
             data = empty(0)
+        _dense_only(cls, data)
         t = _alias(data, cls=cls)
         t._base = data._base
         t.persistent = persistent

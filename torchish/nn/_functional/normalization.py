@@ -1,14 +1,20 @@
 """Normalisation in `torch.nn.functional`: the Python-level checks PyTorch makes (as
 ValueErrors) around the registry's ops, the running-statistics update of batch norm, and
 instance norm composed from batch norm over a (1, N*C, ...) view as ATen does."""
+import warnings
+
 import torchish
 from ..._ops import nn_norm as _norm
+from ..._ops.out_arg import _C_NAMES
 from ..._ops.pointwise import _add_scalar
 from ..._ops.recording import records as _records
+from ..._warnings import user_stacklevel
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm"]
 
+
+_RMS_MIXED_WARNED = [False]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -21,6 +27,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but "
                                f"got weight of shape {list(weight.shape)} and normalized_shape "
                                f"= {list(normalized_shape)}")
+    if weight is not None and weight.dtype is not input.dtype and not _RMS_MIXED_WARNED[0]:
+        _RMS_MIXED_WARNED[0] = True   # (TORCH_WARN_ONCE)
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
+                      f"{_C_NAMES[input.dtype.name]}, weight dtype = {_C_NAMES[weight.dtype.name]}"
+                      f", Cannot dispatch to fused implementation.", UserWarning,
+                      stacklevel=user_stacklevel())
     if not _records(input, weight):
         return _norm.rms_norm(input, normalized_shape, weight, eps)
     # PyTorch's composite, op by op: x * rsqrt(mean(x ** 2) + eps) (* weight), in float32
@@ -110,6 +122,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   use_input_stats=True, momentum=0.1, eps=1e-05):
     if use_input_stats:
         _verify_spatial_size(input.size())
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     b, c = input.shape[0], input.shape[1]
     x = input.contiguous().view(1, b * c, *input.shape[2:])
 

@@ -20,6 +20,17 @@ def _check_index(input, num):
         raise IndexError("index out of range in self")
 
 
+def _check_bag_index(input, num):
+    idx = _concrete(input)
+    if idx is None:
+        return
+    flat = idx.reshape(-1)
+    bad = np.flatnonzero((flat < 0) | (flat >= num))
+    if bad.size:
+        raise RuntimeError(f"Index {bad[0]} of input takes value {flat[bad[0]]} which is not in "
+                           f"the valid range [0, {num})")
+
+
 def _check_offsets(input, offsets, bags_given):
     """ATen's embedding_bag checks of the indices' type and the bag offsets' values."""
     for t in (input, offsets):
@@ -51,6 +62,11 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         raise NotImplementedError("embedding max_norm is not supported inside traced code")
     w = np.asarray(weight.detach()._data)
     rows = np.unique(idx.reshape(-1))
+    n = w.shape[0]
+    bad = rows[(rows < -n) | (rows >= n)]
+    if bad.size:   # ATen selects each row in turn, in sorted order
+        raise IndexError(f"select(): index {bad[0]} out of range for tensor of size "
+                         f"[{', '.join(map(str, w.shape))}] at dimension 0")
     norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
     over = norms > max_norm
     if not over.any():
@@ -82,9 +98,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            "following scalar types: Long, Int; but got "
                            f"{torchish._dtype.type_name(input.dtype)} instead (while checking "
                            f"arguments for {where[1]})")
-    _check_index(input, weight.shape[0])
     if max_norm is not None:
         _embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
+    _check_index(input, weight.shape[0])
     return _nn._embedding(weight, input, padding_idx, bool(scale_grad_by_freq))
 
 
@@ -127,12 +143,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if padding_idx is not None and padding_idx < 0:
         padding_idx = weight.size(0) + padding_idx
-    if max_norm is None:
-        _check_offsets(input, offsets, bags_given)
-    _check_index(input, weight.shape[0])
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-        _check_offsets(input, offsets, bags_given)
+    _check_offsets(input, offsets, bags_given)
+    _check_bag_index(input, weight.shape[0])
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "

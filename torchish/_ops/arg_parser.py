@@ -1,0 +1,89 @@
+"""What PyTorch's Python argument parser does with keyword names and missing arguments,
+for the generated bindings (`declare._generate`) of ops PyTorch binds from C++: NumPy's
+`axis=` and `keepdims=` for `dim` and `keepdim`, and its TypeError for a required argument
+left out. The `nn.functional` functions and the ops PyTorch writes in Python
+(torch/functional.py, torch/_tensor.py) take neither: Python parses their calls."""
+import inspect
+
+# the parser's NumPy-compatible names (python_arg_parser.cpp). Not its `x`/`a`/`x1` for
+# `input` and `x2` for `other`: hardly ever written, while every keyword-only parameter costs
+# each call of every binary op about 20 ns.
+NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",)}
+
+# registry ops PyTorch defines in Python (torch/functional.py, torch/_tensor.py)
+_PYTHON_LEVEL = frozenset({"cdist", "norm", "split", "tensordot"})
+
+
+class _Required:
+    """The default a generated binding gives its required parameters and the NumPy names,
+    so that a call leaving one out reaches `parse` instead of Python's TypeError."""
+
+    def __repr__(self):
+        return "<required>"
+
+
+REQUIRED = _Required()
+
+
+def parsed_by_pytorch(definition, fname, dunder):
+    """Whether PyTorch's parser reads this binding's arguments (the operators' are Python's,
+    so are those of `nn.functional`, which shares the op's function)."""
+    return not (dunder or definition.bindings["nn"] or fname in _PYTHON_LEVEL
+                or definition.name in _PYTHON_LEVEL)
+
+
+def numpy_names(sig, self_param):
+    """{parameter: its NumPy names} for `sig`'s parameters that have some."""
+    return {p.name: tuple(a for a in NUMPY_NAMES[p.name] if a not in sig.parameters)
+            for p in sig.parameters.values()
+            if p.name in NUMPY_NAMES and p.name != self_param and p.kind is not p.VAR_POSITIONAL}
+
+
+def parse(definition, name, self_param, values, names):
+    """The binding's arguments `names` once NumPy's names are read and required ones checked
+    (called only when one of those is absent or a NumPy name was given)."""
+    params = definition.sig.parameters
+    for param, aliases in numpy_names(definition.sig, self_param).items():
+        given = [a for a in aliases if values[a] is not REQUIRED]
+        if not given:
+            continue
+        if values[param] is not (REQUIRED if params[param].default is params[param].empty
+                                 else params[param].default) or len(given) > 1:
+            # the parameter was matched already: the parser knows no such keyword
+            raise TypeError(f"{name}() got an unexpected keyword argument "
+                            f"'{given[-1] if len(given) > 1 else given[0]}'")
+        values[param] = values[given[0]]
+    ordered = [p for p in params.values()
+               if p.name != self_param and p.kind is not p.VAR_POSITIONAL]
+    missing = [i for i, p in enumerate(ordered) if values[p.name] is REQUIRED]
+    if missing:
+        raise _missing(definition, name, ordered, missing[0])
+    return tuple(values[n] for n in names)
+
+
+def _missing(definition, name, ordered, first):
+    if definition.overloads:   # (the parser would list them: Python's message as before)
+        return TypeError(f"{name}() missing 1 required positional argument: "
+                         f"'{ordered[first].name}'")
+    # every required parameter from the first one missing on, passed by keyword or not, with
+    # the plural the other way round
+    names = [f'"{p.name}"' for p in ordered[first:] if p.default is inspect.Parameter.empty]
+    return TypeError(f"{name}() missing {len(names)} required positional argument"
+                     f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+
+def numpy_kwargs(kwargs):
+    """`kwargs` with NumPy's names replaced by PyTorch's, for a Python-level wrapper of a
+    generated binding that reads the arguments itself (`sorting._with_fix`)."""
+    renamed = {a: p for p, names in NUMPY_NAMES.items() for a in names}
+    return {renamed.get(k, k): v for k, v in kwargs.items()}
+
+
+def numpy_axis(name, dim, axis, default):
+    """`dim` of a Python-level function that also takes NumPy's `axis` (REQUIRED when the
+    call did not give it)."""
+    if axis is REQUIRED:
+        return dim
+    if dim != default:   # (dim given: the parser matched it, and knows no `axis`)
+        raise TypeError(f"{name}() got an unexpected keyword argument 'axis'")
+    return axis

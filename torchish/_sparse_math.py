@@ -1,0 +1,322 @@
+"""Products, sums and softmax of sparse COO tensors, as JAX functions of the values (gathers and
+`segment_sum`s over the indices), recorded with `call_jax` under PyTorch's grad_fn names."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._eager_jit import eager_jit
+
+from ._ops.call_jax import call_jax
+from ._sparse_coo import is_sparse_coo, make
+from ._sparse_ops import coalesce, merge_plan, _linear, _scatter_dense, _segment_sum
+from ._tensor import Tensor, _wrap
+
+
+# ---- products -------------------------------------------------------------------------------
+
+@eager_jit(static_argnames=("n",))
+def _spmm(values, idx, dense, n):
+    """(sparse n x k with these entries) @ dense (k x m, or k)."""
+    picked = dense[idx[1]]
+    contrib = values.reshape((-1,) + (1,) * (picked.ndim - 1)) * picked
+    return jax.ops.segment_sum(contrib, idx[0], num_segments=n)
+
+
+@eager_jit(static_argnames=("n",))
+def _dense_spmm(dense, values, idx, n):
+    """dense (m x k) @ (sparse k x n)."""
+    return jax.ops.segment_sum((dense[:, idx[0]] * values).T, idx[1], num_segments=n).T
+
+
+@eager_jit(static_argnames=("n",))
+def _addmm(input, values, idx, dense, beta, alpha, n):
+    return beta * input + alpha * _spmm(values, idx, dense, n)
+
+
+def _check_2d(s):
+    if s.sparse_dim() != 2 or s.dense_dim():
+        raise NotImplementedError("torchish: products of sparse_coo tensors need 2 sparse and "
+                                  "0 dense dimensions")
+
+
+def _check_mm(s, dense, what="addmm", arg=3):
+    _check_2d(s)
+    if is_sparse_coo(dense):
+        raise NotImplementedError(f"torchish: {what} of two sparse_coo tensors is not "
+                                  "supported yet")
+    if dense.shape[0] != s._sp_size[1]:
+        raise RuntimeError(f"{what}: Argument #{arg} (dense): Expected dim 0 size "
+                           f"{s._sp_size[1]}, got {dense.shape[0]}")
+    if dense.dtype is not s.dtype:
+        raise RuntimeError(f"expected scalar type {s.dtype._legacy} but found "
+                           f"{dense.dtype._legacy}")
+
+
+def _dense_grad_refused(s, op):
+    # PyTorch gives a sparse leaf a *dense* gradient from these ops (every coordinate, not
+    # only the stored ones); values-shaped gradients cannot hold it
+    if s.requires_grad and s.is_leaf:
+        raise NotImplementedError(
+            f"torchish: {op} with a sparse_coo leaf that requires grad (whose gradient PyTorch "
+            "makes dense) is not supported yet; use torch.sparse.mm, whose gradient is sparse")
+
+
+def _sparse_left(name, s, dense):
+    _check_mm(s, dense)
+    return call_jax(name, functools.partial(_spmm, n=s._sp_size[0]),
+                    [s._sp_values, s._sp_indices._data, dense], key=("sp_mm", s._sp_size[0]))
+
+
+def mm(a, b):
+    if is_sparse_coo(a) and is_sparse_coo(b):
+        return sparse_sparse("MmBackward0", a, b)
+    if is_sparse_coo(a):
+        _dense_grad_refused(a, "torch.mm")
+        return _sparse_left("MmBackward0", a, b)
+    _dense_grad_refused(b, "torch.mm")
+    _check_2d(b)
+    if a.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if a.shape[1] != b._sp_size[0]:   # (PyTorch computes it as (b.t() @ a.t()).t())
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size "
+                           f"{b._sp_size[0]}, got {a.shape[1]}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {b.dtype._legacy} but found "
+                           f"{a.dtype._legacy}")
+    n = b._sp_size[1]
+    return call_jax("MmBackward0", functools.partial(_dense_spmm, n=n),
+                    [a, b._sp_values, b._sp_indices._data], key=("sp_dmm", n))
+
+
+def mv(s, vec):
+    _dense_grad_refused(s, "torch.mv")
+    _check_mm(s, vec)
+    return _sparse_left("MvBackward0", s, vec)
+
+
+def matmul(a, b):
+    if is_sparse_coo(a) and b.ndim == 1:
+        return mv(a, b)
+    if a.ndim == 2 and b.ndim == 2:
+        return mm(a, b)
+    raise NotImplementedError("torchish: matmul of a sparse_coo tensor needs 2-D operands (or "
+                              "a vector on the right) yet")
+
+
+def sparse_mm(sparse, dense, reduce=None):
+    """`torch.sparse.mm`: its gradient to the sparse operand keeps that operand's pattern."""
+    if reduce is not None:
+        raise NotImplementedError("torchish: torch.sparse.mm(..., reduce=) is not supported yet")
+    if not is_sparse_coo(sparse):
+        if not is_sparse_coo(dense):
+            from . import mm as dense_mm
+            return dense_mm(sparse, dense)
+        return mm(sparse, dense)
+    if is_sparse_coo(dense):
+        return sparse_sparse("SparseSparseMatmulBackward0", sparse, dense)
+    return _sparse_left("SparseAddmmBackward0", sparse, dense)
+
+
+def sparse_sparse(name, a, b):
+    """sparse (n x k) @ sparse (k x m): a coalesced sparse result over every (row, col) pair
+    some k joins (PyTorch keeps such entries even when they sum to zero)."""
+    _check_2d(a)
+    _check_2d(b)
+    (n, k), (k2, m) = a._sp_size, b._sp_size
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"mat1 dtype {a.dtype._legacy} does not match mat2 dtype "
+                           f"{b.dtype._legacy}")
+    for s in (a, b):
+        if s.requires_grad and s.is_leaf:   # (PyTorch's gradient leaves the leaf's pattern)
+            raise NotImplementedError("torchish: the product of two sparse_coo tensors with a "
+                                      "sparse leaf that requires grad is not supported yet")
+    ia, ib = np.asarray(a._sp_indices._data), np.asarray(b._sp_indices._data)
+    order = np.argsort(ib[0], kind="stable")
+    rows_b = ib[0][order]
+    start = np.searchsorted(rows_b, ia[1], "left")
+    counts = np.searchsorted(rows_b, ia[1], "right") - start
+    pa = np.repeat(np.arange(ia.shape[1]), counts)
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    pb = order[np.repeat(start, counts) + within]
+    new_idx, inverse = merge_plan(np.stack([ia[0][pa], ib[1][pb]]), (n, m))
+    out = new_idx.shape[1]
+    values = call_jax(name, functools.partial(_pair_products, m=out),
+                      [a._sp_values, b._sp_values, jnp.asarray(pa), jnp.asarray(pb),
+                       jnp.asarray(inverse)], key=("sp_spmm", out))
+    return make(_wrap(jnp.asarray(new_idx)), values, (n, m), True)
+
+
+@eager_jit(static_argnames=("m",))
+def _pair_products(va, vb, pa, pb, inverse, m):
+    return jax.ops.segment_sum(va[pa] * vb[pb], inverse, num_segments=m)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, name="AddmmBackward0"):
+    if not is_sparse_coo(mat1) or is_sparse_coo(input) or not isinstance(mat2, Tensor):
+        raise NotImplementedError("torchish: addmm with a sparse_coo operand is supported for "
+                                  "a sparse mat1 only yet")
+    if name == "AddmmBackward0":
+        _dense_grad_refused(mat1, "torch.addmm")
+    _check_mm(mat1, mat2)
+    n = mat1._sp_size[0]
+    return call_jax(name, functools.partial(_addmm, beta=beta, alpha=alpha, n=n),
+                    [input, mat1._sp_values, mat1._sp_indices._data, mat2],
+                    key=("sp_addmm", beta, alpha, n))
+
+
+def sparse_addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    return addmm(mat, mat1, mat2, beta=beta, alpha=alpha, name="SparseAddmmBackward0")
+
+
+def spmm(a, b):
+    """`torch.spmm`: torch.mm for a sparse left operand."""
+    if is_sparse_coo(a) or is_sparse_coo(b):
+        return mm(a, b)
+    from . import mm as dense_mm
+    return dense_mm(a, b)
+
+
+# ---- addition -------------------------------------------------------------------------------
+
+def _merge(ia, ib):
+    """PyTorch's merge of two entry lists (linear indices, each taken as sorted): equal heads
+    sum, the smaller head goes first. -> (taken from a, taken from b) per result entry, -1
+    for none."""
+    out_a, out_b = [], []
+    i = j = 0
+    while i < len(ia) or j < len(ib):
+        if j == len(ib) or (i < len(ia) and ia[i] < ib[j]):
+            out_a.append(i), out_b.append(-1)
+            i += 1
+        elif i == len(ia) or ib[j] < ia[i]:
+            out_a.append(-1), out_b.append(j)
+            j += 1
+        else:
+            out_a.append(i), out_b.append(j)
+            i += 1
+            j += 1
+    return np.asarray(out_a, dtype=np.int64), np.asarray(out_b, dtype=np.int64)
+
+
+@eager_jit
+def _merged(va, vb, ta, tb, alpha):
+    pick_a = jnp.where((ta >= 0).reshape((-1,) + (1,) * (va.ndim - 1)), va[ta], 0)
+    pick_b = jnp.where((tb >= 0).reshape((-1,) + (1,) * (vb.ndim - 1)), vb[tb], 0)
+    return pick_a + alpha * pick_b
+
+
+@eager_jit(static_argnames=("size",))
+def _dense_plus(dense, values, idx, alpha, size):
+    return dense + alpha * _scatter_dense(values, idx, size)
+
+
+def add(a, b, *, alpha=1, name="AddBackward0"):
+    if not is_sparse_coo(b) or not isinstance(a, Tensor):   # (a number reads as dense)
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(a.shape)} != {list(b.shape)}")
+    if not is_sparse_coo(a):   # dense + sparse: dense
+        _dense_grad_refused(b, "add(dense, sparse)")
+        return call_jax(name, functools.partial(_dense_plus, size=b._sp_size),
+                        [a, b._sp_values, b._sp_indices._data, alpha], key=("sp_dadd",))
+    size = a._sp_size[:a.sparse_dim()]
+    ia = np.asarray(a._sp_indices._data)
+    ta, tb = _merge(_linear(ia, size), _linear(np.asarray(b._sp_indices._data), size))
+    pick = np.where(ta >= 0, ta, tb)
+    from_b = ta < 0
+    idx = np.where(from_b, np.asarray(b._sp_indices._data)[:, np.maximum(tb, 0)],
+                   ia[:, np.maximum(ta, 0)]) if len(pick) else ia[:, :0]
+    values = call_jax(name, _merged, [a._sp_values, b._sp_values, jnp.asarray(ta),
+                                      jnp.asarray(tb), alpha], key=("sp_add",))
+    return make(_wrap(jnp.asarray(idx)), values, a._sp_size,
+                a._sp_coalesced and b._sp_coalesced)
+
+
+def sub(a, b, *, alpha=1):
+    return add(a, b, alpha=-alpha, name="SubBackward0")
+
+
+# ---- sums -------------------------------------------------------------------------------
+
+def _dims(s, dim):
+    from ._tensor import _wrap_dim
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return sorted({_wrap_dim(d, s.ndim) for d in dims})
+
+
+def sparse_sum(s, dim=None, dtype=None, name="SparseSumBackward0"):
+    if dtype is not None:
+        s = s.to(dtype)
+    if dim is None:
+        return s._sp_values.sum()
+    dims = _dims(s, dim)
+    sd = s.sparse_dim()
+    dense_axes = tuple(d - sd + 1 for d in dims if d >= sd)
+    keep = [d for d in range(sd) if d not in dims]
+    if not keep:   # every sparse dim summed: a dense result
+        return s._sp_values.sum((0,) + dense_axes)
+    size = tuple(n for d, n in enumerate(s._sp_size) if d not in dims)
+    idx = np.asarray(s._sp_indices._data)[keep]
+    new_idx, inverse = merge_plan(idx, size[:len(keep)])
+    m = new_idx.shape[1]
+    values = call_jax(name, functools.partial(_sum_segments, m=m, axes=dense_axes),
+                      [s._sp_values, jnp.asarray(inverse)], key=("sp_sum", m, dense_axes))
+    return make(_wrap(jnp.asarray(new_idx)), values, size, True)
+
+
+@eager_jit(static_argnames=("m", "axes"))
+def _sum_segments(values, inverse, m, axes):
+    if axes:
+        values = values.sum(axes)
+    return _segment_sum(values, inverse, m)
+
+
+def sum_(s, dim=None, keepdim=False, *, dtype=None):
+    if keepdim:
+        raise NotImplementedError("torchish: sum(keepdim=True) of a sparse_coo tensor is not "
+                                  "supported")
+    return sparse_sum(s, dim, dtype, name="SumBackward1")
+
+
+# ---- softmax along a dim: among the stored entries (absent ones are -inf) ---------------
+
+def softmax(s, dim, dtype=None, log=False):
+    from ._tensor import _wrap_dim
+    if dtype is not None:
+        s = s.to(dtype)
+    s = coalesce(s)
+    d = _wrap_dim(dim, s.ndim)
+    sd = s.sparse_dim()
+    name = "SparseLogSoftmaxBackward0" if log else "SparseSoftmaxBackward0"
+    if d >= sd:   # a dense dim: every entry's own softmax
+        fn = jax.nn.log_softmax if log else jax.nn.softmax
+        values = call_jax(name, functools.partial(fn, axis=d - sd + 1), [s._sp_values],
+                          key=("sp_softmax_dense", d - sd + 1, log))
+        return make(s._sp_indices, values, s._sp_size, True)
+    keep = [k for k in range(sd) if k != d]
+    idx = np.asarray(s._sp_indices._data)[keep]
+    _, groups = merge_plan(idx, tuple(s._sp_size[k] for k in keep))
+    m = int(groups.max()) + 1 if len(groups) else 0
+    values = call_jax(name, functools.partial(_segment_softmax, m=m, log=log),
+                      [s._sp_values, jnp.asarray(groups)], key=("sp_softmax", m, log))
+    return make(s._sp_indices, values, s._sp_size, True)
+
+
+@eager_jit(static_argnames=("m", "log"))
+def _segment_softmax(values, groups, m, log):
+    top = jax.ops.segment_max(values, groups, num_segments=m)[groups]
+    shifted = values - jax.lax.stop_gradient(top)
+    total = jax.ops.segment_sum(jnp.exp(shifted), groups, num_segments=m)[groups]
+    return shifted - jnp.log(total) if log else jnp.exp(shifted) / total
+
+
+IMPLS = {"mm": mm, "spmm": spmm, "matmul": matmul, "__matmul__": matmul,
+         "__rmatmul__": lambda a, b: matmul(b, a), "mv": mv, "addmm": addmm,
+         "add": add, "__add__": add, "__radd__": lambda a, b: add(b, a),
+         "sub": sub, "__sub__": sub, "sum": sum_}

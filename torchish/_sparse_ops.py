@@ -1,0 +1,418 @@
+"""What sparse COO tensors do: construction, conversion, coalescing, printing, and the table
+(`IMPLS`) of ops their `__torch_function__` serves; the products and reductions live in
+`_sparse_math.py`.
+
+Index bookkeeping (which entries merge, where a dense tensor is nonzero) is computed eagerly
+on the host, as PyTorch's CPU kernels do; values move only through JAX functions recorded
+with `call_jax`, so gradients reach the values (and through them a sparse leaf).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._eager_jit import eager_jit
+
+from . import _dtype as dt
+from ._layout import sparse_coo, strided
+from ._ops.call_jax import call_jax
+from ._sparse_coo import is_sparse_coo, make, warn_invariants
+from ._tensor import Tensor, _wrap
+
+
+def _long(x):
+    """An int64 Tensor of `x` (a Tensor of any dtype, a list, an array)."""
+    from ._ops.creation import tensor as _tensor
+    if not isinstance(x, Tensor):
+        x = _tensor(np.asarray(x))
+    return x if x.dtype is dt.int64 else x.to(dt.int64)
+
+
+def identity(name, values):
+    """`values` passed through a node named `name` (a new node, same values)."""
+    return call_jax(name, _same, [values], key=("sparse_id",))
+
+
+def _same(v):
+    return v
+
+
+# ---- construction ---------------------------------------------------------------------------
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    from ._ops.creation import tensor as _tensor
+    indices = _long(indices)
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype)
+    elif dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if device is not None:
+        indices, values = indices.to(device), values.to(device)
+    nnz_i = indices.shape[1] if indices.ndim == 2 else indices.shape[0]
+    sparse_dim = indices.shape[0] if indices.ndim >= 1 else 0
+    if values.ndim == 0 or nnz_i != values.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{nnz_i}, nnz from values: "
+                           f"{values.shape[0] if values.ndim else 1}")
+    idx = np.asarray(indices._data)
+    if size is None:
+        size = tuple(int(idx[d].max()) + 1 if idx.shape[1] else 0 for d in range(sparse_dim))
+        size += tuple(values.shape[1:])
+    size = tuple(int(s) for s in size)
+    dense_dim = values.ndim - 1
+    if len(size) != sparse_dim + dense_dim or indices.ndim != 2:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
+                           f"= {len(size)}, sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
+    if check_invariants is None:
+        from .sparse import check_sparse_tensor_invariants as checks
+        if checks._state[0] is None:
+            warn_invariants()
+        check_invariants = checks.is_enabled()
+    if check_invariants:
+        _check_indices(idx, size)
+    if requires_grad:
+        values = values.detach().requires_grad_(True)
+    elif values.requires_grad:
+        values = identity("SparseCooTensorWithDimsAndTensorsBackward0", values)
+    else:
+        values = values.detach()
+    return make(indices, values, size, bool(is_coalesced) or idx.shape[1] <= 1)
+
+
+def _check_indices(idx, size):
+    for d in range(idx.shape[0]):
+        if idx.shape[1] == 0:
+            break
+        low, high = int(idx[d].min()), int(idx[d].max())
+        if low < 0:
+            raise RuntimeError(f"found negative index {low} for dim {d}")
+        if high >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                               f"{size[d]} but found index {high}")
+
+
+def dense_to_sparse(x, sparse_dim=None, *, layout=None):
+    """`Tensor.to_sparse(sparse_dim)` / `to_sparse(layout=...)` / `to_sparse_coo()`."""
+    _coo_only(layout)
+    name = "ToSparseBackward1" if sparse_dim is None else "ToSparseBackward0"
+    sparse_dim = x.ndim if sparse_dim is None else int(sparse_dim)
+    arr = np.asarray(x.detach()._data)
+    mask = arr != 0
+    if arr.ndim > sparse_dim:
+        mask = mask.reshape(arr.shape[:sparse_dim] + (-1,)).any(-1)
+    where = np.nonzero(mask)
+    indices = _wrap(jnp.asarray(np.stack(where).reshape(sparse_dim, -1), dtype=jnp.int64))
+    values = call_jax(name, _gather_rows, [x, jnp.asarray(indices._data)], key=("sp_gather",))
+    return make(indices, values, tuple(x.shape), True)
+
+
+def _gather_rows(x, idx):
+    return x[tuple(idx)]
+
+
+def _coo_only(layout):
+    if layout is not None and layout is not sparse_coo:
+        raise NotImplementedError(f"torchish: to_sparse(layout={layout}) is not supported yet "
+                                  "(only torch.sparse_coo)")
+
+
+def sparse_to_sparse(s, *args, layout=None, blocksize=None, dense_dim=None):
+    _coo_only(layout)
+    if args and int(args[0]) != s.sparse_dim():
+        raise NotImplementedError("torchish: changing the sparse_dim of a sparse_coo tensor "
+                                  "is not supported yet")
+    return s
+
+
+# ---- coalescing and densifying --------------------------------------------------------------
+
+def _linear(idx, size):
+    return np.ravel_multi_index(tuple(idx), size) if idx.shape[0] else \
+        np.zeros(idx.shape[1], dtype=np.int64)
+
+
+def merge_plan(idx, size):
+    """(sorted unique indices (sparse_dim, m), for each entry its slot in them)."""
+    lin = _linear(idx, size)
+    uniq, inverse = np.unique(lin, return_inverse=True)
+    out = np.stack(np.unravel_index(uniq, size)) if idx.shape[0] else np.zeros((0, len(uniq)))
+    return out.reshape(idx.shape[0], -1).astype(np.int64), inverse.reshape(-1)
+
+
+@eager_jit(static_argnames=("m",))
+def _segment_sum(values, inverse, m):
+    if values.dtype == jnp.bool_:   # (duplicates of a bool tensor: any of them)
+        return jax.ops.segment_max(values.astype(jnp.int8), inverse, num_segments=m) > 0
+    return jax.ops.segment_sum(values, inverse, num_segments=m)
+
+
+def coalesce(s):
+    if s._sp_coalesced:
+        return s
+    size = s._sp_size[:s.sparse_dim()]
+    new_idx, inverse = merge_plan(np.asarray(s._sp_indices._data), size)
+    m = new_idx.shape[1]
+    values = call_jax("CoalesceBackward0", functools.partial(_segment_sum, m=m),
+                      [s._sp_values, jnp.asarray(inverse)], key=("sp_coalesce", m))
+    return make(_wrap(jnp.asarray(new_idx)), values, s._sp_size, True)
+
+
+@eager_jit(static_argnames=("size",))
+def _scatter_dense(values, idx, size):
+    if values.dtype == jnp.bool_:   # (duplicates of a bool tensor: any of them)
+        return jnp.zeros(size, jnp.int8).at[tuple(idx)].max(values.astype(jnp.int8)) > 0
+    return jnp.zeros(size, values.dtype).at[tuple(idx)].add(values)
+
+
+def to_dense(s, dtype=None):
+    values = s._sp_values if dtype is None else s._sp_values.to(dtype)
+    return call_jax("ToDenseBackward0", functools.partial(_scatter_dense, size=s._sp_size),
+                    [values, s._sp_indices._data], key=("sp_dense", s._sp_size))
+
+
+def grad_of_leaf(s, g):
+    """A sparse leaf's `.grad` from its values' gradient: PyTorch's grad is coalesced (every
+    duplicate entry gets the same gradient, that of its coordinate)."""
+    if s._sp_coalesced:
+        return make(s._sp_indices, g, s._sp_size, True)
+    idx = np.asarray(s._sp_indices._data)
+    _, first = np.unique(_linear(idx, s._sp_size[:s.sparse_dim()]), return_index=True)
+    return make(_wrap(jnp.asarray(idx[:, first])), _wrap(g._data[first]), s._sp_size, True)
+
+
+# ---- printing -------------------------------------------------------------------------------
+
+def sparse_repr(s):
+    from ._tensor_str import _add_suffixes, _tensor_str, _to_print_array
+    indent = len("tensor(")
+    default = dt.get_default_dtype().name
+    name = s.dtype.name
+    suffixes = []
+    if s.device.type != "cpu":
+        suffixes.append(f"device='{s.device}'")
+    suffixes += [f"size={tuple(s._sp_size)}", f"nnz={s._nnz()}"]
+    if name not in (default, "int64", "bool", "complex128" if default == "float64"
+                    else "complex64"):
+        suffixes.append(f"dtype=torch.{name}")
+
+    def part(prefix, t):
+        arr, kind = _to_print_array(np.asarray(t._data), t.dtype.name)
+        text = _tensor_str(arr, indent + len(prefix), kind)
+        if arr.size == 0:
+            text += f", size={tuple(arr.shape)}"
+        return prefix + text + ")"
+    text = ("tensor(" + part("indices=tensor(", s._sp_indices) + ",\n" + " " * indent
+            + part("values=tensor(", s._sp_values))
+    suffixes.append(f"layout={sparse_coo}")
+    fn = s.grad_fn
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn.name()}>")
+    elif s.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(text, suffixes, indent, force_newline=True)
+
+
+# ---- refusals -------------------------------------------------------------------------------
+
+# ops PyTorch 2.13 has no SparseCPU kernel for: its dispatcher's NotImplementedError (the
+# operator's name as ATen spells it)
+_NO_KERNEL = {n: f"aten::{n}" for n in (
+    "exp", "log", "cos", "cosh", "sigmoid", "reciprocal", "cumsum", "cumprod", "max", "min",
+    "argmax", "argmin", "clamp", "nonzero", "all", "view", "logsumexp", "exp2")}
+_NO_KERNEL.update(mean="aten::mean.dim", eq="aten::eq.Tensor", ne="aten::ne.Tensor",
+                  lt="aten::lt.Tensor", le="aten::le.Tensor", gt="aten::gt.Tensor",
+                  ge="aten::ge.Tensor", softmax="aten::_softmax",
+                  log_softmax="aten::_log_softmax", squeeze="aten::as_strided",
+                  narrow="aten::as_strided")
+_RUNTIME = {"reshape": "reshape is not implemented for sparse tensors",
+            "flatten": "reshape is not implemented for sparse tensors",
+            "contiguous": "unsupported memory format option Contiguous"}
+
+
+def refuse(name):
+    if name.startswith("__") and name[2:-2] in _NO_KERNEL:   # `s == s` is eq's refusal
+        name = name[2:-2]
+    if name in _NO_KERNEL:
+        op = _NO_KERNEL[name]
+        return NotImplementedError(
+            f"Could not run '{op}' with arguments from the 'SparseCPU' backend. This could be "
+            "because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build). If you are a Facebook "
+            "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
+            f"possible resolutions. '{op}' is only available for these backends: [CPU, CUDA, "
+            "Meta, SparseCsrCPU, SparseCsrCUDA, ...].")
+    if name in _RUNTIME:
+        return RuntimeError(_RUNTIME[name])
+    from ._unsupported import UnsupportedError   # (also an AttributeError: hasattr works)
+    return UnsupportedError(f"torchish: {name}() on a tensor with layout=torch.sparse_coo is "
+                            "not supported yet")
+
+
+# ---- the op table -----------------------------------------------------------------------
+
+def _values_op(s, fn, coalesced_first=False):
+    """A sparse tensor with `s`'s pattern and `fn(values)` (an op that keeps zeros zero)."""
+    if coalesced_first:
+        s = coalesce(s)
+    return make(s._sp_indices, fn(s._sp_values), s._sp_size, s._sp_coalesced)
+
+
+def _scalar_like(x):
+    return not isinstance(x, Tensor) or (x.ndim == 0 and x.layout is strided)
+
+
+def _mul(a, b):
+    if is_sparse_coo(b):
+        a, b = b, a
+    if not is_sparse_coo(b) and _scalar_like(b):
+        return _values_op(a, lambda v: v * b)
+    if is_sparse_coo(b) or b.requires_grad or b.ndim > a.ndim:
+        # (PyTorch's gradient to a dense factor is sparse)
+        raise NotImplementedError("torchish: mul() of a sparse_coo tensor is supported by a "
+                                  "scalar, or by a dense tensor that does not require grad, yet")
+    if a.dense_dim():
+        raise NotImplementedError("torchish: mul() of a hybrid sparse_coo tensor by a dense "
+                                  "tensor is not supported yet")
+    from . import broadcast_to
+    picked = _wrap(broadcast_to(b, a.shape)._data[tuple(a._sp_indices._data)])
+    return _values_op(a, lambda v: v * picked)
+
+
+def _div(a, b, *, rounding_mode=None):
+    if not is_sparse_coo(a):   # a number or dense tensor over a sparse one
+        raise refuse("reciprocal")
+    if not _scalar_like(b):
+        raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor "
+                           f"divisor (got shape {list(b.shape)} for divisor)")
+    if rounding_mode is not None:
+        raise NotImplementedError("torchish: div(rounding_mode=) of a sparse_coo tensor is "
+                                  "not supported yet")
+    return _values_op(a, lambda v: v / b)
+
+
+def _to(s, *args, **kwargs):
+    values = s._sp_values.to(*args, **kwargs)
+    indices = s._sp_indices
+    if values.device != indices.device:
+        indices = indices.to(values.device)
+    return make(indices, values, s._sp_size, s._sp_coalesced)
+
+
+def _cast(method):
+    return lambda s, *a, **k: _values_op(s, lambda v: getattr(v, method)(*a, **k))
+
+
+def _unary(method):
+    return lambda s, *a, **k: _values_op(s, lambda v: getattr(v, method)(*a, **k),
+                                         coalesced_first=True)
+
+
+def _t(s):
+    if s.sparse_dim() > 2 or s.dense_dim():
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {s.sparse_dim()} sparse and {s.dense_dim()} dense dimensions")
+    return _swap(s, 0, min(1, s.ndim - 1), "TBackward0")
+
+
+def _transpose(s, dim0, dim1):
+    from ._tensor import _wrap_dim
+    d0, d1 = _wrap_dim(dim0, s.ndim), _wrap_dim(dim1, s.ndim)
+    if max(d0, d1) >= s.sparse_dim():
+        raise NotImplementedError("torchish: transposing a dense dimension of a hybrid "
+                                  "sparse_coo tensor is not supported yet")
+    return _swap(s, d0, d1, "TransposeBackward0")
+
+
+def _swap(s, d0, d1, name):
+    order = list(range(s.sparse_dim()))
+    order[d0], order[d1] = order[d1], order[d0]
+    size = list(s._sp_size)
+    size[d0], size[d1] = size[d1], size[d0]
+    indices = _wrap(s._sp_indices._data[jnp.asarray(order, dtype=jnp.int32)]) \
+        if order else s._sp_indices
+    values = identity(name, s._sp_values) if s.requires_grad else s._sp_values
+    return make(indices, values, size, s._nnz() <= 1 or d0 == d1 and s._sp_coalesced)
+
+
+def _clone(s, *, memory_format=None):
+    return make(_wrap(s._sp_indices._data), s._sp_values.clone(), s._sp_size, s._sp_coalesced)
+
+
+def _data(s, *value):
+    if value:
+        raise refuse("data (assignment)")
+    return s.detach()
+
+
+def _type(s, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        return f"torch.sparse.{s.dtype._legacy}Tensor"
+    raise refuse("type")
+
+
+def _deepcopy(s, memo):
+    values = s._sp_values.detach().clone().requires_grad_(s.requires_grad)
+    return make(_wrap(s._sp_indices._data), values, s._sp_size, s._sp_coalesced)
+
+
+def _cpu(s, memory_format=None):
+    return s if s.device.type == "cpu" else _to(s, "cpu")
+
+
+def _cuda(s, device=None, non_blocking=False, memory_format=None):
+    return _to(s, "cuda" if device is None else device)
+
+
+def _become(s, r):
+    """`s` takes `r`'s indices, values and size (an in-place op's result)."""
+    s.__dict__.update({k: v for k, v in r.__dict__.items() if k.startswith("_sp_")})
+    s._storage, s._view, s._cache, s._cache_base = r._storage, r._view, None, None
+    s._vc[0] += 1
+    return s
+
+
+def _inplace(fn):
+    def method(s, *args, **kwargs):
+        from .autograd import grad_mode
+        if s.requires_grad and s.is_leaf and grad_mode.GRAD_ENABLED[0]:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        return _become(s, fn(s, *args, **kwargs))
+    return method
+
+
+def _zero(s):
+    empty = s._sp_values.new_zeros((0,) + tuple(s._sp_values.shape[1:]))
+    return make(_wrap(jnp.zeros((s.sparse_dim(), 0), jnp.int64)), empty, s._sp_size, True)
+
+
+def _negate(s):
+    return _values_op(s, lambda v: -v)
+
+
+IMPLS = {
+    "mul": _mul, "__mul__": _mul, "__rmul__": lambda a, b: _mul(b, a),
+    "div": _div, "true_divide": _div, "__truediv__": _div,
+    "__rtruediv__": lambda s, other: _div(other, s),
+    "neg": _negate, "negative": _negate, "neg_": _inplace(_negate),
+    "mul_": _inplace(_mul), "div_": _inplace(_div), "zero_": _inplace(_zero),
+    "detach_": lambda s: _become(s, s.detach()),
+    "to": _to, "cpu": _cpu, "cuda": _cuda, "clone": _clone, "t": _t, "transpose": _transpose,
+    "to_dense": to_dense, "coalesce": coalesce, "data": _data, "type": _type,
+    "__deepcopy__": _deepcopy,
+    **{m: _cast(m) for m in ("double", "float", "half", "bfloat16", "long", "int", "bool")},
+    **{m: _unary(m) for m in ("abs", "sqrt", "sin", "tanh", "floor", "ceil", "trunc", "sign",
+                              "relu", "sinh", "asin", "atan", "tan", "expm1", "log1p", "sgn",
+                              "erf", "square", "isnan", "frac", "round")},
+}
+
+
+def _install_math():
+    from . import _sparse_math
+    IMPLS.update(_sparse_math.IMPLS)
+    IMPLS.update(add_=_inplace(_sparse_math.add), sub_=_inplace(_sparse_math.sub))
+
+
+_install_math()
