@@ -449,3 +449,38 @@ def _non_float_inputs(T):
 
 def test_reverse_transforms_reject_non_float_inputs_like_torch():
     assert _non_float_inputs(torchish) == _non_float_inputs(torch)
+
+
+def _captured_mutations(T):
+    """In-place ops inside torch.func.grad on a tensor made before the transform raise
+    PyTorch's error (the tensor keeps its value); ones on tensors made inside run."""
+    buf = T.zeros(3)
+    x = T.tensor([0.5, -1.0, 2.0])
+    out = []
+    for f in [lambda b, x: b.add_(x), lambda b, x: b.add_(1), lambda b, x: b.copy_(x),
+              lambda b, x: b.zero_(), lambda b, x: b.fill_(2.0), lambda b, x: b.clamp_(0, 1),
+              lambda b, x: b.exp_()]:
+        try:
+            T.func.grad(lambda x: (f(buf, x) * x).sum())(x)
+            out.append("ran")
+        except RuntimeError as e:
+            out.append(str(e))
+    out.append(buf.tolist())
+
+    def fresh(x):
+        b = T.zeros(3)
+        b.copy_(x)
+        b.mul_(2)
+        return (b * x).sum()
+    out.append(T.func.grad(fresh)(x).tolist())
+    bn = T.nn.BatchNorm1d(3)   # training mode: its running stats are captured
+    try:
+        T.func.grad(lambda x: bn(x.view(1, 3).expand(2, 3)).sum())(x)
+    except RuntimeError as e:
+        out.append(str(e).split("(aten::")[0])
+    out.append(bn.running_mean.tolist())
+    return out
+
+
+def test_in_place_on_a_captured_tensor_inside_grad_raises():
+    assert _captured_mutations(torchish) == _captured_mutations(torch)

@@ -26,12 +26,20 @@ import numpy as np
 from ._eager_jit import eager_jit
 
 
+# Storage epochs: each call a grad-type function transform (torch.func.grad, vjp, jvp, ...)
+# makes of its function starts a new one, so an in-place op can tell a tensor created before
+# the transform (captured, which PyTorch refuses to mutate) from one made inside it.
+EPOCH = [0]
+TRANSFORM_EPOCHS = []   # the epoch each active transform started, innermost last
+
+
 class Storage:
-    __slots__ = ("data", "device", "__weakref__")
+    __slots__ = ("data", "device", "epoch", "__weakref__")
 
     def __init__(self, data, device):
         self.data = data
         self.device = device
+        self.epoch = EPOCH[0]
 
     def nbytes(self):
         return self.data.size * self.data.dtype.itemsize

@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from .. import _meta
-from .._tensor import _wrap
-from .._storage import InferenceStorage, read_view, write_view
+from .._tensor import Tensor, _wrap
+from .._storage import TRANSFORM_EPOCHS, InferenceStorage, read_view, write_view
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
 from ..autograd.saved_storage import storage_refs
@@ -51,6 +51,22 @@ def check_inplace(self):
             raise RuntimeError(_VIEW_LEAF_MSG)
 
 
+def _captured_mutation(definition, targs):
+    """PyTorch's error for an in-place op, inside a grad-type transform, on a tensor the
+    function captured (made before the transform)."""
+    name = definition.name.lstrip("_")   # (zero_ and fill_ are `_zero`/`_fill` here)
+    if name in ("add", "sub", "mul", "div"):
+        name += "_.Tensor"
+    elif name == "fill":
+        name += "_.Tensor" if isinstance(targs[1], Tensor) else "_.Scalar"
+    else:
+        name += "_"
+    return ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to "
+            f"call in-place operation (aten::{name}) that would mutate a captured Tensor. This "
+            "is not supported; please rewrite the function being transformed to explicitly "
+            "accept the mutated Tensor(s) as inputs.")
+
+
 def dispatch_inplace(definition, targs, sargs):
     kinds, leaves, tensors, _, needs_grad, special = _collect(targs, fuse_views=False)
     if special or _TF_MODES:
@@ -59,6 +75,8 @@ def dispatch_inplace(definition, targs, sargs):
             return result
     self = targs[0]
     check_inplace(self)
+    if TRANSFORM_EPOCHS and getattr(self._storage, "epoch", 0) < TRANSFORM_EPOCHS[-1]:
+        raise RuntimeError(_captured_mutation(definition, targs))
     view = self._view
     if view is not None and 0 in view.stride and definition.name not in _OVERLAP_OK and any(
             st == 0 and n > 1 for n, st in zip(view.size, view.stride)):

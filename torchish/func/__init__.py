@@ -25,7 +25,7 @@ import numpy as np
 from jax.extend.core import jaxpr_as_fun
 
 from .._tensor import Tensor, _wrap
-from .. import _random_trace
+from .. import _random_trace, _storage
 from ..utils import _pytree
 from .._jaxpr_deps import needed_inputs
 from ..autograd import grad_mode
@@ -101,16 +101,25 @@ class _Traced:
     `args`: the arguments as the caller passed them, whose dicts' key order `func` sees (JAX
     hands it dicts rebuilt with sorted keys)."""
 
-    def __init__(self, func, has_aux=False, args=None, check=None):
+    def __init__(self, func, has_aux=False, args=None, check=None, differentiates=True):
         self.func, self.has_aux, self.out, self.args = func, has_aux, None, args
         self.check = check   # called with the output and `has_aux` (the transform's errors)
+        self.differentiates = differentiates   # (a grad-type transform: captured tensors
+        # cannot be changed in place inside it, see _storage.TRANSFORM_EPOCHS)
 
     def __call__(self, *arrays, **kwargs):
-        tensors = _to_tensors(arrays)
-        if self.args is not None:
-            tensors = _reorder(tuple(self.args), tensors)
-        with grad_mode.no_grad():  # JAX differentiates; the tape is not needed inside
-            out = self.func(*tensors, **kwargs)
+        if self.differentiates:
+            _storage.EPOCH[0] += 1
+            _storage.TRANSFORM_EPOCHS.append(_storage.EPOCH[0])
+        try:
+            tensors = _to_tensors(arrays)
+            if self.args is not None:
+                tensors = _reorder(tuple(self.args), tensors)
+            with grad_mode.no_grad():  # JAX differentiates; the tape is not needed inside
+                out = self.func(*tensors, **kwargs)
+        finally:
+            if self.differentiates:
+                _storage.TRANSFORM_EPOCHS.pop()
         if self.check is not None:
             self.check(out, self.has_aux)
         if self.out is None:
@@ -458,7 +467,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                                  "ints representing where in the outputs the vmapped dimension "
                                  "should appear.")
         dims = _check_vmap_inputs(func, in_dims, args)
-        traced = _Traced(func, False, args,
+        traced = _Traced(func, False, args, differentiates=False,
                          check=lambda out, _: _check_vmap_outputs(func, out_dims, out))
         key = _vmap_key(randomness)
 
