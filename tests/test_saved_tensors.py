@@ -680,3 +680,29 @@ def test_raw_saved_tensor_hooks():
     assert ours[:6] == theirs[:6]
     assert ours[6][0] == pytest.approx(theirs[6][0], rel=1e-6) and ours[6][1] == theirs[6][1]
     assert ours[7:] == theirs[7:]
+
+
+def _window_fields(T):
+    F = T.nn.functional
+    x = T.randn(1, 2, 5, 5, requires_grad=True)
+    w = T.randn(3, 2, 3, 3, requires_grad=True)
+    nodes = {
+        "conv2d": (F.conv2d(x, w, padding=1, stride=2), ("padding", "stride", "dilation")),
+        "conv1d": (F.conv1d(x[:, :, 0], w[:, :, 0], padding=2), ("padding", "stride", "dilation")),
+        "max_pool2d": (F.max_pool2d(x, 2), ("kernel_size", "stride", "padding", "dilation")),
+        "avg_pool2d": (F.avg_pool2d(x, 3, 1, 1), ("kernel_size", "stride", "padding")),
+        "unfold": (F.unfold(x, 2), ("kernel_size", "stride", "padding", "dilation")),
+        "mse": (F.mse_loss(x, x.detach() * 2), ("reduction",)),
+        "bce": (F.binary_cross_entropy_with_logits(x, x.detach(), reduction="sum"),
+                ("reduction",)),
+        "mm": (T.mm(x.view(2, 25), T.randn(4, 25, requires_grad=True).t()),
+               ("self_sym_strides", "mat2_sym_strides", "self_sym_sizes")),
+    }
+    return {k: [getattr(out.grad_fn, "_saved_" + f) for f in fields]
+            for k, (out, fields) in nodes.items()}
+
+
+def test_saved_window_arguments_reductions_and_strides():
+    """Int-list arguments read back one int per spatial dim, `reduction` as ATen's enum, an
+    operand's strides as they were."""
+    assert _window_fields(torchish) == _window_fields(torch)

@@ -197,8 +197,9 @@ def saved_attribute(node, name):
             alias._grad_fn, alias._output_nr = out._grad_fn, out._output_nr
             found.append(alias)
         return found[0] if len(found) == 1 else tuple(found)
-    sizes = name.endswith("_sym_sizes")
-    param = name[:-len("_sym_sizes")] if sizes else name
+    strides = name.endswith("_sym_strides")   # (an operand's strides: as its sizes below)
+    sizes = strides or name.endswith("_sym_sizes")
+    param = name[:-len("_sym_strides" if strides else "_sym_sizes")] if sizes else name
     param = plan.op.saved_as.get(param, param)
     if param is None:   # a body's name PyTorch's node does not have
         raise AttributeError(f"'{type(node).__name__}' object has no attribute "
@@ -208,6 +209,12 @@ def saved_attribute(node, name):
     param = plan.op.tensors[0] if param == "self" else param
     if param in plan.op.tensors:
         where = _positions(plan, param)
+        if strides:
+            tensor = node._inputs[where[0]] if where and node._inputs is not None else None
+            if tensor is None:
+                raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                                     f"'_saved_{name}'")
+            return tuple(tensor.stride())
         if sizes:
             return tuple(node._out_avals[0][0]) if not where else _shape_at(node, where[0])
         if where and isinstance(plan.kinds[plan.op.tensors.index(param)], type):
@@ -333,6 +340,18 @@ _INT_LIST_ARGS = {("sum", "dim"), ("mean", "dim"), ("nansum", "dim"), ("std", "d
                   ("flip", "dims"), ("permute", "dims")}
 
 
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+_WINDOW_ARGS = ("kernel_size", "stride", "padding", "dilation", "output_padding")
+
+
+def _spatial_dims(op_name):
+    """How many spatial dims a convolution's or pooling's int-list arguments have."""
+    for n in (1, 2, 3):
+        if f"{n}d" in op_name:
+            return n
+    return 2 if op_name in ("_unfold", "_fold") else None
+
+
 def _as_saved(op_name, param, statics):
     """A static argument as PyTorch's node reads it back: int lists as tuples, the default
     `correction` of std/var as 1, and negative ints as their unsigned 64-bit pattern (the
@@ -342,8 +361,14 @@ def _as_saved(op_name, param, statics):
         value = tuple(statics["dim_args"])
     if param == "correction" and value is None:
         return 0 if statics.get("unbiased") is False else 1
+    if param == "reduction" and value in _REDUCTIONS:   # saved as ATen's enum
+        return _REDUCTIONS[value]
     if (op_name, param) in _INT_LIST_ARGS and isinstance(value, int):
         value = (value,)
+    if param == "stride" and value is None and _spatial_dims(op_name):
+        return ()   # (a pooling's default stride, its kernel size, is saved empty)
+    if param in _WINDOW_ARGS and type(value) is int and _spatial_dims(op_name):
+        value = (value,) * _spatial_dims(op_name)   # (`int[2] padding`: one int per dim)
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
