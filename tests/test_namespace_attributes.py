@@ -41,3 +41,19 @@ def test_submodule_attributes_after_import():
            for lib in ("torch", "torchish")]
     assert got[0]["optim.adam"].startswith("AttributeError")
     assert got[1] == got[0]
+
+
+def test_backends_torchish_never_has():
+    """torch.mps / torch.xpu report no device and their seeding leaves the CPU stream alone;
+    torch.__config__ describes the build."""
+    import torchish
+    real = pytest.importorskip("torch")
+
+    def facts(T):
+        T.manual_seed(0)
+        T.mps.manual_seed(3)
+        T.xpu.manual_seed_all(3)
+        return (T.mps.is_available(), T.mps.device_count(), T.xpu.is_available(),
+                T.xpu.device_count(), T.rand(2).tolist(), type(T.__config__.show()),
+                type(T.__config__.parallel_info()))
+    assert facts(torchish) == facts(real)

@@ -118,3 +118,14 @@ def test_multinomial_errors_are_pytorchs(probs, n, replacement):
             L.multinomial(L.tensor(probs), n, replacement)
         raised.append(str(info.value))
     assert raised[0] == raised[1]
+
+
+@pytest.mark.skipif(torchish.cuda.is_available(), reason="CPU-only behaviour: no CUDA device")
+def test_cuda_seeding_without_a_gpu_leaves_the_cpu_stream_alone():
+    def draws(T):
+        T.manual_seed(0)
+        a = T.rand(2).tolist()
+        T.cuda.manual_seed(5)
+        T.cuda.manual_seed_all(7)
+        return a, T.rand(2).tolist(), T.initial_seed()
+    assert draws(torchish) == draws(torch)

@@ -46,6 +46,7 @@ from . import nn, optim, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import compiler, _dynamo  # noqa: E402,F401
 from . import serialization, linalg, cuda, cpu, accelerator, backends, distributed  # noqa: E402,F401
+from . import mps, xpu, __config__  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from . import amp  # noqa: E402,F401

@@ -31,7 +31,11 @@ def set_device(device):
 
 
 def manual_seed(seed):
-    """Seeds torchish's generator (torchish draws CUDA randoms from the CPU algorithm)."""
+    """Seeds torchish's generator (torchish draws CUDA randoms from the CPU algorithm); without
+    a GPU nothing, as PyTorch (its CUDA seed waits for a CUDA device, the CPU stream goes on)."""
+    if not is_available():
+        int(seed)   # (still refuses what is not a number)
+        return
     from .. import random
     random.manual_seed(seed)
 
