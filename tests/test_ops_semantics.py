@@ -1281,3 +1281,16 @@ def test_python_types_as_dtypes(expr):
     ours, theirs = eval(expr, {"L": torchish}), eval(expr, {"L": torch})
     assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.skipif(torchish.cuda.is_available(), reason="CPU-only behaviour: no CUDA device")
+def test_cuda_legacy_tensor_types_without_a_gpu():
+    def facts(L):
+        out = [isinstance(L.ones(1), L.cuda.FloatTensor), isinstance(L.ones(1), L.FloatTensor),
+               repr(L.cuda.LongTensor).replace("torchish", "torch"), str(L.cuda.HalfTensor.dtype)]
+        try:
+            L.cuda.FloatTensor([1.0])
+        except TypeError as e:
+            out.append(str(e))
+        return out
+    assert facts(torchish) == facts(torch)

@@ -894,12 +894,20 @@ def _bind():
 _bind()
 
 class _LegacyTensorType(type):
-    """`torch.FloatTensor` and kin: constructors, and isinstance checks by dtype."""
+    """`torch.FloatTensor`, `torch.cuda.FloatTensor` and kin: constructors, and isinstance
+    checks by dtype and device type."""
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and \
+            obj.device.type == cls.device_type
 
     def __call__(cls, *args, device=None):
+        if cls.device_type == "cuda":
+            from .. import cuda
+            if not cuda.is_available():
+                raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. Torch "
+                                "not compiled with CUDA enabled.")
+            device = "cuda" if device is None else device
         if len(args) == 1 and not isinstance(args[0], int):
             data = args[0]
             if isinstance(data, Tensor):
@@ -908,14 +916,15 @@ class _LegacyTensorType(type):
         return empty(*(args or (0,)), dtype=cls.dtype, device=device)
 
     def __repr__(cls):
-        return f"<class 'torch.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
-def _legacy_types():
+def _legacy_types(module="torch", device_type="cpu"):
     out = {}
     for d in dt.ALL:
         name = d._legacy + "Tensor"
-        out[name] = _LegacyTensorType(name, (), {"dtype": d, "__module__": "torch"})
+        out[name] = _LegacyTensorType(name, (), {"dtype": d, "__module__": module,
+                                                 "device_type": device_type})
     return out
 
 

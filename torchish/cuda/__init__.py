@@ -65,3 +65,9 @@ def reset_peak_memory_stats(device=None):
 
 __getattr__ = module_getattr(__name__)
 from . import amp  # noqa: E402,F401
+
+
+# `torch.cuda.FloatTensor` and kin: isinstance checks (False for CPU tensors) and, with a GPU,
+# constructors
+from .._ops.creation import _legacy_types  # noqa: E402
+globals().update(_legacy_types("torch.cuda", "cuda"))
