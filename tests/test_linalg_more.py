@@ -575,3 +575,20 @@ def test_linalg_qr_bad_mode():
     with pytest.raises(RuntimeError) as e_o:
         torchish.linalg.qr(torchish.ones(2, 2), mode="x")
     assert str(e_o.value) == str(e_t.value)
+
+
+@pytest.mark.parametrize("name", ["cholesky", "cholesky_ex", "eigh", "eigvalsh", "eig",
+                                  "matrix_norm", "matrix_rank", "norm", "matrix_exp", "cond",
+                                  "det", "inv"])
+def test_linalg_keyword_names(name):
+    """PyTorch names the matrix `input` for most torch.linalg functions, `A` for det/inv."""
+    def accepted(L):
+        out = []
+        for kw in ("input", "A"):
+            try:
+                getattr(L.linalg, name)(**{kw: L.eye(2)})
+                out.append(True)
+            except TypeError:
+                out.append(False)
+        return out
+    assert accepted(torchish) == accepted(torch)

@@ -6,8 +6,16 @@ from ._ops.reduction import norm as _norm
 from ._ops.return_types import _rt
 from ._unsupported import module_getattr
 
-inv = _l.inverse
-det = _l.det
+
+
+def inv(A):   # (torch.inverse / torch.det name it `input`)
+    return _l.inverse(A)
+
+
+def det(A):
+    return _l.det(A)
+
+
 solve = _l.linalg_solve
 cholesky = _l.linalg_cholesky
 svdvals = _l.linalg_svdvals
@@ -38,8 +46,8 @@ def svd(A, full_matrices=True, *, driver=None):
     return _SVD(*_l.linalg_svd(A, full_matrices))
 
 
-def eigh(A, UPLO="L"):
-    return _EIGH(*_l.linalg_eigh(A, UPLO))
+def eigh(input, UPLO="L"):
+    return _EIGH(*_l.linalg_eigh(input, UPLO))
 
 
 def slogdet(A):
@@ -54,18 +62,18 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _norm(x, ord, dim, keepdim, dtype)
 
 
-def _check_norm_dtype(A, dtype):
+def _check_norm_dtype(input, dtype):
     # PyTorch's checks of `dtype=` in linalg.matrix_norm (as linalg.vector_norm's)
     from ._dtype import promote_types
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"linalg.matrix_norm: dtype should be floating point or complex, "
                            f"but got {dtype._legacy}")
-    if dtype.is_complex != A.is_complex():
-        kind = "complex for complex" if A.is_complex() else "real for real"
+    if dtype.is_complex != input.is_complex():
+        kind = "complex for complex" if input.is_complex() else "real for real"
         raise RuntimeError(f"linalg.matrix_norm: dtype should be {kind} inputs, but got "
                            f"{dtype._legacy}")
-    if promote_types(A.dtype, dtype) != dtype:
-        raise RuntimeError(f"linalg.matrix_norm: the dtype of the input ({A.dtype._legacy}) "
+    if promote_types(input.dtype, dtype) != dtype:
+        raise RuntimeError(f"linalg.matrix_norm: the dtype of the input ({input.dtype._legacy}) "
                            f"should be convertible without narrowing to the specified dtype "
                            f"({dtype._legacy})")
 
@@ -75,31 +83,31 @@ def _ord_str(ord):
 
 
 @_autocast.casts("linalg_matrix_norm")
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """linalg.matrix_norm, composed as PyTorch composes it (so the graph has its nodes):
-    'fro' is a vector 2-norm; 'nuc' and +-2 reduce the singular values (sum, amax/amin) of A
+    'fro' is a vector 2-norm; 'nuc' and +-2 reduce the singular values (sum, amax/amin) of input
     with `dim` moved last; +-1 and +-inf reduce a vector 1-norm along one dim with amax/amin."""
     from ._ops.shape import _wrap_dim
-    if A.dim() < 2:
+    if input.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
-    if not (A.dtype.is_floating_point or A.is_complex()):
+    if not (input.dtype.is_floating_point or input.is_complex()):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {A.dtype._legacy}")
+                           f"as input. Got {input.dtype._legacy}")
     dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                            f"{' '.join(str(d) for d in dim)}")
-    d0, d1 = _wrap_dim(dim[0], A.dim()), _wrap_dim(dim[1], A.dim())
+    d0, d1 = _wrap_dim(dim[0], input.dim()), _wrap_dim(dim[1], input.dim())
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if dtype is not None:
-        _check_norm_dtype(A, dtype)
+        _check_norm_dtype(input, dtype)
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
         if ord == "fro":
-            return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+            return vector_norm(input, 2, (d0, d1), keepdim, dtype=dtype)
         reduce = lambda s: s.sum(-1, keepdim)  # noqa: E731
     else:
         if abs(ord) not in (1, 2, float("inf")):
@@ -109,25 +117,25 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
                 d0, d1 = d1, d0
             if not keepdim and d0 < d1:
                 d1 -= 1
-            v = vector_norm(A, 1, (d0,), keepdim, dtype=dtype)
+            v = vector_norm(input, 1, (d0,), keepdim, dtype=dtype)
             return v.amax(d1, keepdim) if ord > 0 else v.amin(d1, keepdim)
         reduce = (lambda s: s.amax(-1, keepdim)) if ord > 0 else (  # noqa: E731
             lambda s: s.amin(-1, keepdim))
     if dtype is not None:
-        A = A.to(dtype)
-    perm = [i for i in range(A.dim()) if i not in (d0, d1)] + [d0, d1]
-    result = reduce(svdvals(A.permute(perm)))
+        input = input.to(dtype)
+    perm = [i for i in range(input.dim()) if i not in (d0, d1)] + [d0, d1]
+    result = reduce(svdvals(input.permute(perm)))
     if keepdim:
-        inverse = [perm.index(i) for i in range(A.dim())]
+        inverse = [perm.index(i) for i in range(input.dim())]
         result = result.unsqueeze(-1).permute(inverse)
     return result
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
     if ord is None or (isinstance(ord, (int, float)) and (dim is None or isinstance(dim, int))
-                       and not (A.ndim == 2 and dim is None and ord is not None)):
-        return _norm(A, 2 if ord is None else ord, dim, keepdim, dtype)
-    return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+                       and not (input.ndim == 2 and dim is None and ord is not None)):
+        return _norm(input, 2 if ord is None else ord, dim, keepdim, dtype)
+    return matrix_norm(input, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
 
 
 globals().update(_DECOMP)  # lu, lstsq, the *_ex variants ... (_ops/linalg_decomp.py)

@@ -772,10 +772,10 @@ def linalg_solve(A, B, *, left=True):
 
 @op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False, saves="result",
     check=_info_check("linalg.cholesky", _cholesky_info_of, _not_pd))
-def linalg_cholesky(A, *, upper=False):
-    _square("linalg.cholesky", A)
-    _float_array("linalg.cholesky", A)
-    L = jnp.linalg.cholesky(A)
+def linalg_cholesky(input, *, upper=False):
+    _square("linalg.cholesky", input)
+    _float_array("linalg.cholesky", input)
+    L = jnp.linalg.cholesky(input)
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
@@ -870,9 +870,9 @@ def linalg_eigh(A, UPLO="L"):
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
-def linalg_eigvalsh(A, UPLO="L"):
-    _square("linalg.eigh", A)
-    return jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)[0]
+def linalg_eigvalsh(input, UPLO="L"):
+    _square("linalg.eigh", input)
+    return jnp.linalg.eigh(_hermitian(input, UPLO), symmetrize_input=False)[0]
 
 
 def _hermitian(A, UPLO):
@@ -953,15 +953,15 @@ def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
 
 
 @op(promote=P.NONE, grad_fn="LinalgMatrixExpBackward0", method=False)
-def linalg_matrix_exp(A):
-    _square("linalg.matrix_exp", A)
-    _float_array("linalg.matrix_exp", A)
-    return jax.scipy.linalg.expm(A)
+def linalg_matrix_exp(input):
+    _square("linalg.matrix_exp", input)
+    _float_array("linalg.matrix_exp", input)
+    return jax.scipy.linalg.expm(input)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgMatrixNormBackward0", method=False)
-def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):
-    return jnp.linalg.norm(A, ord=ord, axis=tuple(dim), keepdims=keepdim)
+def linalg_matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False):
+    return jnp.linalg.norm(input, ord=ord, axis=tuple(dim), keepdims=keepdim)
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgMatrixPowerBackward0", aliases=("linalg_matrix_power",))
@@ -975,7 +975,7 @@ def _rank_tolerances(kinds):
         raise argument_error(REGISTRY["linalg_matrix_rank"], None, None, (), "mixed")
 
 
-@op(promote=P.NONE, differentiable=False, method=False, tensors=("A", "tol", "atol", "rtol"),
+@op(promote=P.NONE, differentiable=False, method=False, tensors=("input", "tol", "atol", "rtol"),
     scalar_operands=("tol", "atol", "rtol"), joint_scalars=True, kinds_check=_rank_tolerances,
     overloads=(
         "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
@@ -984,15 +984,15 @@ def _rank_tolerances(kinds):
         "Tensor out = None)",
         "(Tensor input, Tensor tol, bool hermitian = False, *, Tensor out = None)",
         "(Tensor input, float tol, bool hermitian = False, *, Tensor out = None)"))
-def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
-    if not jnp.issubdtype(A.dtype, jnp.inexact):
+def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise RuntimeError(f"linalg.matrix_rank: Expected a floating point or complex tensor "
-                           f"as input. Got {legacy_name(A)}")
+                           f"as input. Got {legacy_name(input)}")
     if hermitian:
-        s = jnp.abs(jnp.linalg.eigh(_hermitian(A, "L"), symmetrize_input=False)[0])
+        s = jnp.abs(jnp.linalg.eigh(_hermitian(input, "L"), symmetrize_input=False)[0])
     else:
-        s = jnp.linalg.svd(A, compute_uv=False)
-    thresh = _rank_tol(s, tol if atol is None else atol, rtol, A.shape, A)
+        s = jnp.linalg.svd(input, compute_uv=False)
+    thresh = _rank_tol(s, tol if atol is None else atol, rtol, input.shape, input)
     return jnp.sum(s > thresh, axis=-1).astype(jnp.int64)
 
 

@@ -295,16 +295,16 @@ _cholesky.defvjp(_cholesky_fwd, _cholesky_bwd)
 
 @op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False,
     returns=_CHOLESKY_EX, function=False, saves=("L",))
-def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
-    _at_least_2d("linalg.cholesky", A)
-    _square("linalg.cholesky", A)
-    _float_operand("linalg.cholesky", A)
-    L = _cholesky(A) if A.shape[-1] else A
-    return (_mH(L) if upper else L), jax.lax.stop_gradient(_cholesky_info(A))
+def linalg_cholesky_ex(input, *, upper=False, check_errors=False):
+    _at_least_2d("linalg.cholesky", input)
+    _square("linalg.cholesky", input)
+    _float_operand("linalg.cholesky", input)
+    L = _cholesky(input) if input.shape[-1] else input
+    return (_mH(L) if upper else L), jax.lax.stop_gradient(_cholesky_info(input))
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
-    result = linalg_cholesky_ex(A, upper=upper)
+def cholesky_ex(input, *, upper=False, check_errors=False):
+    result = linalg_cholesky_ex(input, upper=upper)
     if check_errors:
         _raise_info("linalg.cholesky_ex", result.info, lambda k: (
             f"The factorization could not be completed because the input is not "
@@ -632,26 +632,26 @@ def _vander_steps(x, N):
     return cat([powers.new_ones(tuple(x.shape) + (1,)), powers], -1)
 
 
-def cond(A, p=None):
+def cond(input, p=None):
     """The condition number: a ratio of singular values for p in (None, 2, -2), else
     norm(A, p) * norm(A^-1, p) (inf for a singular matrix)."""
     from .linalg import linalg_matrix_norm
     name = "linalg.cond"
-    if A.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor must have at least 2 dimensions.")
-    _float_input("linalg.svd" if p in (None, 2, -2) else "linalg.inv", A)
+    _float_input("linalg.svd" if p in (None, 2, -2) else "linalg.inv", input)
     if p in (None, 2, -2):
-        s = linalg_svdvals(A)
+        s = linalg_svdvals(input)
         ratio = s[..., -1:] / s[..., :1] if p == -2 else s[..., :1] / s[..., -1:]
         ratio = ratio.squeeze(-1)   # SqueezeBackward1, as PyTorch's
         return ratio.real if ratio.is_complex() else ratio
     if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    if A.shape[-1] != A.shape[-2]:
+    if input.shape[-1] != input.shape[-2]:
         raise RuntimeError(f"{name}(ord={p}): A must be batches of square matrices, but they "
-                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    inverse = linalg_inv_ex(A).inverse
-    res = linalg_matrix_norm(A, p) * linalg_matrix_norm(inverse, p)
+                           f"are {input.shape[-2]} by {input.shape[-1]} matrices")
+    inverse = linalg_inv_ex(input).inverse
+    res = linalg_matrix_norm(input, p) * linalg_matrix_norm(inverse, p)
     res = res.real if res.is_complex() else res
     if p == "nuc":   # PyTorch maps a singular input to inf for the other norms only
         return res
@@ -694,15 +694,15 @@ def _eig_checks(A):
 
 
 @op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False, returns=_EIG)
-def linalg_eig(A):
-    _eig_checks(A)
+def linalg_eig(input):
+    _eig_checks(input)
     # LAPACK geev on the CPU, as PyTorch's: eigenvectors of unit norm. PyTorch differentiates
     # the eigenvectors (distinct eigenvalues assumed; its gradient keeps their norm), which
     # JAX does only on request
-    if A.shape[-1] == 0:
-        c = jnp.result_type(A.dtype, jnp.complex64)
-        return jnp.zeros(A.shape[:-1], c), jnp.zeros(A.shape, c)
-    w, v = jax.lax.linalg.eig(A, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    if input.shape[-1] == 0:
+        c = jnp.result_type(input.dtype, jnp.complex64)
+        return jnp.zeros(input.shape[:-1], c), jnp.zeros(input.shape, c)
+    w, v = jax.lax.linalg.eig(input, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
     return w, v
 
 
@@ -712,8 +712,8 @@ def linalg_eigvals(A):
     return jnp.linalg.eigvals(A)
 
 
-def eig(A):
-    return linalg_eig(A)
+def eig(input):
+    return linalg_eig(input)
 
 
 def eigvals(A):
