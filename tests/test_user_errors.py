@@ -165,6 +165,8 @@ CASES = [
      'RuntimeError', 't() expects a tensor with <= 2 dimensions, but self is 3D'),
     ('L.addmm(L.ones(3), L.ones(2, 4), L.ones(4))',
      'RuntimeError', 'mat2 must be a matrix, got 1-D tensor'),
+    ('L.mm(L.ones(2, 2), L.ones(2))', 'RuntimeError', 'mat2 must be a matrix'),
+    ('L.mm(L.ones(2), L.ones(2, 2))', 'RuntimeError', 'self must be a matrix'),
     ('L.addmm(L.ones(5), L.ones(2, 5), L.ones(4, 3))',
      'RuntimeError', 'mat1 and mat2 shapes cannot be multiplied (2x5 and 4x3)'),
     ('L.ones(3, 4) @ L.ones(4, dtype=L.long)',

@@ -63,8 +63,10 @@ def _batch_check(a, b):
 
 @op(promote=P.NONE, grad_fn="MmBackward0", saves={"input": ("mat2",), "mat2": ("input",)})
 def mm(input, mat2):
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"self must be a matrix")
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
     _mm_check(input, mat2)
     _same_dtype("mm", input, mat2)
     _no_bool("addmm_impl_cpu_", input)
