@@ -6,8 +6,9 @@ While a hooks region is active, each tensor an op saves (the operands PyTorch's 
 formula keeps, and saved outputs) goes through the innermost `pack_hook` when the op records;
 the node keeps what it returns, drops its own reference to the operand's value, and its backward
 reads `unpack_hook(packed)` in its place. A saved output (`result`, `indices`) is packed and
-unpacked too, though our pullbacks recompute it from the operands; an in-place op packs the
-`self` it saves as it was before the write (PyTorch's clone of it).
+unpacked too; the gradient reads it for the ops whose derivative PyTorch writes with their
+result (`double_backward.FROM_RESULT`), other pullbacks recompute it from the operands; an
+in-place op packs the `self` it saves as it was before the write (PyTorch's clone of it).
 """
 import weakref
 
