@@ -76,6 +76,18 @@ def test_bad_compute_mode():
     assert raised[0] == raised[1]
 
 
+
+@pytest.mark.parametrize("shape1, shape2, dtype", [
+    ((3,), (2, 4, 3), "float32"), ((2, 4, 3), (3,), "float32"), ((3,), (4, 3), "int64")])
+def test_one_dimensional_operand_is_refused(shape1, shape2, dtype):
+    # checked first, before the dtype checks and the choice of the matmul route
+    raised = []
+    for lib in (torch, torchish):
+        with pytest.raises(RuntimeError) as info:
+            lib.cdist(lib.ones(shape1, dtype=getattr(lib, dtype)), lib.ones(shape2))
+        raised.append(str(info.value))
+    assert raised[1] == raised[0]
+
 def test_autocast_casts_before_choosing_the_route():
     # a bfloat16 operand is cast to float32 first, then takes the matmul route
     names = []

@@ -228,3 +228,91 @@ def test_graph_break_counters_as_pytorch():
             logging.disable(logging.NOTSET)
         breaks.append(sum(counts.values()) - before)
     assert breaks[1] == breaks[0] == 1
+
+
+# ---- a `disable`d function breaks the graph: it runs on every call ---------------------------
+
+def _disabled_calls(mod, **kw):
+    mod._dynamo.reset()   # (PyTorch keeps the code it compiled for the lambda below)
+    calls = []
+
+    @mod.compiler.disable
+    def side(x):
+        calls.append(mod.compiler.is_compiling())
+        return x + 1
+
+    @mod._dynamo.disable
+    def side2(x):
+        calls.append("side2")
+        return x * 3
+
+    f = mod.compile(lambda x: side2(side(x.sin())).cos(), backend="eager", **kw)
+    outs = [f(mod.full((2,), float(i))).tolist() for i in range(3)]
+    return outs, calls
+
+
+def test_disabled_function_runs_eagerly_on_every_call():
+    import torch._dynamo   # noqa: F401
+    got, want = _disabled_calls(torch), _disabled_calls(real)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    assert got[1] == want[1] == [False, "side2"] * 3
+
+
+def test_disabled_function_with_fullgraph_is_unsupported():
+    import torch._dynamo   # noqa: F401
+    errors = []
+    for mod in (real, torch):
+        with pytest.raises(mod._dynamo.exc.Unsupported) as info:
+            _disabled_calls(mod, fullgraph=True)
+        errors.append(str(info.value).split("\n")[:3])
+    first = [line.split(" at 0x")[0] for line in errors[1]]
+    assert first == [line.split(" at 0x")[0] for line in errors[0]]
+
+
+# ---- backward inside a compiled step, into the eager graph an argument carries ---------------
+
+def _two_models(mod, compiled):
+    mod.manual_seed(0)
+    a, b = mod.nn.Linear(3, 4), mod.nn.Linear(4, 2)
+    with mod.no_grad():
+        for p in (*a.parameters(), *b.parameters()):
+            p.copy_(mod.linspace(-1, 1, p.numel()).reshape(p.shape))
+    opt = mod.optim.SGD([*a.parameters(), *b.parameters()], lr=0.1)
+
+    def step(h):
+        loss = b(h).pow(2).sum()
+        loss.backward()
+        return loss
+    if compiled:
+        step = mod.compile(step, **({} if mod is torch else {"backend": "aot_eager"}))
+    out = []
+    for i in range(2):
+        opt.zero_grad()
+        h = a(mod.arange(6.0).reshape(2, 3) / 6 + i).relu()   # eager: h carries a's graph
+        loss = step(h)
+        out += [loss.item(), a.weight.grad.numpy().copy(), b.weight.grad.numpy().copy()]
+        opt.step()
+    return out + [a.weight.detach().numpy()]
+
+
+def test_backward_inside_a_step_reaches_the_graph_of_an_argument():
+    for g, w in zip(_two_models(torch, True), _two_models(real, True)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
+
+
+# ---- torch._dynamo.utils.counters["stats"] ---------------------------------------------------
+
+def _stats(mod):
+    import torch._dynamo.utils   # noqa: F401
+    counters = mod._dynamo.utils.counters
+    counters.clear()
+    mod._dynamo.reset()
+    f = mod.compile(lambda x, y: ((x.sin() * y + 1).relu().sum(), (x * y).t()),
+                    backend="eager")
+    f(mod.ones(2, 3), mod.ones(3))
+    f(mod.ones(2, 3), mod.ones(3))
+    return dict(counters["stats"])
+
+
+def test_stats_count_graphs_and_captured_calls():
+    assert _stats(torch) == _stats(real)

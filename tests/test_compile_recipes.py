@@ -82,11 +82,14 @@ def _state_dicts(mod):
     plain.load_state_dict(stripped)
     c.load_state_dict({"_orig_mod." + k: v * 2 for k, v in plain.state_dict().items()})
     return (list(sd), errors, c._orig_mod is m, type(c).__name__,
-            m[0].weight.tolist() == (plain[0].weight * 2).tolist(), c(mod.ones(4, 3)).tolist())
+            m[0].weight.tolist() == (plain[0].weight * 2).tolist()), c(mod.ones(4, 3)).tolist()
 
 
 def test_state_dict_of_a_compiled_module_as_pytorch():
-    assert _state_dicts(torch) == _state_dicts(real)
+    (ours, ours_out), (theirs, theirs_out) = _state_dicts(torch), _state_dicts(real)
+    assert ours == theirs
+    # equal rows: BatchNorm's output is rounding noise around 0
+    np.testing.assert_allclose(ours_out, theirs_out, atol=1e-5)
 
 
 class _Net:
@@ -124,10 +127,11 @@ def test_disable_on_a_submodule_forward():
     got, want = _disabled_submodule(torch), _disabled_submodule(real)
     for g, w in zip(got[:3], want[:3]):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
-    assert got[3] == want[3] == "CompiledFunctionBackward"
-    # not compiling inside; PyTorch runs it on every call, torchish traces it into the
-    # graph: its Python side effects happen once (the README says so)
-    assert want[4] == [False, False] and got[4] == [False]
+    # a graph break: PyTorch compiles the parts around it, torchish runs the forward eagerly
+    # (the README says so), so the result's grad_fn is the eager one
+    assert (got[3], want[3]) == ("AddmmBackward0", "CompiledFunctionBackward")
+    # not compiling inside, and run on every call
+    assert got[4] == want[4] == [False, False]
 
 
 def _batch_sizes(mod, how):

@@ -22,6 +22,7 @@ MATH = {
 SINGLE = {"exp", "log", "tanh", "erf", "sigmoid", "pow", "rsqrt", "atan2"}
 
 
+@pytest.mark.xla_default_numerics
 @pytest.mark.parametrize("name", sorted(MATH))
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_eager_kernel_gives_xla_defaults_bits(name, dtype):

@@ -77,6 +77,7 @@ def test_activation_rounds_once(name, dtype):
     _assert_bitwise(*_both(lambda T, x, y: getattr(T.nn.functional, name)(x), dtype))
 
 
+@pytest.mark.xla_default_numerics
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("name", sorted(COMPOSITES))
 def test_composite_matches(name, dtype):

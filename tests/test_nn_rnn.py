@@ -443,6 +443,19 @@ def test_cell_dtype_mismatch_errors_match_torch(cls_name):
         assert messages[0] == messages[1]
 
 
+
+@pytest.mark.parametrize("hx", ["one", "three", "tensor", "empty"])
+def test_lstm_cell_state_pair_checks_match_torch(hx):
+    # hx must be a pair of tensors: not one, not three (silently ignored before), not a Tensor
+    got = []
+    for lib in (torch, torchish):
+        h = lib.zeros(2, 5)
+        state = {"one": (h,), "three": (h, h, h), "tensor": h, "empty": ()}[hx]
+        with pytest.raises(Exception) as info:
+            lib.nn.LSTMCell(4, 5)(lib.zeros(2, 4), state)
+        got.append((type(info.value), str(info.value)))
+    assert got[1] == got[0]
+
 def test_lstm_cell_state_grad_fns():
     # PyTorch's CPU cell ends with c' = f*c + i*g and h' = sigmoid(o) * tanh(c')
     for hx in (None, (torchish.zeros(2, 3), torchish.zeros(2, 3))):

@@ -101,6 +101,7 @@ _ONCE = textwrap.dedent("""
             t.zeros(2).scatter(0, t.tensor([1]), 2.0, reduce="add")   # a value: no warning
             t.zeros(2).scatter_(0, t.tensor([1]), t.ones(1), reduce="multiply")
             t.chain_matmul(t.ones(2, 3), t.ones(3, 2))
+            t.meshgrid(t.ones(2), t.ones(3))
     for w in caught:
         where = w.lineno if w.filename == __file__ else "library"
         print(repr((w.category.__name__, str(w.message).split(" (Triggered internally")[0],
@@ -118,5 +119,5 @@ def test_once_per_process_warnings_match_pytorch(tmp_path):
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
     expected = run("torch")
-    assert len(expected) == 6
+    assert len(expected) == 7
     assert run("torchish") == expected

@@ -19,8 +19,9 @@ from ._tensor import Tensor, _wrap
 from ._storage import held_elsewhere
 from . import _random_trace
 from .autograd import grad_mode, graph
-from .compiler import STANCE as _STANCE
-from ._compile_capture import CompileError, _GuardOnData, call_user, symbolic_numbers
+from .compiler import STANCE as _STANCE, _IN_BROKEN
+from ._compile_capture import CompileError, _GuardOnData, _SilentBreak, call_user, \
+    symbolic_numbers
 from ._compile_plan import _Plan, _MISSING, _LEAF, _VIEW
 from ._compile_writeback import write_back
 
@@ -112,7 +113,10 @@ def _state_created(plan, saved_opt):
         raise _StateCreated(made)
 
 
-_EAGER = object()  # the cache entry of a signature whose trace hit data-dependent code
+_EAGER = object()   # the cache entry of a signature run eagerly (past the recompile limit)
+# ... and of one whose trace hit a graph break (or a number PyTorch traces symbolically): it
+# runs eagerly, with `is_compiling()` True as in PyTorch's graphs around the break
+_BROKEN = object()
 _ALL_COMPILED = weakref.WeakSet()   # for `torch.compiler.reset()`
 _TRACING = [0]   # how many compiled functions are being traced (a nested one is inlined)
 
@@ -218,6 +222,12 @@ class _Compiled:
             plan.fast[dyn] = entry
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
+        if entry is _BROKEN:
+            _IN_BROKEN[0] += 1
+            try:
+                return self.fn(*args, **kwargs)
+            finally:
+                _IN_BROKEN[0] -= 1
         for a, kw in entry.prints:
             print(*a, **kw)
         rng_key = _random_trace.next_key(entry.uses_rng)
@@ -260,7 +270,7 @@ class _Compiled:
         return _STANCE[0] == "eager_on_recompile" and bool(self.cache)
 
     def _new_entry(self, plan, storages, owners, holders, arrays, lrs, args, kwargs):
-        """The cache entry of a new signature: compiled, or `_EAGER` where PyTorch would break
+        """The cache entry of a new signature: compiled, or `_BROKEN` where PyTorch would break
         the graph (or give up compiling)."""
         from ._dynamo import config
         from ._dynamo.exc import Unsupported
@@ -284,6 +294,9 @@ class _Compiled:
         try:
             entry = self._build(plan, storages, owners, holders, arrays, lrs, args, kwargs)
             counters["stats"]["unique_graphs"] += 1
+            # (PyTorch counts its graph's calls; here each op traced is one call, and a
+            # step's backward and optimizer update are in the same graph)
+            counters["stats"]["calls_captured"] += len(entry.jaxpr.jaxpr.eqns)
             return entry
         except (_ViewWritten, _GradsWritten, _StateCreated):
             raise
@@ -295,7 +308,7 @@ class _Compiled:
                     guard = self._guard_on_number(exc, plan, storages, holders, arrays, lrs,
                                                   args, kwargs)
                     if guard is None:
-                        return _EAGER
+                        return _BROKEN
                     exc = guard
                 if isinstance(exc, Unsupported):
                     raise
@@ -310,7 +323,7 @@ class _Compiled:
             if exc.of_item:
                 _log_item_break(exc.user_stack)
             _LOG.debug(f"graph break: {exc}; running {_describe(self.fn)} eagerly")
-            return _EAGER
+            return _BROKEN
         except Exception as exc:
             # a custom backend's failure (or ours): `suppress_errors` runs it eagerly
             if not config.suppress_errors or isinstance(exc, Unsupported):
@@ -445,6 +458,7 @@ class _Compiled:
         leaf_args = [j for j, k in enumerate(plan.kinds)   # (not state: `plan.params` has those)
                      if (k is _LEAF or k is _VIEW and values[j]._requires_grad
                          and values[j]._grad_fn is None) and id(values[j]) not in plan.tindex]
+        fenced = []
         try:
             for st, a in zip(storages, ins):
                 st.data = a
@@ -452,6 +466,7 @@ class _Compiled:
                 t._storage, t._view = st, None   # (see `_Plan.spread`, `_Plan.bind`)
             for g, lr in zip(plan.groups, lr_in):
                 g["lr"] = lr
+            fenced[:] = _fence_outer_graphs(values, plan.tensors)
             runs_before = graph.BACKWARD_RUNS[0]
             _TRACING[0] += 1
             try:
@@ -582,3 +597,31 @@ class _Compiled:
                 vc[0] = v0
             for t, st, v in spread:
                 t._storage, t._view = st, v
+            for t, node in fenced:
+                t._grad_fn = node
+
+
+_BACKWARD_BREAK = ("Unsupported Tensor.backward() call\n  Explanation: Dynamo currently does not "
+                   "support tracing `Tensor.backward()` when trace_autograd_ops is off.\n  "
+                   "Hint: Set torch._dynamo.trace_autograd_ops=True\n")
+
+
+def _fence_outer_graphs(values, tensors):
+    """While tracing, the eager graph an argument (or a tensor the function reaches) was made
+    by ends in a node whose backward breaks the graph: a backward inside the step that
+    reaches it runs the step eagerly (PyTorch breaks its graph at every `backward()`), so its
+    gradients flow on into that eager graph. Returns (tensor, its node) to restore."""
+    fenced, seen = [], set()
+    for t in list(values) + list(tensors):
+        node = getattr(t, "_grad_fn", None) if isinstance(t, Tensor) else None
+        if node is None or id(t) in seen:
+            continue
+        seen.add(id(t))
+        fence = graph.Node("OuterGraph", [], [], None, _break_at_backward, node._out_avals)
+        fenced.append((t, node))
+        t._grad_fn = fence
+    return fenced
+
+
+def _break_at_backward(leaves, cts):
+    raise _SilentBreak(_BACKWARD_BREAK)

@@ -204,9 +204,10 @@ def _merge(ia, ib):
 
 @eager_jit
 def _merged(va, vb, ta, tb, alpha):
-    pick_a = jnp.where((ta >= 0).reshape((-1,) + (1,) * (va.ndim - 1)), va[ta], 0)
-    pick_b = jnp.where((tb >= 0).reshape((-1,) + (1,) * (vb.ndim - 1)), vb[tb], 0)
-    return pick_a + alpha * pick_b
+    # a zero row appended to each side is what index -1 (no entry) picks
+    za = jnp.concatenate([va, jnp.zeros((1,) + va.shape[1:], va.dtype)])
+    zb = jnp.concatenate([vb, jnp.zeros((1,) + vb.shape[1:], vb.dtype)])
+    return za[ta] + alpha * zb[tb]
 
 
 @eager_jit(static_argnames=("size",))
@@ -228,10 +229,8 @@ def add(a, b, *, alpha=1, name="AddBackward0"):
     size = a._sp_size[:a.sparse_dim()]
     ia = np.asarray(a._sp_indices._data)
     ta, tb = _merge(_linear(ia, size), _linear(np.asarray(b._sp_indices._data), size))
-    pick = np.where(ta >= 0, ta, tb)
-    from_b = ta < 0
-    idx = np.where(from_b, np.asarray(b._sp_indices._data)[:, np.maximum(tb, 0)],
-                   ia[:, np.maximum(ta, 0)]) if len(pick) else ia[:, :0]
+    both = np.concatenate([ia, np.asarray(b._sp_indices._data)], axis=1)
+    idx = both[:, np.where(ta >= 0, ta, ia.shape[1] + tb)]
     values = call_jax(name, _merged, [a._sp_values, b._sp_values, jnp.asarray(ta),
                                       jnp.asarray(tb), alpha], key=("sp_add",))
     return make(_wrap(jnp.asarray(idx)), values, a._sp_size,

@@ -225,7 +225,7 @@ _NO_KERNEL.update(mean="aten::mean.dim", eq="aten::eq.Tensor", ne="aten::ne.Tens
                   lt="aten::lt.Tensor", le="aten::le.Tensor", gt="aten::gt.Tensor",
                   ge="aten::ge.Tensor", softmax="aten::_softmax",
                   log_softmax="aten::_log_softmax", squeeze="aten::as_strided",
-                  narrow="aten::as_strided")
+                  narrow="aten::as_strided", vector_norm="aten::linalg_vector_norm")
 _RUNTIME = {"reshape": "reshape is not implemented for sparse tensors",
             "flatten": "reshape is not implemented for sparse tensors",
             "contiguous": "unsupported memory format option Contiguous"}

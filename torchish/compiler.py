@@ -1,9 +1,9 @@
 """`torch.compiler`: the public helpers around `torchish.compile`.
 
-torchish compiles by tracing with JAX (see `_compile.py`), so there are no graph breaks to
-allow or disallow: `disable` runs a function eagerly when called outside compiled code (inside
-a trace it is traced like any other Python), and `reset` makes every compiled function trace
-again on its next call.
+torchish compiles by tracing with JAX (see `_compile.py`): where PyTorch breaks the graph the
+traced signature runs eagerly instead. A `disable`d function called from compiled code is such
+a break (so it runs, with its Python side effects, on every call; `fullgraph=True`:
+`Unsupported`), and `reset` makes every compiled function trace again on its next call.
 """
 import functools
 
@@ -90,21 +90,24 @@ class set_stance:
 
 
 def is_compiling():
-    """True while torchish traces a compiled function (its Python runs once per signature)."""
+    """True while torchish traces a compiled function (its Python runs once per signature),
+    or runs one eagerly at a graph break (PyTorch compiles the code around it)."""
     from ._compile import _TRACING
-    return _TRACING[0] > 0 and not _IN_DISABLED[0]
+    return (_TRACING[0] > 0 or _IN_BROKEN[0] > 0) and not _IN_DISABLED[0]
 
 
 _IN_DISABLED = [0]   # how many `disable`d functions are running inside a trace
+_IN_BROKEN = [0]     # how many compiled functions run eagerly at a graph break
 
 
 is_dynamo_compiling = is_compiling
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """The function runs as plain Python: traced as part of a compiled caller (torchish has
-    no graph breaks), but `is_compiling()` is False inside it, as in PyTorch, where it runs
-    eagerly."""
+    """The function runs as plain Python. Called while a compiled caller is traced it breaks
+    the graph as PyTorch's does: that signature of the caller runs eagerly, so the function
+    runs on every call (`torch._dynamo.explain` notes the break and traces on, with
+    `is_compiling()` False inside)."""
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason)
     if isinstance(fn, type) or not callable(fn) or hasattr(fn, "_parameters"):
@@ -112,6 +115,15 @@ def disable(fn=None, recursive=True, *, reason=None):
 
     @functools.wraps(fn)
     def disabled(*args, **kwargs):
+        from ._compile import _TRACING, _EXPLAIN, _SilentBreak, _user_stack
+        if _TRACING[0]:
+            msg = (f"Skip calling `torch.compiler.disable()`d function\n  Explanation: Skip "
+                   f"calling function `{fn}` since it was wrapped with `torch.compiler.disable` "
+                   f"(reason: {reason})\n  Hint: Remove the `torch.compiler.disable` call\n\n"
+                   f"  Developer debug context: {fn}\n")
+            if _EXPLAIN[0] is None:
+                raise _SilentBreak(msg)
+            _EXPLAIN[0].add(msg, _user_stack())
         _IN_DISABLED[0] += 1
         try:
             return fn(*args, **kwargs)

@@ -59,6 +59,9 @@ def slogdet(A):
 
 @_autocast.casts("linalg_vector_norm")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if getattr(x, "is_sparse", False) is True:   # (a Tensor-like may lack the attribute)
+        from ._sparse_ops import refuse
+        raise refuse("vector_norm")
     return _norm(x, ord, dim, keepdim, dtype)
 
 

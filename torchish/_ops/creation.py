@@ -500,6 +500,12 @@ def _check_steps(steps):
         raise RuntimeError("number of steps must be non-negative")
 
 
+def _check_kernel_dtype(name, d, steps):
+    # the CPU kernels have no bool instance; 0 or 1 steps return before reaching them
+    if steps > 1 and d is dt.bool:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+
+
 def _check_0dim(name, start, end):
     dims = [x.ndim if isinstance(x, Tensor) else 0 for x in (start, end)]
     if any(dims):
@@ -590,6 +596,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
             for v in (start, end)) else dt.get_default_dtype())
         steps = _scalar(steps)
         _check_steps(steps)
+        _check_kernel_dtype("linspace", d, steps)
         if steps == 0:
             return _leaf(jnp.zeros(0, d.np), device, requires_grad)
         s, e = _traced_ends(start, end, None)
@@ -600,6 +607,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     d = dtype or (dt.default_complex() if isinstance(start, builtins.complex) or
                   isinstance(end, builtins.complex) else dt.get_default_dtype())
     _check_steps(steps)
+    _check_kernel_dtype("linspace", d, steps)
     if steps == 0:
         return _leaf(np.zeros(0, d.np), device, requires_grad)
     if steps == 1:
@@ -617,11 +625,13 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         d = dtype or dt.get_default_dtype()
         steps = _scalar(steps)
         _check_steps(steps)
+        _check_kernel_dtype("logspace", d, steps)
         values = _logspace_traced(start, end, steps, base, d) if steps else jnp.zeros(0, d.np)
         return _leaf(values, device, requires_grad)
     start, end, steps = _scalar(start), _scalar(end), _scalar(steps)
     d = dtype or dt.get_default_dtype()
     _check_steps(steps)
+    _check_kernel_dtype("logspace", d, steps)
     if steps == 0:
         return _leaf(np.zeros(0, d.np), device, requires_grad)
     if steps == 1:

@@ -147,6 +147,8 @@ def dispatch(definition, targs, sargs):
                 result = _as_view(first, steps)
             made = outs or [result]
             _finish_view(plan, leaves, tensors, kinds, made, record, result)
+            if not record and _FUNC_LEVELS:
+                _constants_in_transform(made)
             if needs_grad or first._creation is not None:
                 _view_creation(first, made, definition.multi_view, record)
             if FORWARD_AD[0]:
@@ -165,9 +167,22 @@ def dispatch(definition, targs, sargs):
     outs, result = wrap_result(definition, out, device)
     if record:
         _record(plan, leaves, tensors, outs, kinds)
+    elif _FUNC_LEVELS:
+        _constants_in_transform(outs)
     if FORWARD_AD[0]:
         _forward_tangents(plan, leaves, tensors, outs)
     return result
+
+
+_FUNC_LEVELS = grad_mode.FUNC_LEVELS
+
+
+def _constants_in_transform(outs):
+    """Under no_grad inside `torchish.func.grad` (or another reverse-mode transform) results
+    are constants of the transform, as PyTorch's: they read as `stop_gradient`."""
+    if _FUNC_LEVELS[-1] and not grad_mode.GRAD_ENABLED[0]:
+        for o in outs:
+            o._stopgrad = True
 
 
 # ---- forward AD: tangents through the op's forward (see autograd/forward_ad.py) -----------

@@ -97,12 +97,29 @@ def dispatch_inplace(definition, targs, sargs):
                            f"shape {list(out.shape)}")
     record = (needs_grad and grad_mode.GRAD_ENABLED[0] and definition.differentiable
               and (self.dtype.is_floating_point or self.dtype.is_complex))
+    if not record and grad_mode.FUNC_LEVELS and grad_mode.FUNC_LEVELS[-1] \
+            and not grad_mode.GRAD_ENABLED[0]:
+        # under no_grad inside `torch.func.grad`: the new values, the old gradient (PyTorch's
+        # graph of `self` is unchanged)
+        old = self._data
+        out = _with_gradient_of(out, old) if self.requires_grad and out.dtype == old.dtype \
+            else jax.lax.stop_gradient(out)
     write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
     if FORWARD_AD[0]:
         _forward_tangents(plan, leaves, tensors, [self])
         if self._base is not None:
             _tangent_into_base(self)
     return self
+
+
+@jax.custom_jvp
+def _with_gradient_of(new, old):
+    return new
+
+
+@_with_gradient_of.defjvp
+def _with_gradient_of_jvp(primals, tangents):
+    return primals[0], tangents[1]
 
 
 def _tangent_into_base(view_tensor):

@@ -1036,6 +1036,9 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 @op(promote=P.NONE, grad_fn="CdistBackward0", method=False)
 def cdist(x1, x2, p=2.0, compute_mode=None):
     for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    for name, x in (("X1", x1), ("X2", x2)):
         kind = dt._BY_NP[x.dtype]
         if not kind.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
@@ -1068,7 +1071,8 @@ def _cdist_uses_mm(shape1, shape2, p, compute_mode):
     matmul (asked for, or either side has over 25 rows), rounding as that formula does."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    if p != 2 or not math.prod(shape1) or not math.prod(shape2):
+    if p != 2 or min(len(shape1), len(shape2)) < 2 or not math.prod(shape1) \
+            or not math.prod(shape2):   # (1-d operands: cdist itself refuses them)
         return False
     return compute_mode == "use_mm_for_euclid_dist" or (
         compute_mode != "donot_use_mm_for_euclid_dist" and max(shape1[-2], shape2[-2]) > 25)

@@ -666,17 +666,21 @@ from .out_arg import OUT_NAMES  # noqa: E402
 
 def _nuclear_norm_binding(fused, method):
     """`torch.norm(A, "nuc", dim, keepdim)` is PyTorch's `linalg.matrix_norm(A, "nuc", dim or
-    all dims, keepdim)`: its nodes, its 2-tuple dim check; other norms are the op."""
+    all dims, keepdim)`: its nodes, its 2-tuple dim check. So is any other string norm but
+    "fro" over at most two dims (a 3-dim "fro" or an unknown order get matrix_norm's errors);
+    other norms are the op."""
     def binding(*args, **kwargs):
-        p = args[1] if len(args) > 1 else kwargs.get("p", "fro")
-        if not (isinstance(p, str) and p == "nuc") or kwargs.get("out") is not None:
-            return fused(*args, **kwargs)
-        from ..linalg import matrix_norm
         names = ("input", "p", "dim", "keepdim")
         bound = dict(zip(names, args), **kwargs)
-        input, dim = bound["input"], bound.get("dim")
-        return matrix_norm(input, "nuc", tuple(range(input.ndim)) if dim is None else dim,
-                           bound.get("keepdim", False), dtype=bound.get("dtype"))
+        p, dim = bound.get("p", "fro"), bound.get("dim")
+        if not isinstance(p, str) or kwargs.get("out") is not None or (
+                p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+            return fused(*args, **kwargs)
+        from ..linalg import matrix_norm
+        input = bound["input"]
+        dim = tuple(range(input.ndim)) if dim is None else (dim,) if isinstance(dim, int) \
+            else dim
+        return matrix_norm(input, p, dim, bound.get("keepdim", False), dtype=bound.get("dtype"))
     return binding
 
 

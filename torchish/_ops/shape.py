@@ -974,7 +974,11 @@ def broadcast_tensors(*tensors):
 def meshgrid(*tensors, indexing=None):
     tensors = _sizes(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
         else tensors
-    indexing = "ij" if indexing is None else indexing
+    if indexing is None:
+        from .._warnings import warn_once   # (TORCH_WARN_ONCE, under PyTorch's Python wrapper)
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                  "indexing argument.", at_user=False)
+        indexing = "ij"
     if indexing not in ("xy", "ij"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", '
                            f'but received: {indexing}')

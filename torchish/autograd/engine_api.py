@@ -4,6 +4,7 @@ import warnings
 
 import jax
 
+from . import grad_mode
 from .graph import edge_of, run_backward
 
 
@@ -95,6 +96,10 @@ _CYCLE_MSG = (
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
+    if grad_mode.FUNC_LEVELS:
+        raise RuntimeError("backward() called inside a functorch transform. This is not "
+                           "supported, please use functorch.grad or functorch.vjp instead or "
+                           "call backward() outside of functorch transforms.")
     outputs = _tensors(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables

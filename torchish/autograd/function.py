@@ -147,7 +147,7 @@ class Function(metaclass=_FunctionMeta):
             isinstance(a, Tensor) and "_fw_tangent" in a.__dict__ for a in args)
         registry.FORWARD_AD[0] = False
         try:
-            with grad_mode.no_grad():
+            with grad_mode.internal_no_grad():
                 if uses_setup:
                     output = cls.forward(*args, **kwargs)
                     cls.setup_context(ctx, args, output)
@@ -273,7 +273,8 @@ def _own(out, args, ctx):
         out._vc[0] += 1
         return out
     if any(out is a for a in args):
-        with grad_mode.no_grad():   # (a view of the input, its history replaced by the node's)
+        # (a view of the input, its history replaced by the node's)
+        with grad_mode.internal_no_grad():
             return out.view_as(out)
     return out
 

@@ -12,6 +12,9 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 # A one-element list so the dispatcher can read it without a function call.
 GRAD_ENABLED = [True]
 _INFERENCE = [False]
+# The active `torchish.func` transforms, innermost last: True for a reverse-mode one, inside
+# which results computed under no_grad are constants (`dispatch` marks them stop-gradient).
+FUNC_LEVELS = []
 
 
 def is_grad_enabled():
@@ -90,6 +93,22 @@ class no_grad(_GradModeContext):
 
 class enable_grad(no_grad):
     _target = True
+
+
+class internal_no_grad(no_grad):
+    """no_grad for torchish's own code (a custom Function's forward): inside a reverse-mode
+    `torch.func` transform its results are not made constants; JAX differentiates them."""
+
+    def __enter__(self):
+        super().__enter__()
+        self._pushed = bool(FUNC_LEVELS)
+        if self._pushed:
+            FUNC_LEVELS.append(False)
+
+    def __exit__(self, *exc):
+        if self._pushed:
+            FUNC_LEVELS.pop()
+        return super().__exit__(*exc)
 
 
 class set_grad_enabled(_GradModeContext):

@@ -368,7 +368,19 @@ def _add(a, b):
         return b
     if b is None:
         return a
+    if getattr(a, "is_sparse", False) or getattr(b, "is_sparse", False):
+        return _sparse_sum(a, b)
     return a + b
+
+
+def _sparse_sum(old, new):
+    """Two gradients for one input, one of them sparse, summed as PyTorch's InputBuffer does:
+    the newer first after a sparse one (sparse + sparse is PyTorch's merge of the two entry
+    lists); a dense sum stays an array (a sparse gradient never comes with create_graph)."""
+    from .._tensor import Tensor, _wrap
+    old_t, new_t = (g if isinstance(g, Tensor) else _wrap(g) for g in (old, new))
+    out = new_t + old_t if old_t.is_sparse else old_t + new_t
+    return out if out.is_sparse else out._data
 
 
 _CALLBACKS = []   # run when the current backward pass finishes (`queue_callback`)
@@ -657,14 +669,16 @@ def _accumulate(node, grad, create_graph):
         given = _as_tensor_grad(grad)
         res = _checked(hook, hook(given), given)
         if res is not None:
-            grad = res if create_graph else res._data
+            grad = res if create_graph or res.is_sparse else res._data
     for hook in hooks_in(node._pre_hooks):
         given = (_as_tensor_grad(grad),)
         res = _checked_all(hook, hook(given), given)
         if res is not None:
-            grad = res[0] if create_graph else res[0]._data
+            grad = res[0] if create_graph or res[0].is_sparse else res[0]._data
     from .._tensor import Tensor, _wrap
-    if var._grad is None:
+    if getattr(grad, "is_sparse", False) or (var._grad is not None and var._grad.is_sparse):
+        _accumulate_sparse(var, grad)
+    elif var._grad is None:
         var._grad = _copy_grad(grad) if isinstance(grad, Tensor) else _wrap(grad,
                                                                              device=var.device)
     elif create_graph or isinstance(grad, Tensor):
@@ -676,6 +690,23 @@ def _accumulate(node, grad, create_graph):
         hook(var)
     for hook in hooks_in(node._hooks):
         hook((_as_tensor_grad(grad),), ())
+
+
+def _accumulate_sparse(var, grad):
+    """PyTorch's AccumulateGrad when the new or the held gradient is sparse: sparse into
+    sparse adds in place (the same `.grad` object, PyTorch's merge); a dense sum is dense."""
+    from .._tensor import _wrap
+    old = var._grad
+    if not getattr(grad, "is_sparse", False):
+        grad = _wrap(grad, device=var.device)
+    if old is None:
+        var._grad = grad
+    elif old.is_sparse and grad.is_sparse:
+        old.add_(grad)
+    elif old.is_sparse:
+        var._grad = grad + old
+    else:
+        old._set_data((old + grad)._data)
 
 
 def _copy_grad(grad):

@@ -12,6 +12,10 @@ Three things JAX does differently from `torch.func`, and how they are bridged he
   backward is the `jax.vjp` of the whole transformed function, so `loss.backward()` reaches
   the arguments. Tensors requiring grad that the function reaches without taking them as
   arguments (a Module's parameters, closure cells) are inputs of that node too.
+- Inside the reverse-mode transforms (`grad`, `vjp`, `jacrev`, `hessian`) the differentiated
+  arguments are leaves requiring grad and grad mode is on, as in PyTorch, so the tape gives
+  PyTorch's errors and `autograd.grad` works there; what runs under `no_grad` is a constant
+  of the transform (`dispatch` and in-place ops read it through `stop_gradient`).
 - `vmap` maps positional arguments only (keyword arguments are passed unbatched, as
   PyTorch), and its `randomness` decides the key random ops draw from: none ("error": a
   random op raises), one shared key ("same"), or one key per batch element ("different").
@@ -101,23 +105,34 @@ class _Traced:
     `args`: the arguments as the caller passed them, whose dicts' key order `func` sees (JAX
     hands it dicts rebuilt with sorted keys)."""
 
-    def __init__(self, func, has_aux=False, args=None, check=None, differentiates=True):
+    def __init__(self, func, has_aux=False, args=None, check=None, differentiates=True,
+                 argnums=None):
         self.func, self.has_aux, self.out, self.args = func, has_aux, None, args
         self.check = check   # called with the output and `has_aux` (the transform's errors)
         self.differentiates = differentiates   # (a grad-type transform: captured tensors
         # cannot be changed in place inside it, see _storage.TRANSFORM_EPOCHS)
+        # `argnums` (reverse mode): the arguments `func` sees as leaves requiring grad, with
+        # grad mode on, as PyTorch's; JAX differentiates, the tape only mirrors PyTorch there
+        # (its errors for in-place ops on them, `autograd.grad` inside, no_grad constants).
+        self.argnums = argnums
 
     def __call__(self, *arrays, **kwargs):
         if self.differentiates:
             _storage.EPOCH[0] += 1
             _storage.TRANSFORM_EPOCHS.append(_storage.EPOCH[0])
+        reverse = self.argnums is not None
+        grad_mode.FUNC_LEVELS.append(reverse)
         try:
             tensors = _to_tensors(arrays)
             if self.args is not None:
                 tensors = _reorder(tuple(self.args), tensors)
-            with grad_mode.no_grad():  # JAX differentiates; the tape is not needed inside
+            if reverse:
+                for t in _pytree.tree_leaves(_selected(tensors, self.argnums)):
+                    t._requires_grad = True
+            with grad_mode.set_grad_enabled(reverse):
                 out = self.func(*tensors, **kwargs)
         finally:
+            grad_mode.FUNC_LEVELS.pop()
             if self.differentiates:
                 _storage.TRANSFORM_EPOCHS.pop()
         if self.check is not None:
@@ -262,7 +277,7 @@ def _check_scalar_output(out, has_aux):
 def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         _check_differentiable(_selected(args, argnums))
-        traced = _Traced(func, has_aux, args, check=_check_scalar_output)
+        traced = _Traced(func, has_aux, args, check=_check_scalar_output, argnums=argnums)
         vg = jax.value_and_grad(traced, argnums=argnums, has_aux=has_aux)
         g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func)
         value = _reorder((traced.main(), traced.aux()) if has_aux else traced.main(), value)
@@ -272,7 +287,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     _check_differentiable(primals)
-    traced = _Traced(func, has_aux, primals)
+    argnums = tuple(range(len(primals)))
+    traced = _Traced(func, has_aux, primals, argnums=argnums)
     # The value and the pullback's results go through `_apply`, so that they are on the tape
     # of the primals and of what `func` captures (a Module's parameters), as in PyTorch.
     out = _apply(lambda *p: jax.vjp(traced, *p, has_aux=has_aux)[::2] if has_aux
@@ -283,7 +299,8 @@ def vjp(func, *primals, has_aux=False):
         cts = cotangents[0] if len(cotangents) == 1 else cotangents
 
         def pull(p, c):
-            return jax.vjp(_Traced(func, has_aux, primals), *p, has_aux=has_aux)[1](c)
+            return jax.vjp(_Traced(func, has_aux, primals, argnums=argnums), *p,
+                           has_aux=has_aux)[1](c)
         return _reorder(primals, _apply(pull, (primals, cts), "VjpBackward", func))
     value = _reorder(traced.main(), value)
     if has_aux:
@@ -313,11 +330,24 @@ def linearize(func, *primals):
     return _to_tensors(value), lambda *t: _to_tensors(jvp_fn(*_to_arrays(t)))
 
 
-def _jacobian(transform, func, argnums, has_aux, depth, name, reverse=False):
+def _check_hessian_inputs(inputs):
+    """PyTorch's errors for `hessian` (its outer `jacfwd` checks first)."""
+    for i, leaf in enumerate(_pytree.tree_leaves(inputs)):
+        if _is_t(leaf) and leaf.dtype.is_complex:
+            raise RuntimeError("jacfwd: Expected all inputs to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
+        if _is_t(leaf) and not leaf.dtype.is_floating_point:
+            raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                             f"{leaf.dtype}")
+
+
+def _jacobian(transform, func, argnums, has_aux, depth, name, reverse=None):
+    """`reverse`: the check of the arguments a reverse-mode transform differentiates (jacrev,
+    hessian), seen as leaves requiring grad inside."""
     def wrapper(*args, **kwargs):
         if reverse:
-            _check_differentiable(_selected(args, argnums), real_only="jacrev")
-        traced = _Traced(func, has_aux, args)
+            reverse(_selected(args, argnums))
+        traced = _Traced(func, has_aux, args, argnums=argnums if reverse else None)
         jac = transform(traced, argnums=argnums, has_aux=has_aux)
         out = _apply(lambda *a: jac(*a, **kwargs), args, name, func)
         layout = traced.main()
@@ -330,7 +360,8 @@ def _jacobian(transform, func, argnums, has_aux, depth, name, reverse=False):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
-    return _jacobian(jax.jacrev, func, argnums, has_aux, 1, "JacrevBackward", True)
+    return _jacobian(jax.jacrev, func, argnums, has_aux, 1, "JacrevBackward",
+                     functools.partial(_check_differentiable, real_only="jacrev"))
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
@@ -339,7 +370,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
 def hessian(func, argnums=0):
     return _jacobian(lambda f, argnums, has_aux: jax.hessian(f, argnums=argnums), func,
-                     argnums, False, 2, "HessianBackward")
+                     argnums, False, 2, "HessianBackward", _check_hessian_inputs)
 
 
 _RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please "

@@ -16,15 +16,17 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 from . import swa_utils  # noqa: E402,F401  (needs nn, imported after the optimizers)
 from .._unsupported import module_getattr as _module_getattr  # noqa: E402
 
 # as PyTorch's package: the optimizers' modules are not attributes (`torch.optim.adam` raises)
 del (adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, muon,  # noqa: F821
-     nadam, optimizer, radam, rmsprop, rprop, sgd)
+     nadam, optimizer, radam, rmsprop, rprop, sgd, sparse_adam)
 
 __getattr__ = _module_getattr(__name__)   # e.g. torch.optim.SparseAdam: NotImplementedError
 
 __all__ = ["Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS",
-           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam",
+           "lr_scheduler",
            "swa_utils"]

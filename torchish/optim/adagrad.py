@@ -6,6 +6,7 @@ fresh Adagrad already has a full `state_dict()`.
 import jax.numpy as jnp
 
 from ._shared import _new_step, check_args, hyper, set_group_defaults, step_method
+from ._sparse_rows import adagrad_rows, rows_of
 from .optimizer import Optimizer, _check_fused_foreach, _torch, cast, f64, fence, nonzero
 
 __all__ = ["Adagrad"]
@@ -81,5 +82,20 @@ class Adagrad(Optimizer):
         std = jnp.sqrt(state_sum) + cast(hp["eps"], grad)
         param = param + cast(-clr, param) * grad / std
         return param, state
+
+    def _sparse_update(self, group, params):
+        for p in params:
+            state = self._prepare(group, p)
+            state["step"] += 1
+            if group["weight_decay"] != 0:
+                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+            found = rows_of(p.grad)
+            if found is None:
+                continue
+            clr = group["lr"] / (1 + (state["step"].item() - 1) * group["lr_decay"])
+            outs = adagrad_rows([p._data, state["sum"]._data], *found, clr, group["eps"],
+                                maximize=bool(group["maximize"]))
+            for t, out in zip((p, state["sum"]), outs):
+                t._set_data(out)
 
     step = step_method("Adagrad")

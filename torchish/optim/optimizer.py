@@ -672,6 +672,14 @@ class Optimizer:
                         # it from a detached copy
                         state[key] = out.detach()
 
+    _sparse_error = None   # PyTorch's refusal of a sparse gradient, where it words it its way
+
+    def _sparse_update(self, group, params):
+        """The step of `params` (those of `group` with a sparse `.grad`), run eagerly with
+        the public sparse ops, as PyTorch's per-tensor loop. Most optimizers refuse."""
+        raise RuntimeError(self._sparse_error
+                           or f"{type(self).__name__} does not support sparse gradients")
+
     def _compiled_update(self, group):
         """The jitted update function this group uses (exposed for tests and compile)."""
         return _compiled(type(self), self._static(group))
@@ -680,9 +688,13 @@ class Optimizer:
         params = [p for p in group["params"] if p.grad is not None]
         if not params:
             return
-        for p in params:
-            if p.grad.is_sparse:
-                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+        sparse = [p for p in params if p.grad.is_sparse]
+        if sparse:
+            with _torch().no_grad():
+                self._sparse_update(group, sparse)
+            params = [p for p in params if not p.grad.is_sparse]
+            if not params:
+                return
         static = self._static(group)
         hp = {k: _hp(v) for k, v in self._hyper(group).items()}
         hp["_zero"] = 0

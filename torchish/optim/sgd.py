@@ -73,4 +73,22 @@ class SGD(Optimizer):
         param = param + cast(-f64(hp["lr"]), param) * grad
         return param, state
 
+    def _sparse_update(self, group, params):
+        # the momentum buffer of a sparse gradient is sparse too; weight decay adds a dense
+        # tensor to the sparse gradient, which PyTorch refuses
+        lr, momentum = group["lr"], group["momentum"]
+        for p in params:
+            grad = -p.grad if group["maximize"] else p.grad
+            if group["weight_decay"] != 0:
+                grad = grad.add(p, alpha=group["weight_decay"])
+            if momentum != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = grad.clone().detach()
+                else:
+                    buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+                grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+            p.add_(grad, alpha=-lr)
+
     step = step_method("SGD")

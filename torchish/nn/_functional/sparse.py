@@ -4,6 +4,7 @@ import numpy as np
 
 import torchish
 from ..._ops import nn_ops as _nn
+from ...autograd import sparse_grad as _sparse_grad
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -101,7 +102,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
     _check_index(input, weight.shape[0])
-    return _nn._embedding(weight, input, padding_idx, bool(scale_grad_by_freq))
+    out = _nn._embedding(weight, input, padding_idx, bool(scale_grad_by_freq))
+    if sparse:
+        _sparse_grad.embedding(out, weight, _concrete(input), padding_idx, scale_grad_by_freq)
+    return out
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
@@ -141,6 +145,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise ValueError("mode has to be one of sum, mean or max")
     if mode == "max" and scale_grad_by_freq:
         raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if padding_idx is not None and padding_idx < 0:
         padding_idx = weight.size(0) + padding_idx
     if max_norm is not None:
@@ -153,8 +159,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     n_bags = offsets.numel() - (1 if include_last_offset else 0)
-    return _nn._embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx,
-                              int(n_bags))
+    out = _nn._embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx,
+                             int(n_bags))
+    if sparse:
+        _sparse_grad.embedding_bag(out, weight, _concrete(input), _concrete(offsets),
+                                   per_sample_weights, mode, padding_idx, scale_grad_by_freq)
+    return out
 
 
 def one_hot(tensor, num_classes=-1):

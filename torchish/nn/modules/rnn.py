@@ -578,6 +578,12 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        # the checks of the `lstm_cell` binding (its argument parser, then the kernel)
+        if not isinstance(hx, (tuple, list)):
+            raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, "
+                            f"not {type(hx).__name__}")
+        if len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
         h, c = _cell_step(self, input, hx[0], hx[1], "LSTM")
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)

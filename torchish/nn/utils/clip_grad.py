@@ -17,6 +17,8 @@ def _no_grad(func):
 
 
 def _vector_norm(t, norm_type):
+    if t.is_sparse:   # (PyTorch's refusal: no sparse kernel)
+        return torchish.linalg.vector_norm(t, norm_type)
     return torchish.norm(t.reshape(-1), norm_type)
 
 
