@@ -153,6 +153,29 @@ def test_mlp_training_step_matches_pytorch():
         np.testing.assert_allclose(g, r, rtol=5e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("packed", [False, True])
+def test_float32_lstm_runs_the_lowered_onednn_layer(packed):
+    # PyTorch's CPU LSTM (no projections) is oneDNN's layer, an op CPU autocast lowers: a
+    # float32 input gives bfloat16 output and states; packed equal lengths take it too
+    got = []
+    for T in (torchish, torch):
+        T.manual_seed(0)
+        lstm = T.nn.LSTM(5, 4, num_layers=2, batch_first=True)
+        x = T.tensor(A[:4].reshape(2, 2, 5))
+        if packed:
+            x = T.nn.utils.rnn.pack_padded_sequence(x, [2, 2], batch_first=True)
+        with T.autocast("cpu", dtype=T.bfloat16):
+            out, (h, c) = lstm(x)
+        out = out.data if packed else out
+        out.float().sum().backward()
+        got.append(([str(t.dtype) for t in (out, h, c)], out.grad_fn.name(), _np(out),
+                    lstm.weight_ih_l0.grad.numpy()))
+    assert got[0][:2] == got[1][:2]
+    assert got[0][0] == ["torch.bfloat16"] * 3
+    np.testing.assert_allclose(got[0][2], got[1][2], rtol=3e-2, atol=2e-2)
+    np.testing.assert_allclose(got[0][3], got[1][3], rtol=5e-2, atol=5e-2)
+
+
 def test_state_functions_follow_pytorch():
     for T in (torchish, torch):
         assert not T.is_autocast_enabled("cpu")

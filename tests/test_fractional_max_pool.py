@@ -49,9 +49,11 @@ CASES_3D = [
     ((2, 5, 6, 7), (2, 3, 2), None, (0.5, 0.6, 0.7)),
     ((1, 1, 5, 5, 5), 1, 4, None),
 ]
-# (3-D: float16 left out to keep the suite short; the 2-D cases cover its rounding)
+# (3-D: float16 left out to keep the suite short, float64 on one case: the windows of each
+# dimension come from the 2-D cases' interval code, which they test in every dtype)
 CASES = ([(2, *c, d) for c in CASES_2D for d in ("float32", "float64", "float16", "bfloat16")]
-         + [(3, *c, d) for c in CASES_3D for d in ("float32", "float64", "bfloat16")])
+         + [(3, *c, d) for c in CASES_3D for d in ("float32", "bfloat16")]
+         + [(3, *CASES_3D[0], "float64")])
 
 
 @pytest.mark.parametrize("dims,shape,kernel,out,ratio,dtype", CASES)

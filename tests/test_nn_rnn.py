@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import torchish  # noqa: E402
+from warn_once_runs import stdout_of_both  # noqa: E402
 
 TOL = {torch.float32: dict(rtol=2e-5, atol=2e-6), torch.float64: dict(rtol=1e-10, atol=1e-12)}
 TDTYPE = {torch.float32: torchish.float32, torch.float64: torchish.float64}
@@ -615,10 +616,7 @@ print([(str(x.message).split(" (Triggered")[0], x.category.__name__,
 """
 
 
-def test_lstm_projection_warning_once():
-    import subprocess
-    import sys
-    outs = [subprocess.run([sys.executable, "-c", _PROJ_WARNING, name], capture_output=True,
-                           text=True, check=True).stdout for name in ("torch", "torchish")]
-    assert "LSTM with projections is not supported with oneDNN" in outs[0]
-    assert outs[0] == outs[1]
+def test_lstm_projection_warning_once(tmp_path, monkeypatch, capsys):
+    ours, theirs = stdout_of_both(_PROJ_WARNING, tmp_path, monkeypatch, capsys)
+    assert "LSTM with projections is not supported with oneDNN" in theirs
+    assert ours == theirs

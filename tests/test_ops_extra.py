@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import torchish  # noqa: E402
+from warn_once_runs import stdout_of_both  # noqa: E402
 
 warnings.filterwarnings("ignore", message=".*chain_matmul is deprecated.*")
 warnings.filterwarnings("ignore", message=".*index_reduce.*")
@@ -502,7 +503,7 @@ def test_cross_default_dims():
 @pytest.mark.parametrize("beta", [0.0, 0.5, 5.0, 12.0, 30.0, -3.0])
 def test_kaiser_window(dtype, periodic, beta):
     tol = {"float32": 2e-5, "float64": 1e-12}.get(dtype, 1e-2)
-    for n in (0, 1, 2, 3, 4, 5, 8, 17, 64):
+    for n in (0, 1, 2, 3, 8, 17):   # each length compiles: the special 0 and 1, odd, even
         expected = torch.kaiser_window(n, periodic, beta, dtype=getattr(torch, dtype))
         got = torchish.kaiser_window(n, periodic, beta, dtype=getattr(torchish, dtype))
         assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == (n,)
@@ -885,7 +886,7 @@ def test_float_to_integer_casts_wrap_as_pytorchs(source):
 
 _T_WARNINGS = """
 import sys, warnings
-import {mod} as T
+T = __import__(sys.argv[1])
 counts = []
 for shape in [(2, 3), (3,), (2, 3, 4), ()]:
     with warnings.catch_warnings(record=True) as w:
@@ -897,13 +898,9 @@ print(counts)
 """
 
 
-def test_transpose_property_warns_once_off_matrices():
+def test_transpose_property_warns_once_off_matrices(tmp_path, monkeypatch, capsys):
     # PyTorch's `x.T` deprecation is a TORCH_WARN_ONCE for any tensor but a matrix (0-D and
-    # 1-D included): a fresh process each, so the once-per-process state starts clean
-    import subprocess
-    import sys
-    runs = [subprocess.run([sys.executable, "-c", _T_WARNINGS.format(mod=m)], capture_output=True,
-                           text=True, timeout=300) for m in ("torch", "torchish")]
-    assert runs[0].returncode == 0 and runs[1].returncode == 0, runs[1].stderr[-2000:]
-    assert runs[1].stdout == runs[0].stdout
-    assert "The use of `x.T` on tensors" in runs[0].stdout
+    # 1-D included): the once-per-process state starts clean
+    ours, theirs = stdout_of_both(_T_WARNINGS, tmp_path, monkeypatch, capsys)
+    assert ours == theirs
+    assert "The use of `x.T` on tensors" in theirs

@@ -94,6 +94,8 @@ buf = io.BytesIO()
 torch.save(m, buf)
 buf.seek(0)
 print(type(torch.load(buf, weights_only=False)[0]), pickle.loads(pickle.dumps(y.detach())))
+from torch.nn.utils import prune   # (submodules loaded on first use, by their package's name)
+print(prune.L1Unstructured, torch.nn.utils.parametrize.ParametrizationList)
 """
 
 
@@ -107,7 +109,9 @@ def test_python_m_torchish_classes_carry_torch_names(tmp_path):
         "<class 'torch.nn.modules.linear.Linear'> <class 'torch.optim.sgd.SGD'> "
         "<class 'torch.nn.parameter.Parameter'>",
         "<class 'MulBackward0'> <class 'AccumulateGrad'> <class 'torch.autograd.graph.Node'>",
-        "<class 'torch.nn.modules.linear.Linear'> tensor([2., 2.])"]
+        "<class 'torch.nn.modules.linear.Linear'> tensor([2., 2.])",
+        "<class 'torch.nn.utils.prune.L1Unstructured'> "
+        "<class 'torch.nn.utils.parametrize.ParametrizationList'>"]
 
 
 def _recorded(name):

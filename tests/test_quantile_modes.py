@@ -52,3 +52,21 @@ def test_nearest_nan():
         _both(lambda m, x, q: getattr(m, name)(x, q, dim=1, interpolation="nearest"), arr,
               [0.5, 1.0])
         _both(lambda m, x, q: getattr(m, name)(x, q, interpolation="nearest"), arr, 0.5)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.quantile(m.empty(0, 3), 0.5, dim=1),
+    lambda m: m.quantile(m.tensor([], dtype=m.long), 0.5),
+    lambda m: m.quantile(m.tensor([]), 1.5),
+    lambda m: m.nanquantile(m.tensor([]), 0.5),
+    lambda m: m.quantile(m.tensor([]), m.tensor([[0.5]])),
+    lambda m: m.quantile(m.tensor([1.0]), m.tensor([[0.5]])),
+    lambda m: m.quantile(m.tensor([1, 2]), m.tensor([[0.5]])),
+])
+def test_empty_input_and_q_rank_errors_in_pytorchs_order(case):
+    got = []
+    for lib in (torch, torchish):
+        with pytest.raises(RuntimeError) as info:
+            case(lib)
+        got.append(str(info.value))
+    assert got[0] == got[1]

@@ -379,9 +379,10 @@ def _meta_squeeze(size, stride, offset, dims):
 
 def _meta_expand(size, stride, offset, shape):
     lead = len(shape) - len(size)
-    new_stride = [0] * lead
-    for d, n in enumerate(size):
-        new_stride.append(stride[d] if n == shape[lead + d] else 0)
+    new_stride = [stride[d] if n == shape[lead + d] else 0 for d, n in enumerate(size)]
+    for i in reversed(range(lead)):   # a new dim of size 1 gets the stride of the dims after
+        after = new_stride[0] * shape[i + 1] if size else 0   # it (0-d: none)
+        new_stride.insert(0, after if shape[i] == 1 else 0)
     return tuple(shape), tuple(new_stride), offset
 
 

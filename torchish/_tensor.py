@@ -7,6 +7,7 @@ a `View` describing how it reads that storage. It carries the autograd fields (`
 """
 import collections
 import math
+import sys
 import warnings
 
 import jax
@@ -329,6 +330,12 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
+        if dim.__class__ is not int and (isinstance(dim, bool) or
+                                         not hasattr(type(dim), "__index__")):
+            from ._ops.errors import _keywords_of_call, type_name
+            where = "" if "dim" in _keywords_of_call(sys._getframe(1)) else " (position 1)"
+            raise TypeError(f"size(): argument 'dim'{where} must be int, not "
+                            f"{type_name(type(dim))}")
         return self.shape[_wrap_dim(dim, self.ndim)]
 
     @property

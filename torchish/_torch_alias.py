@@ -4,6 +4,7 @@ Used by `python -m torchish SCRIPT`; call `install()` to do the same in-process.
 """
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 
@@ -40,10 +41,28 @@ class _SubmoduleAliasFinder(_TorchAliasFinder):
     and only while `torch` is torchish: real PyTorch's imports are never touched."""
 
     def find_spec(self, fullname, path, target=None):
-        if fullname.startswith("torch.") and getattr(sys.modules.get("torch"), "__name__",
-                                                     None) == "torchish":
+        if getattr(sys.modules.get("torch"), "__name__", None) != "torchish":
+            return None
+        if fullname.startswith("torch."):
             return importlib.util.spec_from_loader(fullname, self)
+        if fullname.startswith("torchish."):
+            return _presenting_spec(fullname, path)
         return None
+
+
+def _presenting_spec(fullname, path):
+    """The spec of a torchish submodule imported under its own name while `torch` is torchish
+    (`from torch.nn.utils import prune` imports `torchish.nn.utils.prune`, the package's own
+    name): once it has run, its classes take torch's names too."""
+    spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+    if spec is not None and hasattr(spec.loader, "exec_module"):
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            present_as_torch(finished=fullname)
+        spec.loader.exec_module = exec_module
+    return spec
 
 
 def install_submodule_alias():
@@ -67,7 +86,7 @@ def install():
 _PRESENTED = set()   # torchish modules whose classes already carry torch's module names
 
 
-def present_as_torch():
+def present_as_torch(finished=None):
     """Where `torch` is torchish, its classes name themselves as PyTorch's do: `type(x)` prints
     `<class 'torch.Tensor'>`, `<class 'torch.nn.modules.linear.Linear'>`, and argument errors
     name `torch.nn.modules.linear.Linear`. Pickles then refer to `torch.*` names too, which
@@ -79,6 +98,9 @@ def present_as_torch():
         if name in _PRESENTED or module is None or not (
                 name == "torchish" or name.startswith("torchish.")):
             continue
+        if name != finished and getattr(getattr(module, "__spec__", None), "_initializing",
+                                        False):
+            continue   # (a package whose import is under way: presented once it is done)
         _PRESENTED.add(name)
         private = any(part.startswith("_") for part in name.split("."))
         for value in list(vars(module).values()):

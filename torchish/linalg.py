@@ -85,18 +85,35 @@ def _ord_str(ord):
     return str(int(ord)) if isinstance(ord, float) and ord.is_integer() else str(ord)
 
 
+_MATRIX_NORM = [   # its overloads, as PyTorch's parser prints them
+    "Tensor input, Number ord, tuple of ints dim = {-2,-1}, bool keepdim = False, *, "
+    "torch.dtype dtype = None, Tensor out = None",
+    'Tensor input, str ord = "fro", tuple of ints dim = {-2,-1}, bool keepdim = False, *, '
+    "torch.dtype dtype = None, Tensor out = None"]
+
+
+def _check_matrix_norm_order(ord):
+    if ord not in ("fro", "nuc") if isinstance(ord, str) else abs(ord) not in (1, 2, float("inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
+
+
 @_autocast.casts("linalg_matrix_norm")
 def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """linalg.matrix_norm, composed as PyTorch composes it (so the graph has its nodes):
     'fro' is a vector 2-norm; 'nuc' and +-2 reduce the singular values (sum, amax/amin) of input
     with `dim` moved last; +-1 and +-inf reduce a vector 1-norm along one dim with amax/amin."""
     from ._ops.shape import _wrap_dim
+    _check_matrix_norm_order(ord)   # (first: PyTorch's dtype check depends on it)
     if input.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
     if not (input.dtype.is_floating_point or input.is_complex()):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor "
                            f"as input. Got {input.dtype._legacy}")
+    if not isinstance(dim, (tuple, list)):
+        from ._ops.overloads import _invalid_combination, signatures
+        raise _invalid_combination("linalg_matrix_norm", signatures(_MATRIX_NORM, False),
+                                   (input, ord), {"dim": dim})
     dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
@@ -107,14 +124,10 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if dtype is not None:
         _check_norm_dtype(input, dtype)
     if isinstance(ord, str):
-        if ord not in ("fro", "nuc"):
-            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
         if ord == "fro":
             return vector_norm(input, 2, (d0, d1), keepdim, dtype=dtype)
         reduce = lambda s: s.sum(-1, keepdim)  # noqa: E731
     else:
-        if abs(ord) not in (1, 2, float("inf")):
-            raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
         if abs(ord) != 2:
             if abs(ord) == float("inf"):  # the inf-norm is the 1-norm of the transpose
                 d0, d1 = d1, d0
@@ -135,10 +148,18 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
 
 def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
-    if ord is None or (isinstance(ord, (int, float)) and (dim is None or isinstance(dim, int))
-                       and not (input.ndim == 2 and dim is None and ord is not None)):
-        return _norm(input, 2 if ord is None else ord, dim, keepdim, dtype)
-    return matrix_norm(input, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    """linalg.norm as PyTorch routes it: a matrix norm for a string `ord`, or a numeric one
+    over two dims (given, or those of a 2-D input); otherwise a vector norm."""
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if dims is not None and len(dims) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                           f"Got [{', '.join(str(d) for d in dims)}]")
+    if dims is None and ord is not None and input.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {input.dim()}D.")
+    if isinstance(ord, str) or ord is not None and len(dims or range(input.dim())) == 2:
+        return matrix_norm(input, ord, (0, 1) if dims is None else dims, keepdim, dtype=dtype)
+    return _norm(input, 2 if ord is None else ord, dim, keepdim, dtype)
 
 
 globals().update(_DECOMP)  # lu, lstsq, the *_ex variants ... (_ops/linalg_decomp.py)

@@ -2,8 +2,21 @@
 declaration (`_argcheck`) and the check a new plan runs (`_check_arguments`)."""
 import inspect
 
+from .arg_parser import _PYTHON_LEVEL
 from .errors import argument_error
-from .opdef import DIM_NAMES, LIST_NAMES, given
+from .opdef import DIM_NAMES, LIST_NAMES, Omitted, given
+
+# static parameters PyTorch types `int` besides the dims (no float, no bool)
+INT_NAMES = frozenset({"k", "chunks", "diagonal", "offset", "start_dim", "end_dim", "n",
+                       "bins", "dimension", "dims", "shifts", "source", "destination"})
+# ops whose `dim` PyTorch types `int[]` (besides those whose default here is a tuple)
+_INT_LIST_DIMS = frozenset({"logsumexp", "nansum", "nanmean"})
+# ops whose overloads (other than by an `omitted` default) make a wrong-typed dim the
+# parser's "invalid combination" error
+_OVERLOADED = frozenset({"sort", "argsort", "all", "any", "count_nonzero", "movedim",
+                         "moveaxis", "split", "tensor_split", "narrow", "repeat_interleave",
+                         "index_fill", "scatter", "squeeze", "hsplit", "vsplit", "dsplit",
+                         "view"})
 
 
 def _argcheck(opname, params, dyn, statics, scalar_operands, public):
@@ -18,9 +31,15 @@ def _argcheck(opname, params, dyn, statics, scalar_operands, public):
         raise ValueError(f"{opname}: scalar_operands names no dynamic parameter: {unknown}")
     required = {p.name for p in params if p.default is inspect.Parameter.empty}
     defaults = {p.name: p.default for p in params}
-    # (position, required, whether None is a valid value)
-    dims = tuple((i, p in required, p not in required and getattr(defaults[p], "nullable", True))
-                 for i, p in enumerate(statics) if p in DIM_NAMES)
+    varargs = {p.name for p in params if p.kind is p.VAR_POSITIONAL}   # (sizes, dims)
+    # (position, whether PyTorch has overloads without it (its default is `omitted`),
+    # whether None is a valid value, the type PyTorch names)
+    overloaded = opname in _OVERLOADED
+    dims = tuple((i, overloaded or isinstance(defaults[p], Omitted),
+                  p not in required and getattr(defaults[p], "nullable", True),
+                  _int_type(opname, p, defaults[p], varargs))
+                 for i, p in enumerate(statics) if p in DIM_NAMES or (
+                     opname not in _PYTHON_LEVEL and (p in INT_NAMES or p in varargs)))
     return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims
 
 
@@ -48,17 +67,78 @@ def _check_arguments(definition, statics, kinds):
         got = ["NoneType" if k is None else k.__name__ if isinstance(k, type) else "Tensor"
                for k in kinds]
         raise argument_error(definition, None, None, got, "mixed")
-    for i, required_dim, nullable in dims:
+    for i, overloaded, nullable, expected in dims:
         value = statics[i]
-        if not ((value is None and nullable) or _is_index(value) or not given(value) or (
-                isinstance(value, (list, tuple)) and all(map(_is_index, value)))):
-            raise argument_error(definition, definition.statics[i], "int", type(value),
-                                    "must" if required_dim else "combination")
+        if (value is None and nullable) or _is_index(value) or not given(value):
+            continue
+        bad = None
+        if isinstance(value, (list, tuple)):
+            if definition.statics[i] == definition.varargs and len(value) == 1 and \
+                    isinstance(value[0], (list, tuple)):   # (sizes given as one sequence)
+                value = value[0]
+            # (the parser reads only the first element's type: a later bool is an int)
+            bad = next((j for j, v in enumerate(value)
+                        if not (_is_index(v) or (j and isinstance(v, bool)))), None)
+            if bad is None:
+                continue
+        if overloaded:   # (the binding lists the arguments the call passed)
+            raise argument_error(definition, definition.statics[i], None, (), "mixed")
+        if bad is not None:
+            raise argument_error(definition, definition.statics[i], "tuple of ints",
+                                 type(value[bad]), index=bad)
+        raise argument_error(definition, definition.statics[i], expected, type(value))
     for name, needs in definition.given_with.items():
         value = statics[definition.statics.index(name)]
         if given(value) and not given(statics[definition.statics.index(needs)]):
             raise argument_error(definition, name, None, type(value), "combination")
 
 
+def _int_type(opname, name, default, varargs):
+    if name in ("dims", "shifts") or name in varargs or opname in _INT_LIST_DIMS or \
+            isinstance(getattr(default, "value", default), (tuple, list)):
+        return "tuple of ints"
+    return "int"
+
+
 def _is_index(value):
-    return hasattr(type(value), "__index__")
+    """An int as PyTorch's parser takes one: an integer, not a bool. (A plan's key holds the
+    statics' types: `dim=True` never finds the plan made for `dim=1`.)"""
+    return hasattr(type(value), "__index__") and not isinstance(value, bool)
+
+
+def varargs_check(definition, sizes):
+    """The plan's check of sizes given as varargs whose first is no int, made on every such
+    call: as a plan key, (True, 0) is (1, 0). (The parser reads the first size's type only.)"""
+    first = sizes[0]
+    if isinstance(first, (list, tuple)):
+        if not first:
+            return
+        first = first[0]
+    if isinstance(first, (bool, float)):
+        if definition.name in _OVERLOADED:
+            raise argument_error(definition, definition.varargs, None, (), "mixed")
+        raise argument_error(definition, definition.varargs, "tuple of ints", type(first),
+                             index=0)
+
+
+def python_level_ints(name, names, values, overloaded=False):
+    """PyTorch's TypeError for a bool or float among `values`, the `int` arguments `names` of
+    a Python-level function here that PyTorch's parser reads (`select`, `narrow`); called only
+    when one of them is no int. As a Tensor method (called from outside torchish), positions
+    are counted without self."""
+    bad = next((i for i, v in enumerate(values) if not _is_index(v)), None)
+    if bad is None:
+        return
+    import sys
+    from .errors import _PACKAGE, _entry_name, _keywords_of_call, type_name
+    method = not sys._getframe(2).f_code.co_filename.startswith(_PACKAGE)
+    keywords = _keywords_of_call(_entry_name()[1])
+    if overloaded:
+        got = [type_name(type(v)) for n, v in zip(names, values) if n not in keywords]
+        got = ([] if method else ["Tensor"]) + got + [
+            f"{n}={type_name(type(v))}" for n, v in zip(names, values) if n in keywords][::-1]
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({', '.join(got)})")
+    where = "" if names[bad] in keywords else f" (position {bad + 1 + (not method)})"
+    raise TypeError(f"{name}(): argument '{names[bad]}'{where} must be int, not "
+                    f"{type_name(type(values[bad]))}")

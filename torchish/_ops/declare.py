@@ -7,9 +7,9 @@ import sys
 
 from .._tensor import Tensor
 from .arg_parser import REQUIRED, numpy_names, parse, parsed_by_pytorch
-from .argcheck import _argcheck
+from .argcheck import _argcheck, varargs_check
 from .dispatch import dispatch, dispatch_out
-from .errors import ArgumentTypeError
+from .errors import _PACKAGE, _WRAPPERS, ArgumentTypeError
 from .inplace import dispatch_inplace
 from .opdef import NON_DIFFERENTIABLE_NAMES, REGISTRY, STATIC_NAMES, OpDef, Promote
 from .recording import _saved_outputs
@@ -232,6 +232,10 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         body = (f"    if out is not None:\n"
                 f"        return _out(_op, ({dyn}), ({stat}), out, {fname!r})\n" + body)
     if definition.argcheck is not None:
+        if definition.varargs and not dunder:   # (see `varargs_check`)
+            v = definition.varargs
+            body = (f"    if {v} and {v}[0].__class__ is not int:\n"
+                    f"        _varargs_check(_op, {v})\n" + body)
         body = _catch_argument_errors(body, fname, self_param, dunder)
     if required or numpy:   # (one comparison per name: a call pays only for the `is`)
         names = required + [n for n in aliases if n not in required]
@@ -243,7 +247,7 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
                      _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
-                     _REQUIRED=REQUIRED, _parse=parse)
+                     _REQUIRED=REQUIRED, _parse=parse, _varargs_check=varargs_check)
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__
@@ -252,16 +256,22 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     return fn
 
 
-def _caller(depth):
-    """The frame that called the generated binding `depth` + 1 frames up."""
-    return sys._getframe(depth + 2)
+def _caller(depth, name=None):
+    """The frame that called the generated binding `depth` + 1 frames up, past a Python-level
+    function of torchish's of the binding's `name` (`cat` over the `cat` op's binding) and
+    generic wrappers."""
+    frame = sys._getframe(depth + 2)
+    while name is not None and frame.f_code.co_name in (name, *_WRAPPERS) and \
+            frame.f_code.co_filename.startswith(_PACKAGE) and frame.f_back is not None:
+        frame = frame.f_back
+    return frame
 
 
 def _catch_argument_errors(body, fname, self_param, dunder):
     body = "".join("    " + line + "\n" for line in body.splitlines())
     handler = ("        return NotImplemented\n" if dunder else
-               f"        raise e.finish({fname!r}, {self_param!r}, locals(), _caller(0)) "
-               "from None\n")
+               f"        raise e.finish({fname!r}, {self_param!r}, locals(), "
+               f"_caller(0, {fname!r})) from None\n")
     return ("    try:\n" + body + "    except _ArgErr as e:\n"
             "        if e.op is not _op:\n            raise\n" + handler)
 

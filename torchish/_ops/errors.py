@@ -171,9 +171,10 @@ class ArgumentTypeError(TypeError):
     was called by (an alias, `add_`) and whether it is a method, whose positions PyTorch
     counts without `self`."""
 
-    def __init__(self, op, param, expected, got, form="must"):
+    def __init__(self, op, param, expected, got, form="must", index=None):
         super().__init__(op.name, param)
         self.op, self.param, self.expected, self.got, self.form = op, param, expected, got, form
+        self.index = index   # the wrong-typed element of a list argument
 
     def finish(self, name, self_param=None, values=None, caller=None):
         """The TypeError to raise; `values`: the binding's arguments by parameter name (the
@@ -182,7 +183,7 @@ class ArgumentTypeError(TypeError):
         got = self.got
         if self.form == "mixed":  # got: the operands' type names; a method's omits self
             return TypeError(self._mixed(name, self_param, values, caller))
-        if values and self.param in values and self.form == "must":
+        if values and self.param in values and self.form == "must" and self.index is None:
             got = type(values[self.param])
         got = type_name(got)
         if self.form == "combination":   # the argument fits no overload
@@ -193,11 +194,36 @@ class ArgumentTypeError(TypeError):
             return TypeError(f"{name}() received an invalid combination of arguments - got "
                              f"({got})")
         names = [n for n in self.op.sig.parameters if n != self_param]
+        if self.param == self.op.varargs and values:
+            return self._varargs(name, names, values[self.param])
         # PyTorch gives the position of an argument passed by position only
         where = "" if self.param in _keywords_of_call(caller) else \
             f" (position {names.index(self.param) + 1})"
-        return TypeError(f"{name}(): argument '{self.param}'{where} must be {self.expected}, "
-                         f"not {got}")
+        if self.index is None:
+            return TypeError(f"{name}(): argument '{self.param}'{where} must be "
+                             f"{self.expected}, not {got}")
+        return self._element(name, self.param, where)
+
+    def _element(self, name, shown, where):
+        if self.index == 0:
+            return TypeError(f"{name}(): argument '{shown}'{where} must be {self.expected}, "
+                             f"but found element of type {type_name(self.got)} at pos 0")
+        return TypeError(f"{name}(): argument '{shown}' failed to unpack the object at pos "
+                         f"{self.index + 1} with error \"type must be tuple of ints,but got "
+                         f"{type_name(self.got)}\"")
+
+    def _varargs(self, name, names, given):
+        """PyTorch's parser on sizes given as separate arguments (`x.permute(True, 0)`) and
+        as one sequence: the parameter takes one argument, an `int[]`."""
+        before = names.index(self.param)
+        if len(given) > 1:
+            return TypeError(f"{name}() takes {before + 1} positional argument"
+                             f"{'s' if before else ''} but {before + len(given)} were given")
+        shown = _VARARGS_NAMES.get(self.param, self.param)
+        if isinstance(given[0], (list, tuple)):
+            return self._element(name, shown, f" (position {before + 1})")
+        return TypeError(f"{name}(): argument '{shown}' (position {before + 1}) must be tuple "
+                         f"of ints, not {type_name(type(given[0]))}")
 
     def _mixed(self, name, self_param, values, caller):
         """PyTorch's parser on arguments no overload takes together: what it got (keyword
@@ -212,7 +238,8 @@ class ArgumentTypeError(TypeError):
             defaults = self.op.sig.parameters   # (trailing defaults were not passed)
             while passed and values.get(passed[-1]) is defaults[passed[-1]].default:
                 passed.pop()
-            positional = [_parser_type(values.get(n)) for n in passed]
+            positional = [_parser_type(v) for n in passed for v in (
+                values[n] if n == self.op.varargs else (values.get(n),))]
         named = [f"{k}={_parser_type(values.get(k))}" for k in keywords] if values else []
         got = ", ".join(positional + named) if positional else "".join(
             k + ", " for k in named)
@@ -236,19 +263,24 @@ class ArgumentTypeError(TypeError):
         return str(self.finish(self.op.name))
 
 
+# the names PyTorch's signatures give varargs parameters whose body name differs
+_VARARGS_NAMES = {"dim_args": "dims"}
+
+
 def _parser_type(value):
     from .._tensor import Tensor
     return "Tensor" if isinstance(value, Tensor) else type_name(type(value))
 
 
-def argument_error(op, param, expected, got, form="must"):
-    """The error to raise for a wrong-typed argument of `op`: for a public op, the internal
-    ArgumentTypeError its binding finishes; for a private one behind a Python-level function
-    (`max` over `_max_all`), PyTorch's TypeError naming that function."""
-    error = ArgumentTypeError(op, param, expected, got, form)
+def argument_error(op, param, expected, got, form="must", index=None):
+    """The error to raise for a wrong-typed argument of `op` (or element `index` of it): for a
+    public op, the internal ArgumentTypeError its binding finishes; for a private one behind a
+    Python-level function (`max` over `_max_all`), PyTorch's TypeError naming that function."""
+    error = ArgumentTypeError(op, param, expected, got, form, index)
     if op.bound:
         return error
-    return error.finish(_entry_name() or op.name.lstrip("_"))
+    name, caller = _entry_name()
+    return error.finish(name or op.name.lstrip("_"), caller=caller)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -259,9 +291,9 @@ _WRAPPERS = frozenset({"with_out", "wrapper", "wrapped", "inner", "fn", "method"
 
 
 def _entry_name():
-    """The name of the torchish function the user called, found on the stack: the outermost
-    frame of torchish's code (generated bindings included) before the caller's own, past
-    generic wrappers."""
+    """(The name of the torchish function the user called, the caller's frame), found on the
+    stack: the outermost frame of torchish's code (generated bindings included) before the
+    caller's own, past generic wrappers."""
     import sys
     frame, name = sys._getframe(1), None
     while frame is not None:
@@ -273,7 +305,7 @@ def _entry_name():
         elif name is not None:
             break
         frame = frame.f_back
-    return name
+    return name, frame
 
 
 def _keywords_of_call(frame):

@@ -289,6 +289,14 @@ _CONV = dict(promote=P.NONE, grad_fn="ConvolutionBackward0", method=False,
              tensors=("input", "weight", "bias"), saves=("input", "weight"))
 
 
+def _conv_saved(nd, transposed):
+    """`_saved_transposed` and a convolution's `_saved_output_padding` (zeros, one per dim)."""
+    saved = {"transposed": lambda **_: transposed}
+    if not transposed:
+        saved["output_padding"] = lambda **_: (0,) * nd
+    return saved
+
+
 def _same_padding_warning(compute, input, weight, bias, stride, padding, dilation, groups):
     """PyTorch warns (once) when 'same' padding needs an odd total, padded on the right."""
     if isinstance(padding, str) and padding == "same" and isinstance(weight, Tensor):
@@ -298,36 +306,36 @@ def _same_padding_warning(compute, input, weight, bias, stride, padding, dilatio
                       "require a zero-padded copy of the input be created")
 
 
-@op(**_CONV, check=_same_padding_warning)
+@op(**_CONV, check=_same_padding_warning, saved_as=_conv_saved(1, False))
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-@op(**_CONV, check=_same_padding_warning)
+@op(**_CONV, check=_same_padding_warning, saved_as=_conv_saved(2, False))
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-@op(**_CONV, check=_same_padding_warning)
+@op(**_CONV, check=_same_padding_warning, saved_as=_conv_saved(3, False))
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
-@op(**_CONV)
+@op(**_CONV, saved_as=_conv_saved(1, True))
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 1)
 
 
-@op(**_CONV)
+@op(**_CONV, saved_as=_conv_saved(2, True))
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2)
 
 
-@op(**_CONV)
+@op(**_CONV, saved_as=_conv_saved(3, True))
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,

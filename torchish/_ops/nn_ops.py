@@ -67,7 +67,8 @@ def _nll_loss(input, target, weight, reduction, ignore_index, nd):
     picked = jnp.sum(jnp.where(hit, x, jnp.zeros((), x.dtype)), axis=-1)
     w = jnp.ones((), x.dtype) if weight is None else weight[tc]
     w = jnp.where(valid, w, jnp.zeros((), x.dtype))
-    loss = -picked * w
+    # PyTorch writes +0.0 for an ignored entry (the product would be -0.0)
+    loss = jnp.where(valid, -picked * w, jnp.zeros((), x.dtype))
     if reduction == "none":
         return loss.reshape(target.shape)
     if reduction == "sum":

@@ -97,7 +97,7 @@ def _mean_dtype(name, dtype):
 
 
 @op(grad_fn=_by_dim("MeanBackward0", "MeanBackward1"), saves=(),
-    given_with={"keepdim": "dim"})
+    given_with={"keepdim": "dim"}, saved_as={"self_sym_numel": "self"})
 def mean(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
     _mean_dtype("mean", dtype)
     _require_float("mean", input)
@@ -354,7 +354,8 @@ def _vector_norm(x, ord, axis, keepdim):
 
 
 @op(opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0",
-    saves=("input", "result"))
+    saves=("input", "result"), saved_as={"ord": lambda p, **_: 2 if p in ("fro", None) else p,
+                                         "p": None})
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         from .pointwise import legacy_name

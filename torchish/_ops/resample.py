@@ -145,8 +145,26 @@ def _upsample_name(kinds, statics):
     return _UPSAMPLE_NAMES[(statics["mode"], len(statics["output_size"]))]
 
 
+def _saved_scale(name, dims):
+    """`grad_fn._saved_<name>` of an upsampling in `dims` dimensions: its scale factor (None
+    when given a size); other nodes have no such field."""
+    def saved(scales, output_size, mode, **_):
+        nd = len(output_size)
+        if nd not in dims:
+            raise AttributeError(f"'{_UPSAMPLE_NAMES[mode, nd]}' object has no attribute "
+                                 f"'_saved_{name}'")
+        return None if scales is None else scales[dims[nd]]
+    return saved
+
+
+_SAVED_SCALES = {"scales": _saved_scale("scales", {1: 0}),
+                 "scales_d": _saved_scale("scales_d", {3: 0}),
+                 "scales_h": _saved_scale("scales_h", {2: 0, 3: 1}),
+                 "scales_w": _saved_scale("scales_w", {2: 1, 3: 2})}
+
+
 @op(promote=P.NONE, grad_fn=_upsample_name, function=False, method=False,
-    tensors=("input",), saves=())
+    tensors=("input",), saves=(), saved_as=_SAVED_SCALES)
 def _upsample(input, output_size, scales, mode, align_corners):
     """upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d: output_size is final,
     `scales` the user's scale factors (or None) as PyTorch passes them to its kernels."""

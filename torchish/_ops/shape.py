@@ -14,6 +14,7 @@ from .._tensor import contiguous_format, lay_out, layout_strides, like_layout, p
 from ..autograd import grad_mode
 from .registry import Promote, REGISTRY, given, omitted, op
 from .arg_parser import REQUIRED, numpy_axis
+from .argcheck import python_level_ints
 
 P = Promote
 
@@ -92,13 +93,19 @@ def view(input, *shape):
 
 
 _view_shape = view
+_NOT_SIZES = (bool, float)
 
 
 def _view_method(self, *shape, dtype=None):
     """`Tensor.view(*shape)`, or `Tensor.view(dtype)`: the same bytes read as `dtype`."""
     if dtype is None:
         if len(shape) != 1 or shape[0].__class__ is not _dtype_cls:
-            if any(s.__class__ is float for s in _sizes(shape)):
+            sizes = _sizes(shape)
+            if sizes and sizes[0].__class__ in _NOT_SIZES:   # (the parser's overload pick
+                raise TypeError(   # reads the first size only: later bools are ints)
+                    "view() received an invalid combination of arguments - got ("
+                    f"{', '.join(type(s).__name__ for s in shape)})")
+            if any(s.__class__ is float for s in sizes):
                 # (before the plan cache, whose key cannot tell (2, 3.0) from (2, 3))
                 infer_shape(_sizes(shape), self.numel())
             return _view_shape(self, *shape)
@@ -227,6 +234,8 @@ def reshape_as(input, other):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    if start_dim.__class__ is not int or end_dim.__class__ is not int:
+        python_level_ints("flatten", ("start_dim", "end_dim"), (start_dim, end_dim))
     if input.ndim == 0:
         return reshape(input, (1,))
     s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
@@ -390,9 +399,9 @@ def _expand_shape(shape, sizes, dtype):
 
 
 @op(promote=P.NONE, grad_fn="ExpandBackward0", saves=(),
-    view=lambda t, *sizes: [("expand", _expand_shape(t.shape, sizes, t.dtype))])
-def expand(input, *sizes):
-    return jnp.broadcast_to(input, _expand_shape(input.shape, sizes, dt.from_np(input.dtype)))
+    view=lambda t, *size: [("expand", _expand_shape(t.shape, size, t.dtype))])
+def expand(input, *size):
+    return jnp.broadcast_to(input, _expand_shape(input.shape, size, dt.from_np(input.dtype)))
 
 
 def expand_as(input, other):
@@ -415,6 +424,8 @@ def _select_step(shape, dim, index):
 
 
 def select(input, dim, index):
+    if dim.__class__ is not int or index.__class__ is not int:
+        python_level_ints("select", ("dim", "index"), (dim, index))
     from .indexing import basic_view
     return basic_view(input, (_select_step(input.shape, dim, index),))
 
@@ -439,6 +450,9 @@ def _narrow_step(shape, dim, start, length):
 
 def narrow(input, dim, start, length):
     from .indexing import basic_view
+    if dim.__class__ is not int or length.__class__ is not int or \
+            start.__class__ in _NOT_SIZES:   # (start may be a 0-d tensor)
+        python_level_ints("narrow", ("dim", "start", "length"), (dim, start, length), True)
     if hasattr(start, "item"):
         if start.ndim or start.dtype.is_floating_point or start.dtype.is_complex:
             raise RuntimeError("start must be an 0-dim integral Tensor.")
@@ -488,6 +502,8 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 def chunk(input, chunks, dim=0, *, axis=REQUIRED):
     dim = numpy_axis("chunk", dim, axis, 0)
+    if chunks.__class__ is not int or dim.__class__ is not int:
+        python_level_ints("chunk", ("chunks", "dim"), (chunks, dim))
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input.shape[_wrap_dim(dim, input.ndim)]
@@ -812,8 +828,8 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 @op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False)
-def repeat(input, *sizes):
-    sizes = _sizes(sizes)
+def repeat(input, *repeats):
+    sizes = _sizes(repeats)
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")

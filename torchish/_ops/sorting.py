@@ -556,11 +556,14 @@ def _quantile_check(compute_dtype, input, q, **statics):
     from .._tensor import Tensor
     name = "quantile()"   # (nanquantile's messages say quantile() too)
     dtype = input.dtype
+    empty = RuntimeError(f"{name} input tensor must be non-empty")
     if isinstance(q, Tensor):
-        if q.dtype is not dtype:
-            return RuntimeError(f"{name} q tensor must be same dtype as the input tensor")
+        if input.numel() == 0:
+            return empty
         if q.ndim > 1:
             return RuntimeError(f"{name} q must be a scalar or 1D tensor")
+        if q.dtype is not dtype:
+            return RuntimeError(f"{name} q tensor must be same dtype as the input tensor")
         bad = bool(((q < 0) | (q > 1)).any())
     else:
         bad = not 0 <= q <= 1
@@ -568,7 +571,7 @@ def _quantile_check(compute_dtype, input, q, **statics):
         shown = f" but got {q}" if not isinstance(q, Tensor) else ""
         return RuntimeError(f"{name} q values must be in the range [0, 1]" if not shown
                             else f"{name} q must be in the range [0, 1]{shown}")
-    return None
+    return empty if input.numel() == 0 else None   # (a number q is checked first)
 
 
 def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
@@ -578,6 +581,8 @@ def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
         raise RuntimeError("quantile() interpolation "
                            f"must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
+    if input.size == 0 or jnp.ndim(q) > 1:   # the check raises PyTorch's (earlier) error
+        return jnp.zeros((), input.dtype)
     if input.dtype not in (jnp.float32, jnp.float64):
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     fn = jnp.nanquantile if ignore_nan else jnp.quantile

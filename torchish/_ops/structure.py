@@ -218,6 +218,22 @@ def unravel_index(indices, shape):
     return _unravel_index(indices, shape)
 
 
+@op(promote=P.NONE, differentiable=False)
+def nonzero_static(input, *, size=None, fill_value=-1):
+    """nonzero's indices in a (size, input.dim()) result of a fixed size (so it also traces):
+    cut to `size` rows, or padded with rows of `fill_value`."""
+    if size is None:   # (PyTorch checks `input` first: `size` is not a required parameter here)
+        raise TypeError('nonzero_static() missing 1 required positional arguments: "size"')
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"nonzero_static(): argument 'size' must be int, not "
+                        f"{type(size).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    if input.ndim == 0:
+        return jnp.zeros((size, 0), jnp.int64)
+    return jnp.stack(jnp.nonzero(input, size=size, fill_value=fill_value), axis=1)
+
+
 def _view_as_real_meta(input):
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")

@@ -155,7 +155,7 @@ class Node:
             leaves = saved_tensors.unpacked_leaves(self._leaves, self._packed, outputs)
             if outputs:
                 from .double_backward import from_unpacked_result
-                grads = from_unpacked_result(self, outputs, cts)
+                grads = from_unpacked_result(self, outputs, cts, leaves)
                 if grads is not None:
                     return grads
             return self._vjp(leaves, cts)
@@ -163,7 +163,7 @@ class Node:
             result = saved_storage.written_result(self)
             if result is not None:
                 from .double_backward import from_unpacked_result
-                grads = from_unpacked_result(self, [result], cts)
+                grads = from_unpacked_result(self, [result], cts, self._leaf_values())
                 if grads is not None:
                     return grads
         return self._vjp(self._leaf_values(), cts)
@@ -537,8 +537,12 @@ _FUSED_VJPS = {}
 
 def _fusable_views(node, deps, buffers, needed, capture):
     """Positions of `node`'s edges leading to view nodes that can run fused with it."""
-    if node._hooks or not isinstance(node._vjp, _JIT_TYPES):
+    if node._hooks or not isinstance(node._vjp, _JIT_TYPES) or node._packed is not None:
         return ()
+    if node._storage_refs is not None:   # (a written saved result: apply_arrays reads it)
+        node._check_saved()
+        if saved_storage.written_result(node) is not None:
+            return ()
     out = []
     for i, e in enumerate(node._edges):
         if e is None:

@@ -10,6 +10,7 @@ unpacked too; the gradient reads it for the ops whose derivative PyTorch writes 
 result (`double_backward.FROM_RESULT`), other pullbacks recompute it from the operands; an
 in-place op packs the `self` it saves as it was before the write (PyTorch's clone of it).
 """
+import math
 import weakref
 
 import jax.numpy as jnp
@@ -199,8 +200,13 @@ def saved_attribute(node, name):
             found.append(alias)
         return found[0] if len(found) == 1 else tuple(found)
     strides = name.endswith("_sym_strides")   # (an operand's strides: as its sizes below)
-    sizes = strides or name.endswith("_sym_sizes")
-    param = name[:-len("_sym_strides" if strides else "_sym_sizes")] if sizes else name
+    numel = name.endswith("_sym_numel")
+    opt = name.endswith("_sym_sizes_opt")   # (an optional operand's: (0,) when absent)
+    sizes = strides or numel or opt or name.endswith("_sym_sizes")
+    param = name[:name.rindex("_sym_")] if sizes else name
+    if numel and name not in plan.op.saved_as:   # (only the nodes that declare it have one)
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                             f"'_saved_{name}'")
     param = plan.op.saved_as.get(param, param)
     if param is None:   # a body's name PyTorch's node does not have
         raise AttributeError(f"'{type(node).__name__}' object has no attribute "
@@ -216,8 +222,11 @@ def saved_attribute(node, name):
                 raise AttributeError(f"'{type(node).__name__}' object has no attribute "
                                      f"'_saved_{name}'")
             return tuple(tensor.stride())
+        if opt and not where:
+            return (0,)
         if sizes:
-            return tuple(node._out_avals[0][0]) if not where else _shape_at(node, where[0])
+            shape = tuple(node._out_avals[0][0]) if not where else _shape_at(node, where[0])
+            return math.prod(shape) if numel else shape
         if where and isinstance(plan.kinds[plan.op.tensors.index(param)], type):
             # a Python number operand: a Scalar argument, or a wrapped tensor (mul's `other`)
             # the node holds only when it saves that operand
@@ -355,12 +364,15 @@ def _spatial_dims(op_name):
 
 def _as_saved(op_name, param, statics):
     """A static argument as PyTorch's node reads it back: int lists as tuples, the default
-    `correction` of std/var as 1, and negative ints as their unsigned 64-bit pattern (the
-    saved int64 is read as uint64, so dim=-1 reads 18446744073709551615)."""
+    `correction` of std/var as 1 (None when neither dim nor unbiased was given), and negative
+    ints as their unsigned 64-bit pattern (the saved int64 is read as uint64, so dim=-1 reads
+    18446744073709551615)."""
     value = statics[param]
     if value is None and statics.get("dim_args"):   # flip(-1): the dims came positionally
         value = tuple(statics["dim_args"])
     if param == "correction" and value is None:
+        if statics.get("unbiased") is None and statics.get("dim") is None:
+            return None   # (PyTorch's `var(input)` picks the overload with `correction=None`)
         return 0 if statics.get("unbiased") is False else 1
     if param == "reduction" and value in _REDUCTIONS:   # saved as ATen's enum
         return _REDUCTIONS[value]

@@ -197,20 +197,20 @@ def _implicit_dim(name, ndim, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_dim("softmax", input.dim(), _stacklevel)
-    return torchish.softmax(input, dim, dtype=dtype)
+    return input.softmax(dim, dtype=dtype)   # (as PyTorch: a wrong dim is the method's error)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_dim("log_softmax", input.dim(), _stacklevel)
-    return torchish.log_softmax(input, dim, dtype=dtype)
+    return input.log_softmax(dim, dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     # softmax of the negated input: PyTorch's node is SoftmaxBackward0
     if dim is None:
         dim = _implicit_dim("softmin", input.dim(), _stacklevel)
-    return torchish.softmax(-input, dim, dtype=dtype)
+    return (-input).softmax(dim, dtype=dtype)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):

@@ -239,12 +239,14 @@ class RNNBase(Module):
         lengths = layout.lengths if layout is not None else None
         hs, cs = [], []
         x = input
+        # PyTorch's oneDNN LSTM layer is an op autocast lowers, input included
+        fused = layout is None and mkldnn_lstm(self.mode, input.dtype, self.proj_size > 0)
         for layer in range(self.num_layers):
             weights = [getattr(self, name) for names in self._all_weights[layer * D:(layer + 1) * D]
                        for name in names]
             h0 = hx[layer * D:(layer + 1) * D]
             c0 = cx[layer * D:(layer + 1) * D] if lstm else None
-            x, (h0, c0, *weights) = _autocast_args(self.mode, x, [h0, c0, *weights])
+            x, (h0, c0, *weights) = _autocast_args(self.mode, x, [h0, c0, *weights], fused)
             res = _rnn_layer(x, h0, c0, weights, lengths, mode=self.mode, num_directions=D,
                              has_biases=self.bias, has_proj=self.proj_size > 0)
             x = res[0]
@@ -497,17 +499,18 @@ class RNNCellBase(Module):
         return input, hx, is_batched
 
 
-def _autocast_args(mode, input, tensors):
+def _autocast_args(mode, input, tensors, fused=False):
     """(input, tensors) as an autocast region leaves them: an input of the region's dtype runs
-    PyTorch's LSTM/GRU (and cells) in that dtype, the others as they are; its Elman RNNs are
-    made of ops autocast lowers, so they always run in the region's dtype."""
+    PyTorch's LSTM/GRU (and cells) in that dtype, the others as they are; its Elman RNNs and
+    its oneDNN LSTM layer (`fused`) are ops autocast lowers, so they always run in the region's
+    dtype."""
     if not _autocast.ACTIVE[0]:
         return input, tensors
     device = input.device.type
     if not _autocast.enabled.get(device):
         return input, tensors
     low = _autocast.dtypes[device]
-    if mode.startswith("RNN"):
+    if mode.startswith("RNN") or fused:
         input, = _autocast.cast_values(_autocast.LOWER, [input], device)
     if input.dtype is low:
         tensors = _autocast.cast_values(_autocast.LOWER, tensors, device)

@@ -29,6 +29,10 @@ def _get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=No
     if len(tensors) == 0:
         return torchish.tensor(0.0)
     first_device = tensors[0].device
+    missing = next((i for i, t in enumerate(tensors) if t is None), None)
+    if missing is not None:   # (the words of PyTorch's foreach kernels' check)
+        raise RuntimeError(f"Tensors of the first list of nested Tensor lists are supposed to "
+                           f"be defined but the {missing}-th Tensor is not.")
     norms = [_vector_norm(g, norm_type) for g in tensors]
     total_norm = _vector_norm(torchish.stack([n.to(first_device) for n in norms]), norm_type)
     if error_if_nonfinite and bool(torchish.logical_or(total_norm.isnan(),

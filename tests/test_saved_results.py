@@ -1,0 +1,143 @@
+"""Ops whose PyTorch backward reads their saved result (softmax, log_softmax, logsumexp): a write
+into the result through `.data`, or what a saved-tensor unpack hook returns, is what the
+gradient sees; and the `grad_fn._saved_<name>` arguments and sizes PyTorch's nodes keep."""
+import numpy as np
+import pytest
+
+import torchish
+
+torch = pytest.importorskip("torch")
+
+_X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+_W = np.arange(1.0, 7.0).reshape(2, 3)
+
+CASES = {
+    "softmax": lambda T, a: a.softmax(1),
+    "softmax dim 0": lambda T, a: T.nn.functional.softmax(a, 0),
+    "log_softmax": lambda T, a: a.log_softmax(-1),
+    "log_softmax dtype": lambda T, a: T.nn.functional.log_softmax(a, 1, dtype=T.float32),
+    "special.softmax": lambda T, a: T.special.softmax(a, 0),
+    "softmax of a view": lambda T, a: a[1].softmax(0),
+    "exp of a view": lambda T, a: a.t()[1].exp(),
+    "logsumexp": lambda T, a: a.logsumexp(1),
+    "logsumexp all keepdim": lambda T, a: a.logsumexp((0, 1), keepdim=True),
+    "logsumexp of a view": lambda T, a: a.t().logsumexp(-1),
+    "norm": lambda T, a: a.norm(),
+    "norm dim": lambda T, a: a.norm(dim=1, keepdim=True),
+    "vector_norm 3": lambda T, a: T.linalg.vector_norm(a, 3, dim=0),
+    "vector_norm inf": lambda T, a: T.linalg.vector_norm(a, float("inf"), dim=1),
+    "vector_norm 0.5": lambda T, a: T.linalg.vector_norm(a, 0.5),
+    "norm 1": lambda T, a: a.norm(p=1, dim=0),
+}
+
+
+def _grad(T, case, how):
+    a = T.tensor(_X, requires_grad=True)
+    if how == "hook":
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t * 3):
+            b = CASES[case](T, a)
+    else:
+        b = CASES[case](T, a)
+        if how == "write":
+            b.data.mul_(2)
+        elif how == "swap":   # another storage: not the saved one
+            b.data = T.ones(b.shape, dtype=b.dtype)
+    (b * T.arange(1.0, b.numel() + 1, dtype=b.dtype).reshape(b.shape)).sum().backward()
+    return b.grad_fn.name(), a.grad.numpy()
+
+
+@pytest.mark.parametrize("how", ["write", "swap", "hook"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_gradient_reads_the_saved_result(case, how):
+    for _ in range(3 if how == "write" else 1):   # (the fused backward after a few rounds)
+        expected, got = _grad(torch, case, how), _grad(torchish, case, how)
+        assert got[0] == expected[0]
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-7)
+
+
+def test_cross_entropy_reads_the_unpacked_log_softmax():
+    grads = []
+    for T in (torch, torchish):
+        a = T.tensor(_X, requires_grad=True)
+        with T.autograd.graph.saved_tensors_hooks(
+                lambda t: t, lambda t: t * 2 if t.dim() == 2 else t):   # (not total_weight)
+            loss = T.nn.functional.cross_entropy(a, T.tensor([2, 0]))
+        loss.backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def _names(fn, seen):
+    if fn is None or fn in seen:
+        return
+    seen.add(fn)
+    for f, _ in fn.next_functions:
+        _names(f, seen)
+
+
+@pytest.mark.parametrize("case", ["softmax", "log_softmax"])
+def test_double_backward_through_the_result(case):
+    results = []
+    for T in (torch, torchish):
+        a = T.tensor(_X, requires_grad=True)
+        b = CASES[case](T, a)
+        g, = T.autograd.grad((b * T.tensor(_W)).sum(), a, create_graph=True)
+        seen = set()
+        _names(g.grad_fn, seen)
+        gg, = T.autograd.grad((g * g).sum(), a)
+        results.append((sorted(f.name() for f in seen), g.detach().numpy(), gg.numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6)
+
+
+# ---- saved arguments and sizes: `grad_fn._saved_<name>` reads as PyTorch's ----------------
+
+FIELDS = {
+    "conv1d": ("F.conv1d(a.view(1, 2, 3), T.ones(2, 2, 1))",
+               ("transposed", "output_padding", "bias_sym_sizes_opt", "padding")),
+    "conv2d bias": ("F.conv2d(a.view(1, 1, 2, 3), T.ones(2, 1, 1, 1), T.ones(2), padding=1)",
+                    ("transposed", "output_padding", "bias_sym_sizes_opt")),
+    "conv_transpose1d": ("F.conv_transpose1d(a.view(1, 2, 3), T.ones(2, 2, 1), stride=2, "
+                         "output_padding=1)", ("transposed", "output_padding",
+                                               "bias_sym_sizes_opt")),
+    "vector_norm inf": ("T.linalg.vector_norm(a, ord=float('inf'), dim=1)", ("ord",)),
+    "norm fro": ("a.norm()", ("ord", "p")),
+    "norm 2.5": ("T.norm(a, 2.5)", ("ord",)),
+    "mean": ("a.mean()", ("self_sym_numel", "self_sym_sizes")),
+    "mean dim": ("a.mean(1)", ("self_sym_numel",)),
+    "sum": ("a.sum()", ("self_sym_numel",)),
+    "var": ("T.var(a)", ("correction",)),
+    "var dim": ("T.var(a, 1)", ("correction",)),
+    "var_mean": ("T.var_mean(a)[0]", ("correction",)),
+    "std_mean unbiased": ("T.std_mean(a, unbiased=False)[0]", ("correction",)),
+    "bilinear": ("F.interpolate(a.view(1, 1, 2, 3), scale_factor=(2, 1.5), mode='bilinear')",
+                 ("scales_h", "scales_w", "scales_d", "scales")),
+    "bilinear size": ("F.interpolate(a.view(1, 1, 2, 3), size=(4, 3), mode='bilinear')",
+                      ("scales_h", "scales_w")),
+    "linear": ("F.interpolate(a.view(1, 2, 3), scale_factor=2, mode='linear')",
+               ("scales", "scales_h")),
+    "trilinear": ("F.interpolate(a.view(1, 1, 1, 2, 3), scale_factor=(1, 2, 3), "
+                  "mode='trilinear')", ("scales_d", "scales_h", "scales_w")),
+    "nearest": ("F.interpolate(a.view(1, 1, 2, 3), scale_factor=2, mode='nearest', "
+                "recompute_scale_factor=True)", ("scales_h", "scales_w")),
+}
+
+
+def _fields(T, case):
+    expr, names = FIELDS[case]
+    a = T.ones(2, 3, requires_grad=True)
+    g = eval(expr, {"T": T, "F": T.nn.functional, "a": a}).grad_fn
+    found = []
+    for name in names:
+        try:
+            value = getattr(g, "_saved_" + name)
+            found.append((name, value, type(value).__name__))
+        except AttributeError as e:
+            found.append((name, "AttributeError", str(e)))
+    return g.name(), found
+
+
+@pytest.mark.parametrize("case", list(FIELDS))
+def test_saved_fields(case):
+    assert _fields(torchish, case) == _fields(torch, case)
