@@ -1,6 +1,8 @@
 """torch.quantile / nanquantile interpolation modes against PyTorch, where a rank q * (n - 1)
 falls exactly half-way between two values: "nearest" rounds it half to even (jnp's rounds a
 half down). Values, shapes with dim/keepdim, NaN slices and gradients."""
+import re
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,15 @@ def test_empty_input_and_q_rank_errors_in_pytorchs_order(case):
             case(lib)
         got.append(str(info.value))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("x, q", [([], [0.5]), ([1.0, 2.0], [[0.5]])])
+def test_shape_errors_inside_compile(name, x, q):
+    # the operands are traced there; the check still sees their shapes (PyTorch's compiled
+    # quantile raises these too, a RuntimeError naming the same error)
+    with pytest.raises(RuntimeError) as info:
+        getattr(torch, name)(torch.tensor(x), torch.tensor(q))
+    compiled = torchish.compile(lambda a, b: getattr(torchish, name)(a, b))
+    with pytest.raises(RuntimeError, match=re.escape(str(info.value))):
+        compiled(torchish.tensor(x), torchish.tensor(q))

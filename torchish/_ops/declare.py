@@ -22,7 +22,8 @@ _ENTRIES = {"dispatch": dispatch, "dispatch_inplace": dispatch_inplace}
 def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_fn=None,
        differentiable=True, saves="inputs", view=None, multi_view=False, returns=None,
        function=True, method=True, inplace=False, dunders=(), nn=False, aliases=(),
-       inplace_grad_fn=None, check=None, kinds_check=None, opmath_scalars=False, opmath=False,
+       inplace_grad_fn=None, check=None, check_traced=False, kinds_check=None,
+       opmath_scalars=False, opmath=False,
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
        optional_tensors=None, saved_as=None, inplace_backward=None, overloads=()):
@@ -49,6 +50,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                about the operands as passed (Tensors, scalars) when no operand is a JAX
                tracer; what it returns is raised once the forward has run. For errors PyTorch
                raises from values (integer division by zero), which a compiled body cannot.
+    check_traced: True: `check` is asked about traced operands too (inside `torchish.compile`
+               or a transform); it must then read only what a tracer knows (shapes, dtypes),
+               so shape errors it finds are raised there as well.
     kinds_check: callable(kinds) raising PyTorch's error for operand dtypes it refuses
                (kinds: a tensor's `(dtype, is 0-d, ...)`, a Python scalar's type); asked when
                a plan is made, so valid calls never pay for it.
@@ -122,6 +126,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.inplace_grad_fn = inplace_grad_fn
         definition.saved_outputs = _saved_outputs(saves, returns)
         definition.check = check
+        definition.check_traced = check_traced
         definition.kinds_check = kinds_check
         definition.opmath_scalars = opmath_scalars
         definition.opmath = opmath

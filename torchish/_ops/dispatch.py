@@ -113,13 +113,15 @@ def _run_plan(plan, leaves):
 
 
 def _check(definition, plan, targs, leaves):
-    """The error the op's `check` finds in concrete operands, or None (also when traced)."""
+    """The error the op's `check` finds in concrete operands, or None (also when traced,
+    unless the op declares `check_traced`)."""
     if definition.check is None:
         return None
-    for leaf in leaves:  # a fused view operand is `(base, offsets)`
-        if isinstance(leaf, jax.core.Tracer) or (
-                isinstance(leaf, tuple) and isinstance(leaf[0], jax.core.Tracer)):
-            return None
+    if not definition.check_traced:
+        for leaf in leaves:  # a fused view operand is `(base, offsets)`
+            if isinstance(leaf, jax.core.Tracer) or (
+                    isinstance(leaf, tuple) and isinstance(leaf[0], jax.core.Tracer)):
+                return None
     return definition.check(plan.compute, *targs, *plan._var, **plan._kw)
 
 

@@ -51,6 +51,7 @@ class OpDef:
         self.view = view
         self.returns = returns
         self.check = None
+        self.check_traced = False
         self.kinds_check = None
         self.plans = {}
 

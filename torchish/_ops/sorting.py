@@ -564,7 +564,8 @@ def _quantile_check(compute_dtype, input, q, **statics):
             return RuntimeError(f"{name} q must be a scalar or 1D tensor")
         if q.dtype is not dtype:
             return RuntimeError(f"{name} q tensor must be same dtype as the input tensor")
-        bad = bool(((q < 0) | (q > 1)).any())
+        # (traced inside compile: only the shape checks above; see `check_traced`)
+        bad = not isinstance(q._data, jax.core.Tracer) and bool(((q < 0) | (q > 1)).any())
     else:
         bad = not 0 <= q <= 1
     if bad:
@@ -581,8 +582,8 @@ def _quantile_body(input, q, dim, keepdim, interpolation, ignore_nan):
         raise RuntimeError("quantile() interpolation "
                            f"must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
-    if input.size == 0 or jnp.ndim(q) > 1:   # the check raises PyTorch's (earlier) error
-        return jnp.zeros((), input.dtype)
+    if input.size == 0 or jnp.ndim(q) > 1:   # the check raises PyTorch's error (after the
+        return jnp.zeros((), input.dtype)     # forward, whose shapes must work out)
     if input.dtype not in (jnp.float32, jnp.float64):
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     fn = jnp.nanquantile if ignore_nan else jnp.quantile
@@ -615,7 +616,7 @@ def _quantile_nearest(x, qv, axis, keepdim, ignore_nan):
     return out
 
 
-@op(promote=P.NONE, grad_fn="SqueezeBackward4", check=_quantile_check,
+@op(promote=P.NONE, grad_fn="SqueezeBackward4", check=_quantile_check, check_traced=True,
     scalar_operands=("q",))
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile_body(input, q, dim, keepdim, interpolation, False)
@@ -623,7 +624,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 @op(promote=P.NONE, grad_fn="SqueezeBackward4",
     check=lambda c, input, q, **kw: _quantile_check(c, input, q, ignore_nan=True, **kw),
-    scalar_operands=("q",))
+    check_traced=True, scalar_operands=("q",))
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile_body(input, q, dim, keepdim, interpolation, True)
 
