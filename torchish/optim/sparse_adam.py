@@ -1,5 +1,6 @@
 """`torchish.optim.SparseAdam`: Adam's moments updated only where the (sparse) gradient has
-entries, PyTorch 2.13. Its step runs eagerly with the public sparse ops, as PyTorch's does."""
+entries, PyTorch 2.13. Each parameter's step is one compiled row update (`_sparse_rows`),
+which coalesces the gradient as PyTorch's does."""
 import math
 
 from ._sparse_rows import adam_rows, rows_of
