@@ -541,3 +541,9 @@ def test_deprecated_spellings():
         b = record(lambda: make(torchish, which))
         assert a == b
         assert a[1][0][0] is FutureWarning
+
+
+def test_top_level_grad_scaler_is_amps():
+    # `torch.GradScaler("cpu")`, as PyTorch's docs now write it
+    assert torchish.GradScaler is torchish.amp.GradScaler
+    assert torchish.GradScaler("cpu").get_scale() == 65536.0

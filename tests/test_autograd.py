@@ -744,10 +744,9 @@ def test_plans_follow_default_dtype_changes():
 
 def test_static_true_and_one_get_separate_plans():
     from torchish._ops.registry import REGISTRY, _get_plan
-    definition = REGISTRY["sum"]
-    kinds = ((torchish.float32, False),)
-    assert _get_plan(definition, (None, True, None), kinds) is not \
-        _get_plan(definition, (None, 1, None), kinds)
+    definition = REGISTRY["add"]   # (alpha: a Number, True or 1)
+    kinds = ((torchish.float32, False), (torchish.float32, False))
+    assert _get_plan(definition, (True,), kinds) is not _get_plan(definition, (1,), kinds)
 
 
 def test_products_save_an_input_only_when_another_needs_it():

@@ -592,3 +592,30 @@ def test_linalg_keyword_names(name):
                 out.append(False)
         return out
     assert accepted(torchish) == accepted(torch)
+
+
+def test_linalg_matmul_is_matmul():
+    def program(T):
+        a = T.arange(6.0).view(2, 3).requires_grad_()
+        y = T.linalg.matmul(a, T.ones(3, 2))
+        out = T.empty(2, 2)
+        T.linalg.matmul(a.detach(), T.ones(3), out=T.empty(2))
+        T.linalg.matmul(a.detach(), T.ones(3, 2), out=out)
+        try:
+            T.linalg.matmul(a, T.ones(2, 2))
+        except RuntimeError as e:
+            err = str(e)
+        return y.tolist(), y.grad_fn.name(), out.tolist(), err
+
+    assert program(torchish) == program(torch)
+
+
+def test_matrix_norm_dim_type_error_as_pytorch():
+    def message(T, **kwargs):
+        try:
+            T.linalg.matrix_norm(T.ones(2, 2), **kwargs)
+        except TypeError as e:
+            return str(e)
+
+    for kwargs in ({"dim": 1}, {"dim": None}):
+        assert message(torchish, **kwargs) == message(torch, **kwargs)

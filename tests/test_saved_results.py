@@ -1,6 +1,7 @@
-"""Ops whose PyTorch backward reads their saved result (softmax, log_softmax, logsumexp): a write
-into the result through `.data`, or what a saved-tensor unpack hook returns, is what the
-gradient sees; and the `grad_fn._saved_<name>` arguments and sizes PyTorch's nodes keep."""
+"""Ops whose PyTorch backward reads their saved result (softmax, logsumexp, cumprod, prod, pow,
+std, amax, in-place elu_...): a write into the result through `.data`, or what a saved-tensor
+unpack hook returns, is what the gradient sees, and a create_graph backward records PyTorch's
+formula; and the `grad_fn._saved_<name>` arguments and sizes PyTorch's nodes keep."""
 import numpy as np
 import pytest
 
@@ -10,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 _X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
 _W = np.arange(1.0, 7.0).reshape(2, 3)
+_P = np.linspace(0.5, 1.5, 6).reshape(2, 3)
 
 CASES = {
     "softmax": lambda T, a: a.softmax(1),
@@ -28,14 +30,45 @@ CASES = {
     "vector_norm inf": lambda T, a: T.linalg.vector_norm(a, float("inf"), dim=1),
     "vector_norm 0.5": lambda T, a: T.linalg.vector_norm(a, 0.5),
     "norm 1": lambda T, a: a.norm(p=1, dim=0),
+    # formulas reading the result and the operands (autograd/result_rules.py)
+    "cumprod": lambda T, a: a.cumprod(1),
+    "cumprod_": lambda T, a: (a * 1).cumprod_(0),
+    "cumprod with zeros": lambda T, a: (a * T.tensor(_W % 2)).cumprod(1),
+    "prod": lambda T, a: a.prod(),
+    "prod dim": lambda T, a: a.prod(1),
+    "prod with a zero": lambda T, a: (a * T.tensor(_W % 2)).prod(1),   # (not read then)
+    "pow tensor exponent": lambda T, a: T.tensor(_P).pow(a),
+    "pow both": lambda T, a: (a.abs() + 0.5) ** a,
+    "number ** tensor": lambda T, a: 2.0 ** a,
+    "std": lambda T, a: a.std(),
+    "std dim": lambda T, a: a.std(1, correction=0),
+    "logcumsumexp": lambda T, a: a.logcumsumexp(1),
+    "amax": lambda T, a: a.amax(1),
+    "amin": lambda T, a: a.amin(),
+    "max": lambda T, a: a.max(),
+    "median": lambda T, a: a.median(),
+    "hypot": lambda T, a: T.hypot(a, T.tensor(_P)),
+    "erfcx": lambda T, a: T.special.erfcx(a),
+    "i1e": lambda T, a: T.special.i1e(a),
+    "ndtri": lambda T, a: T.special.ndtri(a.abs() * 0.5),
+    "log_ndtr": lambda T, a: T.special.log_ndtr(a),
+    # in-place ops whose result is their saved output
+    "elu_": lambda T, a: T.nn.functional.elu_(a * 1),
+    "selu_": lambda T, a: T.nn.functional.selu(a * 1, inplace=True),
+    "celu_": lambda T, a: T.nn.functional.celu_(a * 1, 0.5),
+    "tanh_": lambda T, a: (a * 1).tanh_(),
 }
 
 
 def _grad(T, case, how):
     a = T.tensor(_X, requires_grad=True)
-    if how == "hook":
-        with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t * 3):
+    if how == "hook":   # unpack gives the saved result times 3 (the operands as they are)
+        node = []
+        with T.autograd.graph.saved_tensors_hooks(
+                lambda t: (t, t.grad_fn),
+                lambda p: p[0] * 3 if node and p[1] is node[0] else p[0]):
             b = CASES[case](T, a)
+        node.append(b.grad_fn)
     else:
         b = CASES[case](T, a)
         if how == "write":
@@ -75,20 +108,26 @@ def _names(fn, seen):
         _names(f, seen)
 
 
-@pytest.mark.parametrize("case", ["softmax", "log_softmax"])
-def test_double_backward_through_the_result(case):
+@pytest.mark.parametrize("case", ["softmax", "log_softmax", "logsumexp", "norm dim",
+                                  "vector_norm 3", "cumprod", "prod dim", "std dim",
+                                  "logcumsumexp", "pow tensor exponent"])
+@pytest.mark.parametrize("written", [False, True])
+def test_double_backward_through_the_result(case, written):
     results = []
     for T in (torch, torchish):
         a = T.tensor(_X, requires_grad=True)
         b = CASES[case](T, a)
-        g, = T.autograd.grad((b * T.tensor(_W)).sum(), a, create_graph=True)
+        if written:   # the second-order graph reads the written result too
+            b.data.mul_(1.5)
+        w = T.tensor(_W.reshape(-1)[:b.numel()].reshape(b.shape))
+        g, = T.autograd.grad((b * w).sum(), a, create_graph=True)
         seen = set()
         _names(g.grad_fn, seen)
         gg, = T.autograd.grad((g * g).sum(), a)
         results.append((sorted(f.name() for f in seen), g.detach().numpy(), gg.numpy()))
     assert results[1][0] == results[0][0]
-    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)
-    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6, atol=1e-12)
 
 
 # ---- saved arguments and sizes: `grad_fn._saved_<name>` reads as PyTorch's ----------------
@@ -121,6 +160,17 @@ FIELDS = {
                   "mode='trilinear')", ("scales_d", "scales_h", "scales_w")),
     "nearest": ("F.interpolate(a.view(1, 1, 2, 3), scale_factor=2, mode='nearest', "
                 "recompute_scale_factor=True)", ("scales_h", "scales_w")),
+    "narrow": ("a.narrow(1, 1, 2)", ("dim", "start", "end", "step", "self_sym_sizes", "index")),
+    "slice step": ("a[:, 0:3:2]", ("dim", "start", "end", "step")),
+    "tensor_split": ("a.tensor_split(2, 1)[1]", ("dim", "start", "end", "step")),
+    "select": ("a[1]", ("dim", "index", "self_sym_sizes", "start")),
+    "fft real": ("T.fft.fft(a, norm='ortho')", ("dim", "normalization", "onesided", "forward")),
+    "ifft complex": ("T.fft.ifft(a * 1j)", ("dim", "normalization", "forward", "onesided")),
+    "fft2 complex": ("T.fft.fft2(a * 1j, norm='forward')", ("dim", "normalization", "forward")),
+    "rfft": ("T.fft.rfft(a, dim=0)", ("dim", "normalization", "onesided", "self_sym_sizes")),
+    "irfftn": ("T.fft.irfftn(a * 1j)", ("dim", "normalization", "onesided")),
+    "fftn real": ("T.fft.fftn(a)", ("dim", "normalization", "forward", "onesided")),
+    "hfft2": ("T.fft.hfft2(a * 1j, norm='ortho')", ("dim", "normalization")),
 }
 
 
@@ -141,3 +191,47 @@ def _fields(T, case):
 @pytest.mark.parametrize("case", list(FIELDS))
 def test_saved_fields(case):
     assert _fields(torchish, case) == _fields(torch, case)
+
+
+@pytest.mark.parametrize("expr", ["a.cumprod(1)", "a.exp()", "a * a", "a.sum()", "a.t()"])
+def test_dir_lists_the_saved_attributes(expr):
+    listed = []
+    for T in (torch, torchish):
+        a = T.ones(2, 3, requires_grad=True)
+        g = eval(expr, {"a": a}).grad_fn
+        listed.append([n for n in dir(g) if n.startswith(("_saved", "_raw_saved"))])
+    assert listed[1] == listed[0]
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"},
+                                {"weight": [1.0, 2.0, 3.0]}, {"ignore_index": 2}])
+def test_nll_loss_total_weight(kw):
+    found = []
+    for T in (torch, torchish):
+        args = dict(kw, weight=T.tensor(kw["weight"])) if "weight" in kw else kw
+        a = T.ones(2, 3, requires_grad=True)
+        g = T.nn.functional.nll_loss(a, T.tensor([2, 0]), **args).grad_fn
+        t = g._saved_total_weight
+        found.append((g.name(), t.dtype.is_floating_point, tuple(t.shape), t.item()))
+    assert found[1] == found[0]
+
+
+TENSOR_FIELDS = {
+    "layer_norm": ("F.layer_norm(a, (3,))", ("result1", "result2")),
+    "batch_norm": ("F.batch_norm(a.view(2, 3, 1), a.new_zeros(3), a.new_ones(3), "
+                   "training=True)", ("result1", "result2")),
+    "batch_norm eval": ("F.batch_norm(a, a.new_zeros(3), a.new_ones(3))", ("result1", "result2")),
+}
+
+
+@pytest.mark.parametrize("case", list(TENSOR_FIELDS))
+def test_saved_tensor_fields(case):
+    expr, names = TENSOR_FIELDS[case]
+    found = []
+    for T in (torch, torchish):
+        a = T.tensor(_X, requires_grad=True)
+        g = eval(expr, {"T": T, "F": T.nn.functional, "a": a}).grad_fn
+        found.append([getattr(g, "_saved_" + n).detach().numpy() for n in names])
+    for got, expected in zip(found[1], found[0]):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-6)

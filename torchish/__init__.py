@@ -50,6 +50,7 @@ from . import mps, xpu, __config__  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
+from .amp import GradScaler  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import fft  # noqa: E402,F401

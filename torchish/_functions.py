@@ -6,14 +6,18 @@ import os
 
 import jax
 
+from ._frombuffer import frombuffer  # noqa: F401
 from ._tensor import Tensor
 
 __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel", "typename",
            "is_storage", "set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "use_deterministic_algorithms",
-           "are_deterministic_algorithms_enabled", "set_float32_matmul_precision",
+           "are_deterministic_algorithms_enabled",
+           "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+           "get_deterministic_debug_mode", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "autocast", "set_default_tensor_type", "finfo",
-           "iinfo", "norm_except_dim", "_weight_norm", "pi", "e", "inf", "nan", "newaxis"]
+           "iinfo", "frombuffer", "norm_except_dim", "_weight_norm", "pi", "e", "inf", "nan",
+           "newaxis"]
 
 # as torch/__init__.py: Python's floats (torch.pi is math.pi); `x[:, torch.newaxis]` is None
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -76,15 +80,44 @@ def get_num_threads():
 set_num_interop_threads = set_num_threads
 get_num_interop_threads = get_num_threads
 
-_deterministic = [False]
+_deterministic = [False, False]   # (enabled, warn_only): JAX's CPU kernels are deterministic
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    _deterministic[0] = bool(mode)
+    for name, flag in (("mode' (position 1)", mode), ("warn_only'", warn_only)):
+        if type(flag) is not bool:
+            raise TypeError(f"_set_deterministic_algorithms(): argument '{name} must be bool, "
+                            f"not {type(flag).__name__}")
+    _deterministic[:] = [mode, warn_only]
 
 
 def are_deterministic_algorithms_enabled():
     return _deterministic[0]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _deterministic[1]
+
+
+_DEBUG_MODES = ("default", "warn", "error")
+
+
+def set_deterministic_debug_mode(debug_mode):
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif not isinstance(debug_mode, int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    elif debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    _deterministic[:] = [debug_mode > 0, debug_mode == 1]
+
+
+def get_deterministic_debug_mode():
+    return (2 - _deterministic[1]) if _deterministic[0] else 0
 
 
 _PRECISION = {"highest": "highest", "high": "high", "medium": "bfloat16"}

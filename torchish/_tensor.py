@@ -168,6 +168,27 @@ def _alias(src, view=None, cls=None):
     return t
 
 
+_INFERENCE_INPLACE_MSG = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _own_version(t):
+    """`t`, an alias made by detach() or `.data`, over an inference tensor outside
+    inference_mode: a counter of its own (PyTorch's in-place ops on it then work)."""
+    if type(t._storage) is InferenceStorage and not grad_mode._INFERENCE[0]:
+        t._vc = [0]
+        t.__dict__["_own_vc"] = True
+
+
+def _check_versioned(t):
+    """PyTorch refuses an in-place change of an inference tensor outside inference_mode when it
+    bumps the version, so after the change is made: call this after the write."""
+    if t._unversioned() and not grad_mode._INFERENCE[0]:
+        raise RuntimeError(_INFERENCE_INPLACE_MSG)
+
+
 _WARNED_FLOAT = [False]
 
 
@@ -313,7 +334,8 @@ class Tensor:
         else:
             storage.data = write_view(storage.data, self._view, value)
             self._cache, self._cache_base = value, storage.data
-        self._vc[0] += 1
+        if not (grad_mode._INFERENCE[0] and type(storage) is InferenceStorage):
+            self._vc[0] += 1   # (PyTorch's inference tensors skip the bump inside the mode)
 
     def jax(self):
         """The tensor's value as a JAX array (no copy)."""
@@ -483,6 +505,11 @@ class Tensor:
     def is_inference(self):
         return type(self._storage) is InferenceStorage
 
+    def _unversioned(self):
+        # an inference tensor has no version counter, except one detached (or `.data`) outside
+        # inference_mode: PyTorch gives that one its own
+        return type(self._storage) is InferenceStorage and "_own_vc" not in self.__dict__
+
     def is_complex(self):
         return self.dtype.is_complex
 
@@ -494,7 +521,7 @@ class Tensor:
 
     @property
     def _version(self):
-        if type(self._storage) is InferenceStorage:
+        if self._unversioned():
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
 
@@ -647,6 +674,7 @@ class Tensor:
         t = _alias(self)
         t._base = None   # shares the storage but is nobody's view: in-place ops on it reach
         t._stopgrad = True   # the base's values, never its graph
+        _own_version(t)
         return t
 
     def detach_(self):
@@ -668,6 +696,7 @@ class Tensor:
         t = _alias(self)
         t._base = None   # (as for detach())
         t._vc = [0]  # unlike detach(), `.data` does not share the version counter
+        _own_version(t)
         return t
 
     @data.setter

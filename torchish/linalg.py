@@ -32,6 +32,11 @@ _SVD = _rt("linalg_svd", ("U", "S", "Vh"))
 _EIGH = _rt("linalg_eigh", ("eigenvalues", "eigenvectors"))
 
 
+def matmul(input, other, *, out=None):
+    from . import matmul as public_matmul
+    return public_matmul(input, other, out=out)
+
+
 def cross(input, other, *, dim=-1, out=None):
     # linalg.cross defaults to the last dimension (torch.cross to the first of size 3)
     from . import cross as public_cross  # torchish.cross: the function that takes out=
@@ -85,13 +90,6 @@ def _ord_str(ord):
     return str(int(ord)) if isinstance(ord, float) and ord.is_integer() else str(ord)
 
 
-_MATRIX_NORM = [   # its overloads, as PyTorch's parser prints them
-    "Tensor input, Number ord, tuple of ints dim = {-2,-1}, bool keepdim = False, *, "
-    "torch.dtype dtype = None, Tensor out = None",
-    'Tensor input, str ord = "fro", tuple of ints dim = {-2,-1}, bool keepdim = False, *, '
-    "torch.dtype dtype = None, Tensor out = None"]
-
-
 def _check_matrix_norm_order(ord):
     if ord not in ("fro", "nuc") if isinstance(ord, str) else abs(ord) not in (1, 2, float("inf")):
         raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
@@ -111,9 +109,10 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor "
                            f"as input. Got {input.dtype._legacy}")
     if not isinstance(dim, (tuple, list)):
-        from ._ops.overloads import _invalid_combination, signatures
-        raise _invalid_combination("linalg_matrix_norm", signatures(_MATRIX_NORM, False),
-                                   (input, ord), {"dim": dim})
+        from ._ops.overloads import _invalid_combination, table
+        given = (input,) if isinstance(ord, str) and ord == "fro" else (input, ord)   # (default)
+        raise _invalid_combination("linalg_matrix_norm", table("linalg_matrix_norm", False),
+                                   given, {"dim": dim})
     dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "

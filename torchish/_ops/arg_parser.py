@@ -62,9 +62,6 @@ def parse(definition, name, self_param, values, names):
 
 
 def _missing(definition, name, ordered, first):
-    if definition.overloads:   # (the parser would list them: Python's message as before)
-        return TypeError(f"{name}() missing 1 required positional argument: "
-                         f"'{ordered[first].name}'")
     # every required parameter from the first one missing on, passed by keyword or not, with
     # the plural the other way round
     names = [f'"{p.name}"' for p in ordered[first:] if p.default is inspect.Parameter.empty]

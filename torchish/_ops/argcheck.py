@@ -9,6 +9,10 @@ from .opdef import DIM_NAMES, LIST_NAMES, Omitted, given
 # static parameters PyTorch types `int` besides the dims (no float, no bool)
 INT_NAMES = frozenset({"k", "chunks", "diagonal", "offset", "start_dim", "end_dim", "n",
                        "bins", "dimension", "dims", "shifts", "source", "destination"})
+# static parameters PyTorch types `bool` (an int or a str there is its TypeError)
+BOOL_NAMES = frozenset({"keepdim", "largest", "sorted", "descending", "stable", "unbiased",
+                        "upper", "hermitian", "return_inverse", "return_counts", "left",
+                        "right", "out_int32", "unitriangular", "transpose", "some", "eigenvectors"})
 # ops whose `dim` PyTorch types `int[]` (besides those whose default here is a tuple)
 _INT_LIST_DIMS = frozenset({"logsumexp", "nansum", "nanmean"})
 # ops whose overloads (other than by an `omitted` default) make a wrong-typed dim the
@@ -40,13 +44,15 @@ def _argcheck(opname, params, dyn, statics, scalar_operands, public):
                   _int_type(opname, p, defaults[p], varargs))
                  for i, p in enumerate(statics) if p in DIM_NAMES or (
                      opname not in _PYTHON_LEVEL and (p in INT_NAMES or p in varargs)))
-    return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims
+    bools = tuple((i, defaults[p] is None or p == "stable")   # (PyTorch's `bool? stable`)
+                  for i, p in enumerate(statics) if p in BOOL_NAMES)
+    return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims, bools
 
 
 def _check_arguments(definition, statics, kinds):
     """Raise PyTorch's TypeError for an operand its signature refuses (see `op`'s
     `scalar_operands`); asked when a plan is made, so valid calls never pay for it."""
-    numbers, lists, required, dims = definition.argcheck
+    numbers, lists, required, dims, bools = definition.argcheck
     for pname, kind in zip(definition.tensors, kinds):
         if kind is None:
             if pname in required:
@@ -67,7 +73,22 @@ def _check_arguments(definition, statics, kinds):
         got = ["NoneType" if k is None else k.__name__ if isinstance(k, type) else "Tensor"
                for k in kinds]
         raise argument_error(definition, None, None, got, "mixed")
-    for i, overloaded, nullable, expected in dims:
+    check_dims(definition, statics)
+    for i, nullable in bools:
+        value = statics[i]
+        if value.__class__ is not bool and given(value) and not (value is None and nullable):
+            raise argument_error(definition, definition.statics[i], "bool", type(value))
+    for name, needs in definition.given_with.items():
+        value = statics[definition.statics.index(name)]
+        if given(value) and not given(statics[definition.statics.index(needs)]):
+            raise argument_error(definition, name, None, type(value), "combination")
+
+
+def check_dims(definition, statics):
+    """PyTorch's TypeError for a dim, size or other `int` (or `int[]`) static of the wrong
+    type. Also called by the binding for a sequence whose first element is no int: as a plan
+    key, (True, 0) is (1, 0)."""
+    for i, overloaded, nullable, expected in definition.argcheck[3]:
         value = statics[i]
         if (value is None and nullable) or _is_index(value) or not given(value):
             continue
@@ -81,16 +102,13 @@ def _check_arguments(definition, statics, kinds):
                         if not (_is_index(v) or (j and isinstance(v, bool)))), None)
             if bad is None:
                 continue
-        if overloaded:   # (the binding lists the arguments the call passed)
+        if overloaded and not bad:   # (the binding lists the arguments the call passed; a
+            # later element fails after the overload was picked by the first)
             raise argument_error(definition, definition.statics[i], None, (), "mixed")
         if bad is not None:
             raise argument_error(definition, definition.statics[i], "tuple of ints",
                                  type(value[bad]), index=bad)
         raise argument_error(definition, definition.statics[i], expected, type(value))
-    for name, needs in definition.given_with.items():
-        value = statics[definition.statics.index(name)]
-        if given(value) and not given(statics[definition.statics.index(needs)]):
-            raise argument_error(definition, name, None, type(value), "combination")
 
 
 def _int_type(opname, name, default, varargs):
@@ -104,6 +122,13 @@ def _is_index(value):
     """An int as PyTorch's parser takes one: an integer, not a bool. (A plan's key holds the
     statics' types: `dim=True` never finds the plan made for `dim=1`.)"""
     return hasattr(type(value), "__index__") and not isinstance(value, bool)
+
+
+def sequence_dims(definition):
+    """The static parameters (not varargs) `check_dims` checks: the binding asks it about a
+    sequence given for one of them whose first element is no int."""
+    return tuple(definition.statics[i] for i, _, _, _ in definition.argcheck[3]
+                 if definition.statics[i] != definition.varargs)
 
 
 def varargs_check(definition, sizes):
@@ -121,11 +146,12 @@ def varargs_check(definition, sizes):
                              index=0)
 
 
-def python_level_ints(name, names, values, overloaded=False):
+def python_level_ints(name, names, values, input=None):
     """PyTorch's TypeError for a bool or float among `values`, the `int` arguments `names` of
     a Python-level function here that PyTorch's parser reads (`select`, `narrow`); called only
     when one of them is no int. As a Tensor method (called from outside torchish), positions
-    are counted without self."""
+    are counted without self. `input`: given where PyTorch has overloads (its error lists
+    them)."""
     bad = next((i for i, v in enumerate(values) if not _is_index(v)), None)
     if bad is None:
         return
@@ -133,12 +159,13 @@ def python_level_ints(name, names, values, overloaded=False):
     from .errors import _PACKAGE, _entry_name, _keywords_of_call, type_name
     method = not sys._getframe(2).f_code.co_filename.startswith(_PACKAGE)
     keywords = _keywords_of_call(_entry_name()[1])
-    if overloaded:
-        got = [type_name(type(v)) for n, v in zip(names, values) if n not in keywords]
-        got = ([] if method else ["Tensor"]) + got + [
-            f"{n}={type_name(type(v))}" for n, v in zip(names, values) if n in keywords][::-1]
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"({', '.join(got)})")
+    if input is not None:
+        from .overloads import parser_error
+        args = [v for n, v in zip(names, values) if n not in keywords]
+        error = parser_error(name, method, args if method else [input] + args,
+                             {k: values[names.index(k)] for k in keywords if k in names})
+        if error is not None:
+            raise error
     where = "" if names[bad] in keywords else f" (position {bad + 1 + (not method)})"
     raise TypeError(f"{name}(): argument '{names[bad]}'{where} must be int, not "
                     f"{type_name(type(values[bad]))}")

@@ -249,20 +249,18 @@ def _size(size, name="zeros", keyword=None):
     elif not size:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     single = len(size) == 1 and not isinstance(size[0], (list, tuple))
-    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+    sequence = len(size) == 1 and not single
+    given = size
+    if sequence:
         size = tuple(size[0])
     out = []
     for i, s in enumerate(size):
         if isinstance(s, Tensor) and s.ndim == 0 and not (s.dtype.is_floating_point or
                                                           s.dtype.is_complex):
             s = int(s.item())   # (a 0-d integer tensor reads as an int)
-        if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
-            if single:
-                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of "
-                                f"ints, not {type(s).__name__}")
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                            f"{i + 1} with error \"type must be tuple of ints,but got "
-                            f"{type(s).__name__}\"")
+        # (the parser reads the first size's type; a later bool is an int)
+        if not isinstance(s, (int, np.integer)) or (i == 0 and isinstance(s, builtins.bool)):
+            raise _size_error(name, given, i, s, single, sequence)
         out.append(int(s))
     for s in out:
         if s < 0:
@@ -270,6 +268,23 @@ def _size(size, name="zeros", keyword=None):
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
+
+
+def _size_error(name, given, i, s, single, sequence):
+    """PyTorch's TypeError for a factory's size `s` at `i` that is no int."""
+    from .errors import type_name
+    if single:
+        return TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                         f"{type_name(type(s))}")
+    if i == 0 and sequence:
+        return TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
+                         f"found element of type {type_name(type(s))} at pos 0")
+    if i == 0:   # separate sizes, the first no int: no overload takes them
+        from .overloads import parser_error
+        return parser_error(name, False, list(given), {}) or TypeError(
+            f"{name}() takes 1 positional argument but {len(given)} were given")
+    return TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} "
+                     f"with error \"type must be tuple of ints,but got {type_name(type(s))}\"")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -7,7 +7,7 @@ import sys
 
 from .._tensor import Tensor
 from .arg_parser import REQUIRED, numpy_names, parse, parsed_by_pytorch
-from .argcheck import _argcheck, varargs_check
+from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
 from .errors import _PACKAGE, _WRAPPERS, ArgumentTypeError
 from .inplace import dispatch_inplace
@@ -26,7 +26,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        opmath_scalars=False, opmath=False,
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
-       optional_tensors=None, saved_as=None, inplace_backward=None, overloads=()):
+       optional_tensors=None, saved_as=None, inplace_backward=None,
+       cpp_out_name=None):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -78,8 +79,6 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     joint_scalars: the `scalar_operands` share one Scalar overload (clamp's min and max): a
                number beside a tensor of one or more dims is PyTorch's "invalid combination"
                TypeError; a 0-d tensor beside a number is read as a number.
-    overloads: the signatures that TypeError lists ("(Tensor input, Number min = None, ...)",
-               the function's: a method's drop `Tensor input, ` and `*, Tensor out = None`).
     casts_input: a `dtype` argument converts `input` before the op runs (a ToCopyBackward0
                node of its own), as PyTorch's softmax and log_softmax do.
     identity_if: a predicate on the input Tensor; where it holds, the function and method
@@ -106,8 +105,13 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                the tensor parameters whose default is None.
     saved_as:  {PyTorch's name in `grad_fn._saved_<name>`: the parameter it reads}, where the
                body's parameter names are not PyTorch's (`_rpow`: `self` is `other`), a
-               callable(**statics) giving a value the body derives (selu's `scale`), or None
-               for a body parameter whose name PyTorch's node has no field for.
+               callable(**statics, **operand values) giving a value the body derives (selu's
+               `scale`, a slice's `end`), or returning autograd.saved_tensors.ABSENT where
+               this call's node has no such field, or None for a body parameter whose name
+               PyTorch's node has no field for.
+    cpp_out_name: callable(kinds) -> True where PyTorch's error for a result its in-place
+               form cannot write names the tensor's dtype as C++ does ("long int", not
+               "Long"), as clamp's Scalar overloads do.
     kernel:    PyTorch's kernel name in its messages (default: the op's name without a
                leading underscore), or a callable (kinds, statics) -> name.
     """
@@ -128,6 +132,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.check = check
         definition.check_traced = check_traced
         definition.kinds_check = kinds_check
+        definition.cpp_out_name = cpp_out_name
         definition.opmath_scalars = opmath_scalars
         definition.opmath = opmath
         definition.scalar_operands = scalar_operands
@@ -135,7 +140,6 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.argcheck = _argcheck(opname, params, dyn, statics, scalar_operands,
                                         definition.bound)
         definition.joint_scalars = joint_scalars
-        definition.overloads = tuple(overloads)
         definition.casts_input = casts_input
         definition.identity_if = identity_if
         definition.given_with = dict(given_with or {})
@@ -241,6 +245,9 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
             v = definition.varargs
             body = (f"    if {v} and {v}[0].__class__ is not int:\n"
                     f"        _varargs_check(_op, {v})\n" + body)
+        for d in sequence_dims(definition):   # (see `check_dims`)
+            body = (f"    if {d}.__class__ in _SEQUENCES and {d} and {d}[0].__class__ is not "
+                    f"int:\n        _check_dims(_op, ({stat}))\n" + body)
         body = _catch_argument_errors(body, fname, self_param, dunder)
     if required or numpy:   # (one comparison per name: a call pays only for the `is`)
         names = required + [n for n in aliases if n not in required]
@@ -252,7 +259,8 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
                      _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
-                     _REQUIRED=REQUIRED, _parse=parse, _varargs_check=varargs_check)
+                     _REQUIRED=REQUIRED, _parse=parse, _varargs_check=varargs_check,
+                     _check_dims=check_dims, _SEQUENCES=(tuple, list))
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__

@@ -8,10 +8,11 @@ from .._eager_jit import eager_jit
 from .. import _autocast, _meta, profiler
 from .. import _dtype as dt
 from .._device import CPU, has_accelerator
-from .._tensor import Tensor, _alias, _wrap
+from .._tensor import Tensor, _alias, _vmap_batched, _wrap
 from .._storage import base_view, extend
 from .. import overrides as _tf
 from ..autograd import grad_mode
+from ..autograd.graph import edge_of
 from .opdef import given
 from .plans import _NP_SCALAR, _SCALARS, _get_plan, _kind_of
 from .recording import _record
@@ -137,6 +138,8 @@ def dispatch(definition, targs, sargs):
             return _autocast.suspended(dispatch, definition, *cast)
     plan = _get_plan(definition, sargs, kinds)
     record = needs_grad and definition.differentiable and grad_mode.GRAD_ENABLED[0]
+    if record and _FUNC_LEVELS and _FUNC_LEVELS[-1].__class__ is _FORWARD:
+        record = _records_in_forward(tensors)
     if definition.view is not None:
         # A view op computes no value: the view reads its base when (and where) it is used.
         steps = definition.view(*targs, *plan._var, **plan._kw)
@@ -177,14 +180,25 @@ def dispatch(definition, targs, sargs):
 
 
 _FUNC_LEVELS = grad_mode.FUNC_LEVELS
+_FORWARD = grad_mode.ForwardLevel
 
 
 def _constants_in_transform(outs):
     """Under no_grad inside `torchish.func.grad` (or another reverse-mode transform) results
-    are constants of the transform, as PyTorch's: they read as `stop_gradient`."""
-    if _FUNC_LEVELS[-1] and not grad_mode.GRAD_ENABLED[0]:
+    are constants of the transform, as PyTorch's: they read as `stop_gradient`; inside vmap
+    they are constants of the tape around it."""
+    level = _FUNC_LEVELS[-1]
+    if (level is True or (level.__class__ is _FORWARD and not level.jvp)) \
+            and not grad_mode.GRAD_ENABLED[0]:
         for o in outs:
             o._stopgrad = True
+
+
+def _records_in_forward(tensors):
+    """Whether an op records inside vmap/jvp/jacfwd (see `grad_mode.ForwardLevel`)."""
+    if _FUNC_LEVELS[-1].jvp:
+        return False
+    return not any(t is not None and _vmap_batched(t._storage.data) for t in tensors)
 
 
 # ---- forward AD: tangents through the op's forward (see autograd/forward_ad.py) -----------
@@ -193,7 +207,8 @@ FORWARD_AD = [False]   # inside a dual_level
 
 
 def _forward_tangents(plan, leaves, tensors, outputs):
-    """Give `outputs` the tangents the op maps its operands' tangents to."""
+    """Give `outputs` the tangents the op maps its operands' tangents to; on the tape of the
+    tangents and primals that require grad (forward-over-reverse), as PyTorch's."""
     from ..autograd.forward_ad import set_tangent, tangent_of
     tangents = [tangent_of(t) for t in tensors]
     mask = tuple(t is not None for t in tangents)
@@ -203,11 +218,35 @@ def _forward_tangents(plan, leaves, tensors, outputs):
     if jvp is None:
         jvp = plan.jvps[mask] = _jvp_of(plan, mask)
     primals = plan.materialize(leaves)
-    outs = jvp(primals, [t._data.astype(p.dtype)
-                         for t, p in zip(tangents, primals) if t is not None])
-    for out, tangent in zip(outputs, outs if isinstance(outs, (tuple, list)) else [outs]):
-        if out.dtype.is_floating_point or out.dtype.is_complex:
-            set_tangent(out, _wrap(tangent, out._storage.device))
+    moving = [t for t in tangents if t is not None]
+    outs = jvp(primals, [t._data for t in moving])
+    outs = outs if isinstance(outs, (tuple, list)) else [outs]
+    live = tuple(i for i, o in enumerate(outputs)
+                 if o.dtype.is_floating_point or o.dtype.is_complex)
+    made = [_wrap(outs[i], outputs[i]._storage.device) for i in live]
+    inputs = list(tensors) + moving
+    if made and grad_mode.GRAD_ENABLED[0] and any(
+            t is not None and (t._grad_fn is not None or t._requires_grad) for t in inputs):
+        _record_tangents(plan, mask, live, list(primals) + [t._data for t in moving],
+                         inputs, made)
+    for i, tangent in zip(live, made):
+        set_tangent(outputs[i], tangent)
+
+
+def _record_tangents(plan, mask, live, leaves, inputs, made):
+    """One node for the tangents `made`, a function of the op's primals and tangents."""
+    from .call_jax import call_jax_record
+    jvp, n = plan.jvps[mask], len(leaves) - sum(mask)
+
+    def tangents_of(*a):
+        outs = jvp(list(a[:n]), list(a[n:]))
+        outs = outs if isinstance(outs, (tuple, list)) else [outs]
+        return [outs[i] for i in live]
+    edges = [None if t is None else edge_of(t) for t in inputs]
+    node = call_jax_record("JvpBackward", tangents_of, leaves, inputs, edges,
+                           [(t.shape, t.dtype) for t in made], key=("tangents", plan, mask, live))
+    for j, t in enumerate(made):
+        t._grad_fn, t._output_nr = node, j
 
 
 def _jvp_of(plan, mask):
@@ -219,7 +258,8 @@ def _jvp_of(plan, mask):
             for i, value in zip(where, moving):
                 args[i] = value
             return plan.fwd(*args)
-        return jax.jvp(fwd, [primals[i] for i in where], list(tangents))[1]
+        return jax.jvp(fwd, [primals[i] for i in where],
+                       [t.astype(primals[i].dtype) for i, t in zip(where, tangents)])[1]
     return eager_jit(tangents)
 
 

@@ -158,10 +158,22 @@ def _fits(value, floating, low, high):
 # ---- argument type errors (PyTorch's python argument parser) ------------------------------
 
 def type_name(cls):
-    """A type as PyTorch's argument parser names it: `list`, `NoneType`, `numpy.ndarray`."""
+    """A type as PyTorch's argument parser names it (its C name): `list`, `NoneType`,
+    `numpy.ndarray`, a class defined in Python by its name, torchish's as PyTorch's."""
     if cls.__module__ == "builtins":
         return cls.__name__
+    if cls.__module__.startswith("torchish"):
+        return _TORCH_TYPES.get(cls.__name__, cls.__name__)
+    if cls.__flags__ & _HEAP_TYPE:
+        return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAP_TYPE = 1 << 9
+# torchish's classes that are C types in PyTorch
+_TORCH_TYPES = {n: "torch." + n for n in ("dtype", "device", "layout", "memory_format", "Size",
+                                          "finfo", "iinfo")}
+_TORCH_TYPES["Generator"] = "torch._C.Generator"
 
 
 class ArgumentTypeError(TypeError):
@@ -180,6 +192,12 @@ class ArgumentTypeError(TypeError):
         """The TypeError to raise; `values`: the binding's arguments by parameter name (the
         operand itself tells a tuple from a list); `caller`: the frame that called the
         binding (which arguments it passed by keyword)."""
+        if values is not None:   # (where PyTorch has overloads, its parser's word on them)
+            from .overloads import parser_error
+            error = parser_error(name, self_param is not None,
+                                 *self._call(self_param, values, caller))
+            if error is not None:
+                return error
         got = self.got
         if self.form == "mixed":  # got: the operands' type names; a method's omits self
             return TypeError(self._mixed(name, self_param, values, caller))
@@ -199,7 +217,9 @@ class ArgumentTypeError(TypeError):
         # PyTorch gives the position of an argument passed by position only
         where = "" if self.param in _keywords_of_call(caller) else \
             f" (position {names.index(self.param) + 1})"
-        if self.index is None:
+        if self.index is None or not where:   # (by keyword: the sequence's type)
+            if self.index is not None and values and self.param in values:
+                got = type_name(type(values[self.param]))
             return TypeError(f"{name}(): argument '{self.param}'{where} must be "
                              f"{self.expected}, not {got}")
         return self._element(name, self.param, where)
@@ -216,6 +236,8 @@ class ArgumentTypeError(TypeError):
         """PyTorch's parser on sizes given as separate arguments (`x.permute(True, 0)`) and
         as one sequence: the parameter takes one argument, an `int[]`."""
         before = names.index(self.param)
+        if len(given) > 1 and self.index:   # (the first an int: all are the list's elements)
+            return self._element(name, _VARARGS_NAMES.get(self.param, self.param), "")
         if len(given) > 1:
             return TypeError(f"{name}() takes {before + 1} positional argument"
                              f"{'s' if before else ''} but {before + len(given)} were given")
@@ -225,10 +247,23 @@ class ArgumentTypeError(TypeError):
         return TypeError(f"{name}(): argument '{shown}' (position {before + 1}) must be tuple "
                          f"of ints, not {type_name(type(given[0]))}")
 
+    def _call(self, self_param, values, caller):
+        """The call's (positional arguments, keyword arguments in call order), as far as the
+        binding's values tell them (a trailing argument equal to its default is left out)."""
+        params = [n for n in self.op.sig.parameters if n != self_param]
+        keywords = [k for k in _keywords_of_call(caller) if k in values]
+        passed = [n for n in params if n not in keywords]
+        defaults = self.op.sig.parameters
+        while passed and values.get(passed[-1]) is defaults[passed[-1]].default:
+            passed.pop()
+        args = [v for n in passed for v in (
+            values[n] if n == self.op.varargs else (values.get(n),))]
+        return args, {k: values[k] for k in keywords}
+
     def _mixed(self, name, self_param, values, caller):
         """PyTorch's parser on arguments no overload takes together: what it got (keyword
-        arguments last, in reverse order, as its dict of them iterates) and, where the op
-        declares them, its overloads (for a method, why each did not match)."""
+        arguments last, in reverse order, as its dict of them iterates); ops PyTorch lists
+        overloads of are answered by `finish` from `torch_signatures` first."""
         params = [n for n in self.op.sig.parameters if n != self_param] + ["out"]
         keywords = [k for k in _keywords_of_call(caller) if k in params][::-1]
         if values is None:
@@ -243,28 +278,14 @@ class ArgumentTypeError(TypeError):
         named = [f"{k}={_parser_type(values.get(k))}" for k in keywords] if values else []
         got = ", ".join(positional + named) if positional else "".join(
             k + ", " for k in named)
-        text = f"{name}() received an invalid combination of arguments - got ({got})"
-        if not self.op.overloads:
-            return text
-        text += ", but expected one of:\n"
-        for signature in self.op.overloads:
-            if not self_param:
-                text += f" * {signature}\n"
-                continue
-            signature = signature.replace("Tensor input, ", "", 1).replace(
-                ", *, Tensor out = None", "")
-            why = f"some of the keywords were incorrect: {', '.join(keywords)}" if keywords \
-                else "some of the arguments have invalid types: (" + ", ".join(
-                    f"!{t}!" for t in positional) + ")"
-            text += f" * {signature}\n      didn't match because {why}\n"
-        return text
+        return f"{name}() received an invalid combination of arguments - got ({got})"
 
     def __str__(self):
         return str(self.finish(self.op.name))
 
 
 # the names PyTorch's signatures give varargs parameters whose body name differs
-_VARARGS_NAMES = {"dim_args": "dims"}
+_VARARGS_NAMES = {"dim_args": "dims", "shape": "size"}
 
 
 def _parser_type(value):

@@ -7,6 +7,7 @@ carries PyTorch's name (FftR2C / FftC2C / FftC2R, or Conj where PyTorch ends wit
 """
 import jax.numpy as jnp
 
+from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, op
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -71,6 +72,41 @@ def _many_dims(x, s, dim):
     return tuple(_check_n(x.shape[a] if n == -1 else n) for n, a in zip(s, axes)), axes
 
 
+# PyTorch's fft_norm_mode of a transform's `norm`: 0 no scaling, 1 by 1/sqrt(n), 2 by 1/n
+_NORM_MODES = {"backward": 0, "ortho": 1, "forward": 2}
+
+
+def _saved(inverse=False, swap=False, many=False, onesided=False):
+    """`grad_fn._saved_<name>` of a transform's FftR2C/FftC2C/FftC2R node: the dims it ran
+    over, its normalization mode, `forward` (C2C) and `onesided` (R2C); a real input to a
+    1-D complex transform runs as R2C, a complex one as C2C (`onesided` "c2c": always C2C,
+    as fftn, which makes a real input complex first)."""
+    def dims(input, dim, s=None, **_):
+        if not many:
+            return (_wrap(dim, input.ndim),)
+        axes = _many_dims(input, s, dim)[1]
+        return axes[-1:] if swap else axes   # (hfftn ends in a C2R over its last dim)
+
+    def normalization(norm=None, **_):
+        norm = _check_norm(norm)
+        mode = _NORM_MODES[_SWAP[norm] if swap else norm]
+        return 2 - mode if inverse else mode
+
+    def forward(input, **_):
+        c2c = onesided == "c2c" or onesided is not None and jnp.iscomplexobj(input)
+        return not inverse if c2c else ABSENT
+
+    def one_sided(input, **_):
+        r2c = onesided not in (None, "c2c") and not jnp.iscomplexobj(input)
+        return onesided if r2c else ABSENT
+    return {"dim": dims, "normalization": normalization, "forward": forward,
+            "onesided": one_sided, "norm": None, "n": None, "s": None}
+
+
+def _r2c_saves(kinds):   # (FftR2CBackward0 keeps its real input)
+    return () if kinds[0][0].is_complex else ("input",)
+
+
 def _real_or_complex(real, complex_):
     def name(kinds, statics):
         return complex_ if kinds[0][0].is_complex else real
@@ -80,7 +116,7 @@ def _real_or_complex(real, complex_):
 # ---- 1-D ---------------------------------------------------------------------------------
 
 @op(promote=Promote.NONE, grad_fn=_real_or_complex("FftR2CBackward0", "FftC2CBackward0"),
-    function=False, method=False, saves=())
+    function=False, method=False, saved_as=_saved(), saves=_r2c_saves)
 def fft_fft(input, n=None, dim=-1, norm=None):
     """torch.fft.fft: the 1-D discrete Fourier transform."""
     n, axis = _one_dim(input, n, dim)
@@ -88,28 +124,31 @@ def fft_fft(input, n=None, dim=-1, norm=None):
 
 
 @op(promote=Promote.NONE, grad_fn=_real_or_complex("ConjBackward0", "FftC2CBackward0"),
-    function=False, method=False, saves=())
+    function=False, method=False, saved_as=_saved(inverse=True), saves=_r2c_saves)
 def fft_ifft(input, n=None, dim=-1, norm=None):
     """torch.fft.ifft: the 1-D inverse discrete Fourier transform."""
     n, axis = _one_dim(input, n, dim)
     return jnp.fft.ifft(input, n, axis, _check_norm(norm))
 
 
-@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False,
+    saves=("input",), saved_as=_saved(onesided=True))
 def fft_rfft(input, n=None, dim=-1, norm=None):
     """torch.fft.rfft: the 1-D transform of a real signal (the non-negative frequencies)."""
     n, axis = _one_dim(input, n, dim)
     return jnp.fft.rfft(input, n, axis, _check_norm(norm))
 
 
-@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=(),
+    saved_as=_saved(inverse=True, onesided=None))
 def fft_irfft(input, n=None, dim=-1, norm=None):
     """torch.fft.irfft: the inverse of rfft (a real signal of n = 2 * (m - 1) by default)."""
     n, axis = _one_dim(input, n, dim, c2r=True)
     return jnp.fft.irfft(input, n, axis, _check_norm(norm))
 
 
-@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=(),
+    saved_as=_saved(inverse=True, swap=True, onesided=None))
 def fft_hfft(input, n=None, dim=-1, norm=None):
     """torch.fft.hfft: the transform of a Hermitian-symmetric signal given by its first half."""
     n, axis = _one_dim(input, n, dim, c2r=True)
@@ -125,21 +164,24 @@ def fft_ihfft(input, n=None, dim=-1, norm=None):
 
 # ---- n-D (the 2-D variants are these with dim=(-2, -1)) ----------------------------------
 
-@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=(),
+    saved_as=_saved(many=True, onesided="c2c"))
 def fft_fftn(input, s=None, dim=None, norm=None):
     """torch.fft.fftn: the n-D discrete Fourier transform over `dim` (all dims by default)."""
     s, axes = _many_dims(input, s, dim)
     return jnp.fft.fftn(input, s, axes, _check_norm(norm))
 
 
-@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=(),
+    saved_as=_saved(inverse=True, many=True, onesided="c2c"))
 def fft_ifftn(input, s=None, dim=None, norm=None):
     """torch.fft.ifftn: the n-D inverse discrete Fourier transform."""
     s, axes = _many_dims(input, s, dim)
     return jnp.fft.ifftn(input, s, axes, _check_norm(norm))
 
 
-@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False,
+    saves=("input",), saved_as=_saved(many=True, onesided=True))
 def fft_rfftn(input, s=None, dim=None, norm=None):
     """torch.fft.rfftn: the n-D transform of a real signal (last dim halved)."""
     s, axes = _many_dims(input, s, dim)
@@ -153,14 +195,16 @@ def _c2r_shape(input, s, axes):
     return tuple(_check_n(n) for n in sizes)
 
 
-@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=(),
+    saved_as=_saved(inverse=True, many=True, onesided=None))
 def fft_irfftn(input, s=None, dim=None, norm=None):
     """torch.fft.irfftn: the inverse of rfftn."""
     s, axes = _many_dims(input, s, dim)
     return jnp.fft.irfftn(input, _c2r_shape(input, s, axes), axes, _check_norm(norm))
 
 
-@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=(),
+    saved_as=_saved(inverse=True, swap=True, many=True, onesided=None))
 def fft_hfftn(input, s=None, dim=None, norm=None):
     """torch.fft.hfftn: the n-D transform of a Hermitian-symmetric signal (last dim halved)."""
     s, axes = _many_dims(input, s, dim)

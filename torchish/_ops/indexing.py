@@ -18,6 +18,8 @@ from .._warnings import warn_once
 from .. import _dtype as dt
 from .._storage import _apply_steps, apply_template, split_steps
 from ..autograd import grad_mode
+from ..autograd.graph import _FREED_MSG as FREED
+from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, op, check_inplace
 from .errors import scalar_overflow
 from .pointwise import _overload
@@ -129,9 +131,28 @@ def _concrete_steps(template, offsets):
     return out
 
 
+def _step_field(kind, field):
+    """`grad_fn._saved_<field>` of a one-step view node of this kind (SliceBackward0's dim,
+    start, end, step; SelectBackward0's dim, index), from its concrete step."""
+    at = {"dim": 1, "start": 2, "end": 3, "step": 4, "index": 2}[field]
+
+    def value(template, offsets=None, **_):
+        if len(template) != 1 or template[0][0] != kind:
+            return ABSENT
+        if offsets is None:   # (freed by backward)
+            raise RuntimeError(FREED)
+        return _concrete_steps(template, [int(o) for o in offsets])[0][at]
+    return value
+
+
 @op(promote=P.NONE, grad_fn=_steps_name, saves=(), function=False, method=False,
     tensors=("input", "offsets"),
-    view=lambda t, offsets, template: _concrete_steps(template, offsets))
+    view=lambda t, offsets, template: _concrete_steps(template, offsets),
+    saved_as={"offsets": None, "start": _step_field("slice", "start"),
+              "end": _step_field("slice", "end"), "step": _step_field("slice", "step"),
+              "index": _step_field("select", "index"),
+              "dim": lambda template, **_: template[0][1]
+              if len(template) == 1 and template[0][0] in ("slice", "select") else ABSENT})
 def _indexed_view(input, offsets, template):
     # index values are dynamic: one compiled function for every `x[i]`
     return apply_template(input, template, offsets)

@@ -6,11 +6,12 @@ import jax
 import jax.numpy as jnp
 
 from .. import _meta
-from .._tensor import Tensor, _wrap
-from .._storage import TRANSFORM_EPOCHS, InferenceStorage, read_view, write_view
+from .._tensor import Tensor, _check_versioned, _wrap
+from .._storage import TRANSFORM_EPOCHS, Storage, read_view, write_view
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
-from ..autograd.saved_storage import storage_refs
+from ..autograd.double_backward import READS_RESULT
+from ..autograd.saved_storage import result_ref, storage_refs
 from .call_jax import call_jax_record
 from .dispatch import (FORWARD_AD, _META, _check, _collect, _creation_error, _forward_tangents,
                        _run)
@@ -35,11 +36,6 @@ _OVERLAP_OK = frozenset(("_fill", "_zero"))
 
 
 def check_inplace(self):
-    if type(self._storage) is InferenceStorage and not grad_mode._INFERENCE[0]:
-        raise RuntimeError(
-            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
-            "make a clone to get a normal tensor before doing inplace update.See "
-            "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if grad_mode.GRAD_ENABLED[0]:
         if self._creation is not None and self._base is not None and (
                 self._base.requires_grad or self._creation[0] == "custom"):
@@ -75,6 +71,7 @@ def dispatch_inplace(definition, targs, sargs):
             return result
     self = targs[0]
     check_inplace(self)
+    unversioned = self._unversioned()   # (PyTorch refuses it at the version bump: after the write)
     if TRANSFORM_EPOCHS and getattr(self._storage, "epoch", 0) < TRANSFORM_EPOCHS[-1]:
         raise RuntimeError(_captured_mutation(definition, targs))
     view = self._view
@@ -96,7 +93,7 @@ def dispatch_inplace(definition, targs, sargs):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(out.shape)}")
     record = (needs_grad and grad_mode.GRAD_ENABLED[0] and definition.differentiable
-              and (self.dtype.is_floating_point or self.dtype.is_complex))
+              and (self.dtype.is_floating_point or self.dtype.is_complex) and not unversioned)
     if not record and grad_mode.FUNC_LEVELS and grad_mode.FUNC_LEVELS[-1] \
             and not grad_mode.GRAD_ENABLED[0]:
         # under no_grad inside `torch.func.grad`: the new values, the old gradient (PyTorch's
@@ -104,11 +101,13 @@ def dispatch_inplace(definition, targs, sargs):
         old = self._data
         out = _with_gradient_of(out, old) if self.requires_grad and out.dtype == old.dtype \
             else jax.lax.stop_gradient(out)
-    write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
-    if FORWARD_AD[0]:
+    if FORWARD_AD[0]:   # (before the write: a tangent's node reads the operands' old edges)
         _forward_tangents(plan, leaves, tensors, [self])
-        if self._base is not None:
-            _tangent_into_base(self)
+    write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
+    if FORWARD_AD[0] and self._base is not None:
+        _tangent_into_base(self)
+    if unversioned:
+        _check_versioned(self)
     return self
 
 
@@ -162,6 +161,8 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         self._output_nr = 0
         if saved_outputs(plan.op, kinds):  # (tanh_ saves its result: a later in-place change to it
             node._saved = (saved or []) + [saved_entry(self, (node, 0))]  # is caught then)
+            if name in READS_RESULT and type(self._storage) is Storage:
+                node._storage_refs = (node._storage_refs or []) + [result_ref(self)]
         if saved_tensors.active():   # (`self` as it was: PyTorch saves a clone of it)
             _pack_saved(node, leaves, [_wrap(leaves[0])] + list(tensors[1:]), positions)
         return
@@ -211,6 +212,8 @@ def _record_from_result(self, value, plan, tensors):
     node = Node(name, edges, [value], [self], vjp,
                 [(self.shape, self.dtype)], None, plan.fwd)
     node._saved = [saved_entry(self, (node, 0))]
+    if self._view is None and type(self._storage) is Storage and self._storage.data is value:
+        node._storage_refs = [result_ref(self, 0)]   # (a write through `.data` is read)
     self._grad_fn = node
     self._output_nr = 0
     if saved_tensors.active():

@@ -978,14 +978,7 @@ def _rank_tolerances(kinds):
 
 
 @op(promote=P.NONE, differentiable=False, method=False, tensors=("input", "tol", "atol", "rtol"),
-    scalar_operands=("tol", "atol", "rtol"), joint_scalars=True, kinds_check=_rank_tolerances,
-    overloads=(
-        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
-        "Tensor out = None)",
-        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, "
-        "Tensor out = None)",
-        "(Tensor input, Tensor tol, bool hermitian = False, *, Tensor out = None)",
-        "(Tensor input, float tol, bool hermitian = False, *, Tensor out = None)"))
+    scalar_operands=("tol", "atol", "rtol"), joint_scalars=True, kinds_check=_rank_tolerances)
 def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise RuntimeError(f"linalg.matrix_rank: Expected a floating point or complex tensor "

@@ -1,7 +1,7 @@
 """Ops on a tensor's metadata rather than its values: the in-place view ops (`t_`,
 `transpose_`, `squeeze_`, `unsqueeze_`, which change the tensor's own shape and strides over
 the same storage), `sum_to_size`, `is_same_size` and the pinned-memory queries."""
-from .._tensor import Tensor
+from .._tensor import Tensor, _check_versioned
 from ..autograd.graph import Node
 from .registry import FORWARD_AD, check_inplace, given, omitted
 from .shape import _sizes, squeeze, transpose, t, unsqueeze
@@ -13,6 +13,7 @@ def _restride(self, view, name):
     self._view = view._view
     self._cache, self._cache_base = view._cache, view._cache_base
     self._vc[0] += 1   # as PyTorch, an in-place metadata change bumps the version
+    _check_versioned(self)
     node = view._grad_fn
     if node is not None:
         renamed = Node(name, node._edges, node._leaves, node._inputs, node._vjp,

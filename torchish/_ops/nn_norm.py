@@ -478,10 +478,41 @@ def _saved_stats(dtype, *params):
     return dtype
 
 
+def _saved_stat(which, axes_of):
+    """`grad_fn._saved_result1` / `_result2` of a native batch or layer norm: the mean and
+    the inverse standard deviation its forward saved (empty when it used running stats)."""
+    def value(input=None, eps=1e-5, training=True, **statics):
+        from .._tensor import _wrap
+        if input is None:   # (freed by backward)
+            from ..autograd.graph import _FREED_MSG
+            raise RuntimeError(_FREED_MSG)
+        x = _opmath(input)
+        if not training:
+            return _wrap(jnp.zeros((0,), x.dtype))
+        axes, keepdims = axes_of(input, **statics)
+        mean = jnp.mean(x, axis=axes, keepdims=keepdims)
+        if which == 1:
+            return _wrap(mean)
+        var = jnp.mean(jnp.square(x - jnp.mean(x, axis=axes, keepdims=True)), axis=axes,
+                       keepdims=keepdims)
+        return _wrap(lax.rsqrt(var + eps))
+    return value
+
+
+def _batch_axes(input, **_):
+    return (0,) + tuple(range(2, input.ndim)), False
+
+
+def _layer_axes(input, normalized_shape, **_):
+    n = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    return tuple(range(input.ndim - n, input.ndim)), True
+
+
 @op(promote=P.NONE, grad_fn="NativeBatchNormBackward0", function=False, method=False,
     tensors=("input", "weight", "bias", "running_mean", "running_var", "momentum"),
     saves=("input", "weight"), non_differentiable=("running_mean", "running_var", "momentum"),
-    optional_tensors=("weight", "bias"))
+    optional_tensors=("weight", "bias"),
+    saved_as={"result1": _saved_stat(1, _batch_axes), "result2": _saved_stat(2, _batch_axes)})
 def _batch_norm(input, weight, bias, running_mean, running_var, momentum, training, eps):
     """Returns the output and, when training with running stats, their updated values
     (`momentum * batch + (1 - momentum) * running`, the variance unbiased)."""
@@ -571,7 +602,8 @@ def _normalize_affine(axes, eps):
 
 
 @op(promote=P.NONE, grad_fn="NativeLayerNormBackward0", nn=True, method=False,
-    tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"))
+    tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"),
+    saved_as={"result1": _saved_stat(1, _layer_axes), "result2": _saved_stat(2, _layer_axes)})
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     axes = _normalized_axes(input, normalized_shape, ", ")
     for name, t in (("weight", weight), ("bias", bias)):

@@ -50,8 +50,26 @@ def _nll_name(kinds, statics):
     return "NllLoss2DBackward0" if statics["nd"] else "NllLossBackward0"
 
 
+def _total_weight(input=None, target=None, weight=None, reduction=None, ignore_index=None,
+                  **_):
+    """NllLossBackward0's `_saved_total_weight`: the summed weight of the counted targets (0
+    without a reduction)."""
+    from .._tensor import _wrap
+    if input is None:   # (freed by backward)
+        from ..autograd.graph import _FREED_MSG
+        raise RuntimeError(_FREED_MSG)
+    total = jnp.zeros((), input.dtype)
+    if reduction != "none":
+        valid = target != ignore_index
+        w = jnp.ones(target.shape, input.dtype) if weight is None else \
+            weight[jnp.where(valid, target, 0)]
+        total = jnp.sum(jnp.where(valid, w, 0)).astype(input.dtype)
+    return _wrap(total)
+
+
 @op("_nll_loss", promote=P.DEFAULT, promoted=("input", "weight"), grad_fn=_nll_name, **_NN,
     tensors=("input", "target", "weight"), saves=("input", "target", "weight"),
+    saved_as={"total_weight": _total_weight},
     non_differentiable=("target", "weight"), kernel=lambda kinds, statics:
     "nll_loss2d_forward" if statics["nd"] else "nll_loss_forward")
 def _nll_loss(input, target, weight, reduction, ignore_index, nd):

@@ -13,8 +13,8 @@ import warnings
 import jax.numpy as jnp
 
 from .. import _dtype as dt
-from .._tensor import Tensor
-from .._storage import Storage, base_view, contiguous_strides, extend
+from .._tensor import Tensor, _check_versioned
+from .._storage import InferenceStorage, Storage, base_view, contiguous_strides, extend
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .return_types import _rt
@@ -173,6 +173,8 @@ def write_out(name, outs, result, stacklevel=None):
                     "elements with t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
             _resize(o, shape)
         o._set_data(r._data)  # casts to out's dtype; bumps the version once
+    for o in outs:
+        _check_versioned(o)
     if not isinstance(result, (tuple, list)):
         return outs[0]
     cls = type(result)
@@ -217,7 +219,8 @@ def _resize(t, shape):
     flat = t._data.reshape(-1)
     keep = min(flat.size, n)
     value = jnp.concatenate([flat[:keep], jnp.zeros(n - keep, flat.dtype)]).reshape(shape)
-    t._storage = Storage(value, storage.device)
+    kind = InferenceStorage if type(storage) is InferenceStorage else Storage   # (stays one)
+    t._storage = kind(value, storage.device)
     t._view, t._base, t._cache, t._cache_base = None, None, None, None
 
 
@@ -238,6 +241,7 @@ def resize_(self, *sizes, memory_format=None):
     if tuple(self.shape) != shape or not self.is_contiguous():
         _resize(self, shape)
         self._vc[0] += 1
+        _check_versioned(self)
     return self
 
 

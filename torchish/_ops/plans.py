@@ -63,7 +63,7 @@ class Plan:
         if out_dtype is not None and self.result is not None and \
                 not dt.can_cast(self.result, out_dtype):
             raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
-                               f"desired output type {out_dtype._legacy}")
+                               f"desired output type {_out_name(definition, kinds, out_dtype)}")
         self._kw = {k: value_of(v) for k, v in self.statics.items()}
         self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
         # leaf position -> view template, for operands read from their base (see `_collect`)
@@ -117,6 +117,15 @@ class Plan:
 
 
 _HALF = (dt.bfloat16, dt.float16)
+
+
+def _out_name(definition, kinds, dtype):
+    """The output dtype as a failed cast names it: its C++ name where the op says so."""
+    cpp_named = getattr(definition, "cpp_out_name", None)   # (OpDefs made directly)
+    if cpp_named is not None and cpp_named(kinds):
+        from .pointwise import CPP_NAMES
+        return CPP_NAMES[dtype.name]
+    return dtype._legacy
 
 
 def _scalar_kind(kind):

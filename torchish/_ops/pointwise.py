@@ -340,7 +340,8 @@ def fmin(input, other):
     return signed_ties.fmin(input, other)
 
 
-@op(opmath=True, grad_fn="HypotBackward0", inplace=True, scalar_operands=False)
+@op(opmath=True, grad_fn="HypotBackward0", inplace=True, scalar_operands=False,
+    saves=("input", "other", "result"))
 def hypot(input, other):
     _reject("hypot_cpu", input, "bic")
     return jnp.hypot(input, other)
@@ -430,16 +431,26 @@ def xlogy(input, other):
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _lerp_check(compute, input, end, weight):
+def _lerp_kinds(kinds):
     """PyTorch's lerp does not promote: `end` (and a `weight` of one or more dims; a 0-d one
-    is read as a number) must have `input`'s dtype, integer and bool tensors have no kernel,
-    and a Python weight must fit the real opmath type of a real tensor."""
-    for name, other in (("end", end), ("weight", weight)):
-        if hasattr(other, "_data") and other.dtype is not input.dtype and (
-                name == "end" or other.ndim):
-            return RuntimeError(f"expected dtype {cpp_name(input._data)} for `{name}` but got "
-                                f"dtype {cpp_name(other._data)}")
-    if not input.dtype.is_floating_point and not input.dtype.is_complex:
+    is read as a number) must have `input`'s dtype, and integer and bool tensors have no
+    kernel (checked before an in-place form's result cast)."""
+    input, end, weight = kinds
+    for name, kind in (("end", end), ("weight", weight)):
+        if isinstance(kind, tuple) and len(kind) > 1 and kind[0] is not input[0] and (
+                name == "end" or not kind[1]):
+            raise RuntimeError(f"expected dtype {CPP_NAMES[input[0].name]} for `{name}` "
+                               f"but got dtype {CPP_NAMES[kind[0].name]}")
+    if not (input[0].is_floating_point or input[0].is_complex) and not (
+            isinstance(weight, tuple) and weight[1]):   # (a 0-d weight: `_lerp_check`)
+        kernel = "lerp_kernel_scalar" if isinstance(weight, type) else "lerp_kernel_tensor"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input[0]._legacy}\'')
+
+
+def _lerp_check(compute, input, end, weight):
+    """An integer computation (with a 0-d weight: a 0-d float weight makes it float) has no
+    kernel; a Python weight must fit the real opmath type of a real tensor."""
+    if not compute.is_floating_point and not compute.is_complex:
         kernel = "lerp_kernel_tensor" if hasattr(weight, "_data") else "lerp_kernel_scalar"
         return not_implemented(kernel, input._data)
     if not hasattr(weight, "_data") and not input.dtype.is_complex:
@@ -451,7 +462,7 @@ def _lerp_check(compute, input, end, weight):
 
 
 @op(opmath=True, grad_fn=_overload("LerpBackward", 2), inplace=True, scalar_operands=("weight",),
-    check=_lerp_check)
+    kinds_check=_lerp_kinds, check=_lerp_check)
 def lerp(input, end, weight):
     if _is_bool(input):  # `_lerp_check` raises PyTorch's error; bool has no subtraction
         return input
@@ -564,6 +575,11 @@ def _clamp_name(kinds, statics):
         isinstance(k, tuple) for k in kinds[1:]) else "ClampBackward0"
 
 
+def _scalar_bounds(kinds):
+    """clamp's Scalar overloads name the in-place result's dtype as C++ does ("long int")."""
+    return any(isinstance(k, type) for k in kinds[1:])
+
+
 def _bounds_check(compute, input, *bounds):
     # number bounds are converted to the result's type (an int8 tensor's clamp(max=300))
     for bound in bounds:
@@ -574,9 +590,8 @@ def _bounds_check(compute, input, *bounds):
 
 
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
-    scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check, overloads=(
-        "(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
-        "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)"))
+    scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check,
+    cpp_out_name=_scalar_bounds)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -593,13 +608,13 @@ def clamp(input, min=None, max=None):
 
 
 @op(grad_fn=_overload("ClampMinBackward", 1), inplace=True, scalar_operands=("min",),
-    check=_bounds_check)
+    check=_bounds_check, cpp_out_name=_scalar_bounds)
 def clamp_min(input, min):
     return jnp.where((input < min) | (min != min), min, input)
 
 
 @op(grad_fn=_overload("ClampMaxBackward", 1), inplace=True, scalar_operands=("max",),
-    check=_bounds_check)
+    check=_bounds_check, cpp_out_name=_scalar_bounds)
 def clamp_max(input, max):
     return jnp.where((input > max) | (max != max), max, input)
 

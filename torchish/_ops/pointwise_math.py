@@ -406,28 +406,28 @@ def _special_entr(input):
 
 
 @op("special_erfcx", promote=P.INT_TO_FLOAT, grad_fn="SpecialErfcxBackward0", function=False,
-    method=False)
+    method=False, saves=("input", "result"))
 def _special_erfcx(input):
     """torch.special.erfcx: the scaled complementary error function exp(x**2) * erfc(x)."""
     return jsp.erfcx(input)
 
 
 @op("special_i0e", promote=P.INT_TO_FLOAT, grad_fn="SpecialI0EBackward0", function=False,
-    method=False)
+    method=False, saves=("input", "result"))
 def _special_i0e(input):
     """torch.special.i0e: exp(-|x|) * i0(x)."""
     return jsp.i0e(input)
 
 
 @op("special_i1", promote=P.INT_TO_FLOAT, grad_fn="SpecialI1Backward0", function=False,
-    method=False)
+    method=False, saves=("input", "result"))
 def _special_i1(input):
     """torch.special.i1: the modified Bessel function of the first kind, order 1."""
     return jsp.i1(input)
 
 
 @op("special_i1e", promote=P.INT_TO_FLOAT, grad_fn="SpecialI1EBackward0", function=False,
-    method=False)
+    method=False, saves=("input", "result"))
 def _special_i1e(input):
     """torch.special.i1e: exp(-|x|) * i1(x)."""
     return jsp.i1e(input)
@@ -442,7 +442,7 @@ def _special_ndtr(input):
 
 
 @op("special_ndtri", promote=P.INT_TO_FLOAT, grad_fn="SpecialNdtriBackward0", function=False,
-    method=False)
+    method=False, saves=("result",))
 def _special_ndtri(input):
     """torch.special.ndtri: the inverse of ndtr."""
     return _ndtri(input)
@@ -460,7 +460,7 @@ _ndtri.defjvp(lambda primals, tangents: (
 
 
 @op("special_log_ndtr", promote=P.INT_TO_FLOAT, grad_fn="SpecialLogNdtrBackward0",
-    function=False, method=False)
+    function=False, method=False, saves=("input", "result"))
 def _special_log_ndtr(input):
     """torch.special.log_ndtr: log of the standard normal CDF, accurate in the far tail."""
     return jsp.log_ndtr(input)

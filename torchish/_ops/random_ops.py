@@ -12,7 +12,7 @@ from .._eager_jit import eager_jit
 
 from .. import _dtype as dt
 from .. import _random_trace
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _check_versioned, _wrap
 from .._device import jax_device
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of
@@ -43,6 +43,7 @@ def _fill(self, values, node=None, params=()):
         values = jax.device_put(values, jax_device(self.device))
     history = self.requires_grad and self._base is None and grad_mode.GRAD_ENABLED[0]
     self._set_data(values)
+    _check_versioned(self)
     if history and node is not None:
         _zero_gradient(self, node, (self,) + tuple(params), fresh=False)
     return self

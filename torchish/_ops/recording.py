@@ -8,7 +8,7 @@ from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._storage import InferenceStorage
 from ..autograd import grad_mode, saved_tensors
-from ..autograd.double_backward import FROM_RESULT
+from ..autograd.double_backward import READS_RESULT
 from ..autograd.saved_storage import result_ref, storage_refs
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 from . import half_grad
@@ -50,7 +50,7 @@ def _record(plan, leaves, tensors, outs, kinds):
             o._output_nr = i
     if saved_outs:
         node._saved = (saved or []) + [saved_entry(outs[i], (node, i)) for i in saved_outs]
-        if name in FROM_RESULT and len(saved_outs) == 1:
+        if name in READS_RESULT and len(saved_outs) == 1:
             node._storage_refs = (node._storage_refs or []) + [result_ref(outs[saved_outs[0]])]
     if saved_tensors.active():
         _pack_saved(node, leaves, tensors, saved_at)

@@ -13,6 +13,7 @@ from .half_grad import pytorch_grad
 from .composite import composite, rebind
 from . import overloads, signed_ties
 from .arg_parser import REQUIRED, numpy_axis
+from .argcheck import _is_index
 from .registry import REGISTRY, Promote, given, omitted, op
 from .return_types import RETURN_TYPES
 
@@ -304,7 +305,7 @@ def _warn_no_dof(name, input, dim, correction):
                       UserWarning, stacklevel=user_stacklevel())
 
 
-def _unbiased_overload(name, fn):
+def _unbiased_overload(name, fn, method=False):
     """`var(x, True)` is the (input, unbiased) overload: resolved here so that the op's
     static `dim` is never a bool (True == 1 would share a compiled plan with dim=1)."""
     def resolved(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None,
@@ -316,10 +317,31 @@ def _unbiased_overload(name, fn):
             keepdim = keepdims
         if isinstance(dim, bool):
             dim, unbiased = None, dim
+        if dim is not None and dim.__class__ is not int and not (
+                isinstance(dim, (tuple, list)) and (not dim or _is_index(dim[0]))) or \
+                unbiased.__class__ not in _BOOL_OR_NONE or keepdim.__class__ is not bool:
+            _refuse(name, method, locals())
         _warn_no_dof(name, input, dim, _correction(unbiased, correction))
         return fn(input, dim, unbiased, keepdim, correction=correction)
     resolved.__name__ = resolved.__qualname__ = name
     return resolved
+
+
+_BOOL_OR_NONE = (bool, type(None))
+
+
+def _refuse(name, method, values):
+    """PyTorch's TypeError for var/std arguments no overload takes (none where one does)."""
+    from .errors import _entry_name, _keywords_of_call
+    keywords = [k for k in _keywords_of_call(_entry_name()[1]) if k in values]
+    passed = [n for n in ("input", "dim", "unbiased", "keepdim") if n not in keywords]
+    while passed[-1] != "dim" and values[passed[-1]] is (None if passed[-1] == "unbiased"
+                                                         else False):
+        passed.pop()   # (trailing defaults: not passed)
+    error = overloads.parser_error(name, method, [values[n] for n in passed[method:]],
+                                   {k: values[k] for k in keywords})
+    if error is not None:
+        raise error
 
 
 var = _unbiased_overload("var", _var_op)
@@ -607,17 +629,10 @@ def equal(input, other):
 
 # ---- overloads resolved in Python (one op per PyTorch overload) --------------------------
 
-# PyTorch's overloads, as its argument parser prints them
-_WHOLE = "Tensor input, *, Tensor out = None"
-_BINARY = "Tensor input, Tensor other, *, Tensor out = None"
-_BY_DIM = "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"
-
-
 def _overloaded(name, full, by_dim, binary=None, method=False):
     """`max`/`min`/`median`: the overload without `dim` (the whole tensor), with `dim`, or
     (max/min) with another tensor, chosen (or refused) as PyTorch's argument parser does."""
-    texts = [_WHOLE, _BINARY, _BY_DIM] if binary is not None else ["Tensor input", _BY_DIM]
-    sigs = overloads.signatures(texts, method)
+    sigs = []   # PyTorch's, in the order of `calls` (read on first use: not at import)
     calls = [lambda input: full(input), lambda input, other: binary(input, other),
              lambda input, dim, keepdim=False: by_dim(input, dim, keepdim)]
     if binary is None:
@@ -626,6 +641,8 @@ def _overloaded(name, full, by_dim, binary=None, method=False):
     def fn(*args, **kwargs):
         if method:
             input, args = args[0], args[1:]
+        if not sigs:
+            sigs.extend(overloads.table(name, method))
         index, bound = overloads.parse(name, sigs, args, kwargs)
         return calls[index](input, **bound) if method else calls[index](**bound)
     fn.__name__ = fn.__qualname__ = name
@@ -647,7 +664,9 @@ def _bind_overloads():
         setattr(Tensor, k, _overloaded(k, *fns, method=True))
     out.update(trapz=trapz, allclose=allclose, equal=equal, var=var, std=std,
                var_mean=var_mean, std_mean=std_mean)
-    Tensor.allclose, Tensor.equal, Tensor.var, Tensor.std = allclose, equal, var, std
+    Tensor.allclose, Tensor.equal = allclose, equal
+    Tensor.var = _unbiased_overload("var", _var_op, method=True)
+    Tensor.std = _unbiased_overload("std", _std_op, method=True)
     # sorting.py's Python-level functions (host-side: unique, bincount, ...) are public too
     out.update({name: getattr(sorting, name) for name in sorting.PLAIN})
     return out

@@ -14,7 +14,7 @@ from .._tensor import contiguous_format, lay_out, layout_strides, like_layout, p
 from ..autograd import grad_mode
 from .registry import Promote, REGISTRY, given, omitted, op
 from .arg_parser import REQUIRED, numpy_axis
-from .argcheck import python_level_ints
+from .argcheck import _is_index, python_level_ints
 
 P = Promote
 
@@ -101,10 +101,9 @@ def _view_method(self, *shape, dtype=None):
     if dtype is None:
         if len(shape) != 1 or shape[0].__class__ is not _dtype_cls:
             sizes = _sizes(shape)
-            if sizes and sizes[0].__class__ in _NOT_SIZES:   # (the parser's overload pick
-                raise TypeError(   # reads the first size only: later bools are ints)
-                    "view() received an invalid combination of arguments - got ("
-                    f"{', '.join(type(s).__name__ for s in shape)})")
+            if sizes and sizes[0].__class__ is not int and not _is_index(sizes[0]):
+                from .overloads import parser_error   # (its overload pick reads the first)
+                raise parser_error("view", True, list(shape), {})
             if any(s.__class__ is float for s in sizes):
                 # (before the plan cache, whose key cannot tell (2, 3.0) from (2, 3))
                 infer_shape(_sizes(shape), self.numel())
@@ -452,7 +451,7 @@ def narrow(input, dim, start, length):
     from .indexing import basic_view
     if dim.__class__ is not int or length.__class__ is not int or \
             start.__class__ in _NOT_SIZES:   # (start may be a 0-d tensor)
-        python_level_ints("narrow", ("dim", "start", "length"), (dim, start, length), True)
+        python_level_ints("narrow", ("dim", "start", "length"), (dim, start, length), input)
     if hasattr(start, "item"):
         if start.ndim or start.dtype.is_floating_point or start.dtype.is_complex:
             raise RuntimeError("start must be an 0-dim integral Tensor.")

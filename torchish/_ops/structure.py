@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd import grad_mode
 from .composite import composite
+from .errors import type_name
 from .registry import Promote, op
 from .shape import _meta, _wrap_dim, meshgrid, retype, stack
 
@@ -219,14 +220,13 @@ def unravel_index(indices, shape):
 
 
 @op(promote=P.NONE, differentiable=False)
-def nonzero_static(input, *, size=None, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1):
     """nonzero's indices in a (size, input.dim()) result of a fixed size (so it also traces):
     cut to `size` rows, or padded with rows of `fill_value`."""
-    if size is None:   # (PyTorch checks `input` first: `size` is not a required parameter here)
-        raise TypeError('nonzero_static() missing 1 required positional arguments: "size"')
-    if isinstance(size, bool) or not isinstance(size, int):
-        raise TypeError(f"nonzero_static(): argument 'size' must be int, not "
-                        f"{type(size).__name__}")
+    for name, value in (("size", size), ("fill_value", fill_value)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not "
+                            f"{type_name(type(value))}")
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     if input.ndim == 0:

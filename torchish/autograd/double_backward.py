@@ -17,12 +17,11 @@ is an operand is returned as that Tensor, and any other gets a node whose edges 
 dependencies and whose backward is the (cached, jitted) pullback of that gradient alone. After
 the first call for a key, a call costs one dict lookup plus the node's own cached pullback.
 """
-import math
-
 import jax
 import jax.numpy as jnp
 from jax.extend.core import Literal
 
+from . import result_rules
 from .graph import Node, edge_of, saved_entry, torch_grad
 from .._eager_jit import eager_jit
 
@@ -215,57 +214,17 @@ FROM_RESULT = {
     "SoftmaxBackward0": lambda y, g, dim: y * (g - jnp.sum(g * y, _axis(y, dim), keepdims=True)),
     "LogSoftmaxBackward0": lambda y, g, dim: g - jnp.exp(y) * jnp.sum(
         g, _axis(y, dim), keepdims=True),
-    "LogsumexpBackward0": lambda y, g, x, dim, keepdim: (
-        _unreduced(g, x, dim, keepdim) * jnp.exp(x - _unreduced(y, x, dim, keepdim))),
-    "LinalgVectorNormBackward0": lambda y, g, x, p, dim, keepdim: _norm_grad(
-        _unreduced(y, x, dim, keepdim), _unreduced(g, x, dim, keepdim), x, p, dim),
 }
 # the op's arguments a rule above takes besides (result, gradient)
-_RESULT_PARAMS = {"SoftmaxBackward0": ("dim",), "LogSoftmaxBackward0": ("dim",),
-                  "LogsumexpBackward0": ("dim", "keepdim"),
-                  "LinalgVectorNormBackward0": ("p", "dim", "keepdim")}
-# rules that also read the (real) operands: (result, gradient, *operands, *params); a gradient
-# graph (create_graph=True) of these is still computed from the operands. A rule's None: not
-# this formula (the gradient is computed from the operands).
-_WITH_OPERANDS = frozenset(("LogsumexpBackward0", "LinalgVectorNormBackward0"))
+_RESULT_PARAMS = {"SoftmaxBackward0": ("dim",), "LogSoftmaxBackward0": ("dim",)}
+# nodes whose gradient reads their saved result: these, and those of `result_rules` (formulas
+# that also read the operands)
+READS_RESULT = frozenset(FROM_RESULT) | frozenset(result_rules.RULES)
 _RESULT_VJPS = {}
 
 
 def _axis(y, dim):
     return None if y.ndim == 0 else dim   # (a 0-d softmax: along its one element)
-
-
-def _norm_grad(y, g, x, p, dim):
-    """PyTorch's vector norm derivative, from the norm `y` (unreduced as `x`)."""
-    if p == "nuc":
-        return None
-    from .._ops.reduction import _axes
-    p = 2.0 if p in ("fro", None) else float(p)
-    if p == 0:
-        return jnp.zeros_like(x)
-    if p == 1:
-        return jnp.sign(x) * g
-    if p in (math.inf, -math.inf):
-        mask = jnp.abs(x) == y
-        count = jnp.sum(mask, _axes(dim, x.ndim), keepdims=True)
-        # (PyTorch multiplies by the mask: no element at the norm gives NaN, 0 * inf)
-        return jnp.where(mask, jnp.sign(x) * g / count, jnp.where(count == 0, jnp.nan, 0.0))
-    if p < 1:   # zero entries (where |x|^(p-1) is inf) get 0
-        scaled = jnp.where(x == 0, 0.0, jnp.sign(x) * jnp.abs(x) ** (p - 1))
-        return scaled * g * y ** (1 - p)
-    scale = jnp.where(y == 0, jnp.zeros_like(g), g / y ** (p - 1))
-    if p < 2:
-        return jnp.sign(x) * jnp.abs(x) ** (p - 1) * scale
-    return x * jnp.abs(x) ** (p - 2) * scale
-
-
-def _unreduced(y, x, dim, keepdim):
-    """A reduction's `y` with its reduced dimensions back (of size 1) as `x` has them."""
-    from .._ops.reduction import _axes
-    if keepdim:
-        return y
-    axes = _axes(dim, x.ndim)
-    return y.reshape((1,) * x.ndim) if axes is None else jnp.expand_dims(y, axes)
 
 
 def _result_vjp(node):
@@ -286,8 +245,7 @@ def _result_vjp(node):
 
 def _result_operand(node):
     """The saved result of a `FROM_RESULT` node (one real output, one operand), or None."""
-    if node._name not in FROM_RESULT or node._name in _WITH_OPERANDS or \
-            node._packed is not None or node._saved is None or \
+    if node._name not in FROM_RESULT or node._packed is not None or node._saved is None or \
             node._leaves is None or len(node._leaves) != 1 or len(node._out_avals) != 1:
         return None
     outs = [t for t, _, p in node._saved if p is not None and p[0] is node]
@@ -299,37 +257,72 @@ def _result_operand(node):
 
 
 def from_unpacked_result(node, outputs, cts, leaves):
-    """The gradients of a `FROM_RESULT` node from its saved result as a saved-tensor unpack
-    hook gave it (PyTorch's formula reads that, changes made in place included) and its
-    operands' `leaves`; None when the node's gradient is not one of these formulas."""
-    if node._name not in FROM_RESULT or len(outputs) != 1 or len(node._edges) != 1 or \
-            len(node._out_avals) != 1:
+    """The gradients of a node whose formula reads its result, from that result as a
+    saved-tensor unpack hook gave it or as written since (PyTorch's formula reads that) and
+    its operands' `leaves`; None when the node's gradient is not one of these formulas."""
+    if len(outputs) != 1 or len(node._out_avals) != 1:
         return None
     data = getattr(outputs[0], "_data", None)
     shape, dtype = node._out_avals[0]
     if data is None or tuple(data.shape) != tuple(shape) or outputs[0].dtype != dtype:
         return None
-    if node._name not in _WITH_OPERANDS:
-        return _result_vjp(node)([data], cts)
-    if any(isinstance(leaf, tuple) for leaf in leaves):   # a view operand: (base, offsets)
-        leaves = node._fn.__self__.materialize(leaves)
-    if any(leaf.dtype != data.dtype or not jnp.issubdtype(leaf.dtype, jnp.floating)
-           for leaf in leaves):   # (complex, or a `dtype=` result: from the operands)
+    if node._name in result_rules.RULES:
+        return result_rules.gradients(node, data, cts, leaves)
+    if node._name not in FROM_RESULT or len(node._edges) != 1:
         return None
-    grads = _result_vjp(node)([data, *leaves], cts)
-    return None if grads[0] is None and cts[0] is not None else grads
+    return _result_vjp(node)([data], cts)
 
 
 def record_backward(node, cts):
     """Run `node`'s backward on Tensors, itself recorded (for create_graph=True)."""
-    from .._tensor import Tensor, _wrap
-
     node._check_saved()
+    if node._name in result_rules.RULES:
+        grads = _from_result_recorded(node, cts)
+        if grads is not None:
+            return grads
     result = _result_operand(node)
     if result is not None:
         return _record(_result_vjp(node), [result._data], [result], cts, node._name)
     return _record(node._vjp, node._leaf_values(), node._inputs, cts, node._name,
                    node._edges)
+
+
+def _from_result_recorded(node, cts):
+    """A `result_rules` node's gradients, recorded: the formula on its saved result (which
+    leads back to the node) and its operands, as PyTorch's; None where no rule applies."""
+    from .._tensor import Tensor, _wrap
+    from . import saved_storage, saved_tensors
+    if node._leaves is None or len(node._out_avals) != 1:
+        return None
+    if node._packed is not None:   # the result as the unpack hook gives it
+        outputs = []
+        leaves = saved_tensors.unpacked_leaves(node._leaves, node._packed, outputs)
+        result = outputs[0] if len(outputs) == 1 else None
+    else:
+        leaves = node._leaf_values()
+        saved = [(t, p[1]) for t, _, p in node._saved or () if p is not None and p[0] is node]
+        if len(saved) != 1:
+            return None
+        result, nr = saved[0]
+        written = saved_storage.written_result(node) if node._storage_refs else None
+        if written is not None:   # (PyTorch's saved result: that storage, written)
+            result = written
+            result._grad_fn, result._output_nr = node, nr
+        elif result._grad_fn is not node:   # (rebased onto another node since)
+            return None
+    if not isinstance(result, Tensor):
+        return None
+    inputs = node._inputs or [None] * len(leaves)
+    values = node._fn.__self__.materialize(leaves)   # (a view operand: (base, offsets))
+    operands = []
+    for t, leaf, value in zip(inputs, leaves, values):
+        if isinstance(leaf, tuple):
+            same = t is not None and t._storage.data is leaf[0]
+        else:
+            same = t is not None and t._data is leaf
+        operands.append(t if same else _wrap(value) if hasattr(value, "shape") else value)
+    cts = [c if c is None or isinstance(c, Tensor) else _wrap(c) for c in cts]
+    return result_rules.tensor_gradients(node, result, cts, operands)
 
 
 def _record(node_vjp, leaves, inputs, cts, fwd_name, old_edges=None):

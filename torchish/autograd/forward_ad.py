@@ -5,7 +5,8 @@ every op on such tensors also computes its outputs' tangents: the op's own forwa
 through `jax.jvp` (compiled once per op plan and set of operands with tangents, see
 `_ops.registry`). `unpack_dual` reads the tangent back; leaving the level drops all tangents.
 Tangents of an op's outputs are fresh tensors (PyTorch makes a view's tangent a view of its
-base's tangent; the values are the same).
+base's tangent; the values are the same), on the tape when a tangent or primal requires grad
+(one node per op, see `dispatch._record_tangents`), so they can be differentiated in reverse.
 """
 import collections
 import weakref
@@ -89,6 +90,18 @@ def size_error(tensor, tangent):
                         f"{list(tangent.shape)}.")
 
 
+def _check_layouts(tensor, tangent):
+    """PyTorch's error for a sparse primal or tangent (its make_dual reads their strides)."""
+    for t in (tensor, tangent):
+        if t.layout is not _strided():
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+
+
+def _strided():
+    from .. import strided
+    return strided
+
+
 def make_dual(tensor, tangent, *, level=None):
     _level(level)
     for name, t in (("primal", tensor), ("tangent", tangent)):
@@ -97,8 +110,14 @@ def make_dual(tensor, tangent, *, level=None):
                              f"{t.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise size_error(tensor, tangent)
+    _check_layouts(tensor, tangent)
+    if tangent.stride() != tensor.stride():
+        # PyTorch copies the tangent into the primal's layout (its dtype is kept)
+        from .._aten_aliases import empty_strided
+        tangent = empty_strided(tensor.shape, tensor.stride(), dtype=tangent.dtype,
+                                device=tangent.device).copy_(tangent)
     dual = tensor.view_as(tensor)   # a view of the primal, as PyTorch's
-    set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
+    set_tangent(dual, tangent)   # (ops read it in the primal's dtype)
     return dual
 
 

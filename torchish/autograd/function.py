@@ -243,10 +243,9 @@ def _forward_tangents(cls, ctx, args, outs):
             t = zeros_like(a)
         tangents.append(t)
     from .._ops import registry
-    registry.FORWARD_AD[0] = False   # (the tangents it computes carry no tangents)
-    try:
-        with grad_mode.no_grad():
-            result = cls.jvp(ctx, *tangents)
+    registry.FORWARD_AD[0] = False   # (the tangents it computes carry no tangents; they
+    try:                             # record on the tape as PyTorch's do)
+        result = cls.jvp(ctx, *tangents)
     finally:
         registry.FORWARD_AD[0] = True
         ctx._saved_forward = None

@@ -13,8 +13,23 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 GRAD_ENABLED = [True]
 _INFERENCE = [False]
 # The active `torchish.func` transforms, innermost last: True for a reverse-mode one, inside
-# which results computed under no_grad are constants (`dispatch` marks them stop-gradient).
+# which results computed under no_grad are constants (`dispatch` marks them stop-gradient);
+# a `ForwardLevel` for vmap/jvp/jacfwd; False for torchish's own no_grad.
 FUNC_LEVELS = []
+
+
+class ForwardLevel:
+    """A vmap/jvp/jacfwd level (falsy: not a reverse-mode one). Grad mode stays the caller's,
+    but ops on the transform's values record nothing (PyTorch's batched and dual wrappers do not
+    require grad: the transform's own node on the outer tape carries the gradient). Inside
+    vmap an op on captured tensors alone records as usual; inside jvp nothing records."""
+    __slots__ = ("jvp",)
+
+    def __init__(self, jvp):
+        self.jvp = jvp
+
+    def __bool__(self):
+        return False
 
 
 def is_grad_enabled():

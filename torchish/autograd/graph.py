@@ -70,11 +70,17 @@ class Node:
         return self._name
 
     def __getattr__(self, attr):   # only for names the class does not have
-        if attr.startswith("_saved_"):
-            return saved_tensors.saved_attribute(self, attr[len("_saved_"):])
-        if attr.startswith("_raw_saved_"):
-            return saved_tensors.raw_saved_attribute(self, attr[len("_raw_saved_"):])
+        if attr.startswith(("_saved_", "_raw_saved_")):
+            known = _saved_attributes(self._name)   # (PyTorch's node: its class's only)
+            if known is None or attr in known:
+                if attr.startswith("_saved_"):
+                    return saved_tensors.saved_attribute(self, attr[len("_saved_"):])
+                return saved_tensors.raw_saved_attribute(self, attr[len("_raw_saved_"):])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):   # with the `_saved_*` attributes PyTorch's node of this name has
+        names = set(object.__dir__(self)) - {"_saved"}   # (ours, not PyTorch's)
+        return sorted(names | (_saved_attributes(self._name) or set()))
 
     @property
     def next_functions(self):
@@ -180,6 +186,25 @@ class Node:
 
 
 _NODE_CLASSES = {}
+_SAVED_ATTRIBUTES = {}
+
+
+def _saved_attributes(name):
+    """The `_saved_*` / `_raw_saved_*` attributes of PyTorch's node class `name`, or None
+    for a node PyTorch has no class of."""
+    found = _SAVED_ATTRIBUTES.get(name, False)
+    if found is False:
+        from ._saved_names import SAVED
+        short = name.rsplit("::", 1)[-1]
+        found = None
+        if short in SAVED:
+            found = set()
+            for word in SAVED[short].split():
+                found.add("_saved_" + word.rstrip("*"))
+                if word.endswith("*"):
+                    found.add("_raw_saved_" + word[:-1])
+        _SAVED_ATTRIBUTES[name] = found
+    return found
 
 
 def _node_class(name):

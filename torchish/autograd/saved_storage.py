@@ -36,11 +36,12 @@ def storage_refs(leaves, tensors, positions):
     return refs
 
 
-def result_ref(out):
+def result_ref(out, position=None):
     """The ref of a saved output whose node's gradient formula reads it (see
     `written_result`): its storage (PyTorch saves an output's storage, not the tensor: a
-    later `out.data = ...` is not seen)."""
-    return (None, out._storage, None, out._storage.data)
+    later `out.data = ...` is not seen). `position`: the node's leaf that is this output (an
+    in-place op whose backward reads what it wrote), read again when written."""
+    return (position, out._storage, None, out._storage.data)
 
 
 def refresh(node):
@@ -49,7 +50,8 @@ def refresh(node):
     refs = node._storage_refs
     new_refs = None
     for k, (i, t, view, root) in enumerate(refs):
-        storage = t if i is None else t._storage
+        output = isinstance(t, Storage)   # (a saved output: its storage)
+        storage = t if output else t._storage
         data = storage.data
         if data is root or type(storage) is not Storage:
             continue
@@ -59,7 +61,11 @@ def refresh(node):
                 new_refs[k] = (None, t, None, None)
             continue
         leaf = node._leaves[i]
-        if type(leaf) is tuple:
+        if output:   # an in-place op's result, its node's leaf
+            new = data
+            if new.shape != leaf.shape or new.dtype != leaf.dtype:
+                continue
+        elif type(leaf) is tuple:
             if t._view is not view:   # (given another view of a new storage: kept)
                 continue
             new = (data, leaf[1])
@@ -71,7 +77,7 @@ def refresh(node):
             new_refs = list(refs)
         node._leaves = list(node._leaves)
         node._leaves[i] = new
-        new_refs[k] = (i, t, t._view, data)
+        new_refs[k] = (i, t, None if output else t._view, data)
     if new_refs is not None:
         node._storage_refs = new_refs
 

@@ -211,8 +211,12 @@ def saved_attribute(node, name):
     if param is None:   # a body's name PyTorch's node does not have
         raise AttributeError(f"'{type(node).__name__}' object has no attribute "
                              f"'_saved_{name}'")
-    if callable(param):   # a value the body derives (selu's alpha and scale)
-        return param(**{k: value_of(v) for k, v in plan.statics.items()})
+    if callable(param):   # a value the body derives (selu's alpha and scale, a slice's end)
+        value = param(**_arguments(node, plan))
+        if value is ABSENT:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                                 f"'_saved_{name}'")
+        return value
     param = plan.op.tensors[0] if param == "self" else param
     if param in plan.op.tensors:
         where = _positions(plan, param)
@@ -247,6 +251,29 @@ def saved_attribute(node, name):
         values = {k: value_of(v) for k, v in plan.statics.items()}
         return _as_saved(plan.op.name, param, values)
     raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+
+
+# what a `saved_as` callable returns for a field this call's node does not have
+ABSENT = object()
+
+
+def _arguments(node, plan):
+    """The op's static arguments and its operands' values (arrays, numbers, lists of
+    numbers; None for an absent one), by name."""
+    from .._ops.registry import value_of
+    values = {k: value_of(v) for k, v in plan.statics.items()}
+    if node._leaves is None:
+        return values
+    leaves = None
+    for param, kind in zip(plan.op.tensors, plan.kinds):
+        if leaves is None:
+            leaves = plan.materialize(node._leaves)
+        found = [leaves[i] for i in _positions(plan, param)]
+        if kind is None or not found or isinstance(found[0], _Dropped):
+            values[param] = None
+        else:
+            values[param] = found if isinstance(kind, tuple) and kind[0] == "L" else found[0]
+    return values
 
 
 _RAW = weakref.WeakKeyDictionary()   # node -> {name: SavedTensor} (one object per name)

@@ -3,7 +3,7 @@
 A function of Tensors becomes a function of JAX arrays (its tensors hold tracers while JAX
 transforms it), so `grad`, `vjp`, `jvp`, `jacrev`, `jacfwd`, `hessian` and `vmap` are JAX's own.
 
-Three things JAX does differently from `torch.func`, and how they are bridged here:
+What JAX does differently from `torch.func`, and how it is bridged here:
 - JAX rebuilds dicts with sorted keys; PyTorch keeps insertion order. Results are rebuilt in
   the order of the structure they mirror (the inputs for gradients, the function's own output
   for values), so `grad(f)(params)` iterates like `params`.
@@ -16,6 +16,9 @@ Three things JAX does differently from `torch.func`, and how they are bridged he
   arguments are leaves requiring grad and grad mode is on, as in PyTorch, so the tape gives
   PyTorch's errors and `autograd.grad` works there; what runs under `no_grad` is a constant
   of the transform (`dispatch` and in-place ops read it through `stop_gradient`).
+- Inside `vmap`, `jvp` and `jacfwd` grad mode stays the caller's; the ops on the transform's
+  values record nothing (PyTorch's batched and dual tensors do not require grad) and under
+  `no_grad` inside `vmap` they are constants of the tape around it.
 - `vmap` maps positional arguments only (keyword arguments are passed unbatched, as
   PyTorch), and its `randomness` decides the key random ops draw from: none ("error": a
   random op raises), one shared key ("same"), or one key per batch element ("different").
@@ -121,7 +124,9 @@ class _Traced:
             _storage.EPOCH[0] += 1
             _storage.TRANSFORM_EPOCHS.append(_storage.EPOCH[0])
         reverse = self.argnums is not None
-        grad_mode.FUNC_LEVELS.append(reverse)
+        # grad mode: on inside the reverse-mode transforms, the caller's inside the others
+        grad_mode.FUNC_LEVELS.append(True if reverse else grad_mode.ForwardLevel(
+            self.differentiates))
         try:
             tensors = _to_tensors(arrays)
             if self.args is not None:
@@ -129,7 +134,7 @@ class _Traced:
             if reverse:
                 for t in _pytree.tree_leaves(_selected(tensors, self.argnums)):
                     t._requires_grad = True
-            with grad_mode.set_grad_enabled(reverse):
+            with grad_mode.set_grad_enabled(reverse or grad_mode.GRAD_ENABLED[0]):
                 out = self.func(*tensors, **kwargs)
         finally:
             grad_mode.FUNC_LEVELS.pop()
@@ -194,7 +199,10 @@ def _apply(pure, args, name, func=None):
     captures, requires grad."""
     leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_t)
     arrays = [x._data if _is_t(x) else x for x in leaves]
-    if not grad_mode.is_grad_enabled():
+    levels = grad_mode.FUNC_LEVELS
+    if not grad_mode.is_grad_enabled() or (levels and isinstance(levels[-1],
+                                                                  grad_mode.ForwardLevel)):
+        # (inside vmap/jvp the transform around differentiates this one as well)
         return _to_tensors(pure(*treedef.unflatten(arrays)))
     diff = [i for i, x in enumerate(leaves)
             if _is_t(x) and x.requires_grad and (x.dtype.is_floating_point or x.dtype.is_complex)]
@@ -289,22 +297,19 @@ def vjp(func, *primals, has_aux=False):
     _check_differentiable(primals)
     argnums = tuple(range(len(primals)))
     traced = _Traced(func, has_aux, primals, argnums=argnums)
-    # The value and the pullback's results go through `_apply`, so that they are on the tape
-    # of the primals and of what `func` captures (a Module's parameters), as in PyTorch.
-    out = _apply(lambda *p: jax.vjp(traced, *p, has_aux=has_aux)[::2] if has_aux
-                 else jax.vjp(traced, *p)[0], primals, "VjpBackward", func)
-    value = out[0] if has_aux else out
+    # `func` runs once: the value and the pullback (a pytree of its residuals) go through
+    # `_apply`, so that they are on the tape of the primals and of what `func` captures (a
+    # Module's parameters), as in PyTorch; the pullback's results reach them through it.
+    out = _apply(lambda *p: jax.vjp(traced, *p, has_aux=has_aux), primals, "VjpBackward",
+                 func)
+    pullback = out[1]
 
     def vjp_fn(*cotangents):
         cts = cotangents[0] if len(cotangents) == 1 else cotangents
-
-        def pull(p, c):
-            return jax.vjp(_Traced(func, has_aux, primals, argnums=argnums), *p,
-                           has_aux=has_aux)[1](c)
-        return _reorder(primals, _apply(pull, (primals, cts), "VjpBackward", func))
-    value = _reorder(traced.main(), value)
+        return _reorder(primals, _apply(lambda pb, c: pb(c), (pullback, cts), "VjpBackward"))
+    value = _reorder(traced.main(), out[0])
     if has_aux:
-        return value, vjp_fn, _reorder(traced.aux(), out[1])
+        return value, vjp_fn, _reorder(traced.aux(), out[2])
     return value, vjp_fn
 
 
@@ -365,7 +370,15 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    return _jacobian(jax.jacfwd, func, argnums, has_aux, 1, "JacfwdBackward")
+    jacobian = _jacobian(jax.jacfwd, func, argnums, has_aux, 1, "JacfwdBackward")
+
+    def wrapper(*args, **kwargs):
+        _check_randomness(randomness)
+        if randomness != "error":   # (random ops draw once: the columns share them)
+            return jacobian(*args, **kwargs)
+        with _random_trace.traced_key(_vmap_key("error")):
+            return jacobian(*args, **kwargs)
+    return wrapper
 
 
 def hessian(func, argnums=0):
@@ -479,15 +492,22 @@ def _check_vmap_outputs(func, out_dims, out):
                              f"{type(leaf)}. Did you mean to set out_dims= to None for output?")
 
 
-def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+def _check_randomness(randomness):
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    _check_randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
-    axis = object()   # a fresh axis name, so a nested vmap's index is its own
 
     def wrapper(*args, **kwargs):
+        # the axis is named by its nesting depth: a nested vmap's index is its own, and the
+        # eager ops traced inside hit JAX's caches again on the next call (a fresh name misses)
+        axis = "torchish.vmap%d" % sum(isinstance(level, grad_mode.ForwardLevel)
+                                       and not level.jvp for level in grad_mode.FUNC_LEVELS)
         for name in ("func", "in_dims", "out_dims", "randomness", "chunk_size"):
             if name in kwargs:   # PyTorch passes keyword arguments on with its own
                 raise TypeError(f"vmap_impl() got multiple values for argument '{name}'")

@@ -10,6 +10,9 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     """Implements the Adadelta algorithm, as `torch.optim.Adadelta`."""
 
+    _CAPTURABLE = {False: ("params and state_steps", False),
+                   True: ("params and state_steps", False)}
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         check_args(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)

@@ -12,6 +12,9 @@ __all__ = ["ASGD"]
 class ASGD(Optimizer):
     """Implements Averaged Stochastic Gradient Descent, as `torch.optim.ASGD`."""
 
+    _CAPTURABLE = {False: ("params, mus, etas, and state_steps", True),
+                   True: ("params, mus, etas, and state_steps", False)}
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)

@@ -12,6 +12,9 @@ __all__ = ["NAdam"]
 class NAdam(Optimizer):
     """Implements the NAdam algorithm, as `torch.optim.NAdam`."""
 
+    _CAPTURABLE = {False: ("params, mu_products and state_steps", True),
+                   True: ("params, mu_products, and state_steps", False)}
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):

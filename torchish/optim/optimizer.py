@@ -244,6 +244,11 @@ class Optimizer:
         defaults (dict): default values of the optimization options.
     """
 
+    # what a `capturable=True` step asserts of its tensors, and whether its list of devices
+    # names xla, by `foreach` (PyTorch words it per optimizer and per implementation)
+    _CAPTURABLE = {False: ("params and state_steps", True),
+                   True: ("params and state_steps", False)}
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
@@ -615,11 +620,25 @@ class Optimizer:
             with _torch().enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            self._check_capturable(group)
             if group.get("differentiable"):
                 self._differentiable_update(group)
             else:
                 self._update_group(group)
         return loss
+
+    def _check_capturable(self, group):
+        """PyTorch's assertion that a capturable step's tensors are on an accelerator."""
+        if not group.get("capturable") or group.get("fused"):
+            return
+        from .. import compiler
+        devices = {p.device.type for p in group["params"] if p.grad is not None}
+        if compiler.is_compiling() or devices <= {"cuda"}:
+            return
+        what, xla = self._CAPTURABLE[bool(group.get("foreach"))]
+        supported = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                             f"{supported}.")
 
     def _differentiable_update(self, group):
         """`differentiable=True`: the step as a recorded autograd operation, per parameter.

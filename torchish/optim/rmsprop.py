@@ -10,6 +10,8 @@ __all__ = ["RMSprop"]
 class RMSprop(Optimizer):
     """Implements the RMSprop algorithm, as `torch.optim.RMSprop`."""
 
+    _CAPTURABLE = {False: ("params and state_steps", True), True: ("params and state_steps", True)}
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
