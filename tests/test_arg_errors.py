@@ -31,6 +31,8 @@ def _same(expr):
 
 
 CASES = [
+    # a condition that is no Tensor
+    "L.where('a')", "L.where('a', 1, 2)", "L.where(1)", "L.where(True, t, t)",
     # numbers, lists, None where the signature says Tensor
     "L.sum(3)", "L.relu(1)", "L.max(1)", "L.min(2.5)", "L.median(1)", "L.exp([1.0])",
     "L.exp(None)", "L.exp((t,))", "L.exp(np.ones(2))", "L.exp('a')", "L.sin(True)",
@@ -281,3 +283,46 @@ def test_integer_lerp_and_in_place_clamp(expr):
         np.testing.assert_allclose(a.numpy(), b.numpy())
         assert str(a.dtype) == str(b.dtype)
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("expr", [
+    # a missing argument of an op with several overloads: the parser's list of them
+    "L.clamp()", "L.sum()", "L.sum(dim=0)", "L.sum(axis=0)", "L.clamp(min=1)",
+    "L.std()", "L.var(dim=0)", "L.var_mean()",
+    # var/std's `unbiased` is a bool, never None
+    "t.var(0, unbiased=None)", "L.std(t, 0, unbiased=None)", "t.std(unbiased=None)",
+    # reshape's sizes: one sequence or several ints, as a method or a function
+    "t.reshape('a')", "t.reshape(True, 4)", "t.reshape(True)", "t.reshape(4.0)",
+    "t.reshape(4, 1.0)", "t.reshape((4, 'a'))", "t.reshape(('a', 4))", "t.reshape(1.0, 4)",
+    "t.reshape([True, 4])", "t.reshape(None)", "L.reshape(t, 'a')", "L.reshape(t, (True, 4))",
+    "L.reshape(t, [4, 1.0])",
+    # arange's bounds and step, full's size
+    "L.arange('a')", "L.arange(0, 'a')", "L.arange(0, 5, 'a')", "L.arange(end='a')",
+    "L.arange(None)", "L.full('a', 1)", "L.full(2, 1)", "L.full(None, 1)",
+    # a number in a list of Tensors
+    "L.cat([t, 1])", "L.cat([1, t])", "L.stack([t, 1.5], 1)", "L.concat([t, 1])",
+    # keyword arguments of the ops bound through a wrapper (topk, sort): no position
+    "L.topk(t, k='a')", "t.topk(k='a')", "t.topk(1, dim='a')", "t.topk(1, largest='a')",
+    "L.topk(t, 'a')", "t.kthvalue(k=1.0)",
+    # a float after an int in a dims tuple: no reuse of the ints' plan
+    "(L.sum(t, (0, 1)), L.sum(t, (0, 1.0)))", "(t.amax((0, 1)), t.amax((0, 1.0)))",
+])
+def test_missing_or_wrong_arguments_as_pytorch(expr):
+    got = []
+    for L in (torchish, torch):
+        t = L.tensor([[0.5, 0.25], [0.75, 0.4]])
+        got.append(_outcome(lambda: eval(expr, {"L": L, "t": t})))
+    assert got[0] == got[1]
+    assert got[1][0] is TypeError
+
+
+@pytest.mark.parametrize("expr", [
+    "t.reshape(4, True).shape", "t.reshape(-1, 2).shape", "L.reshape(t, (4,)).shape",
+    "t.reshape(L.tensor(4)).shape", "L.arange(L.tensor(3)).tolist()", "L.arange(True).tolist()",
+    "L.arange(1, 2, 0.5).tolist()", "L.full((2,), 1).tolist()", "t.sum((0, True)).tolist()",
+    "t.var(0, True).tolist()", "t.var(True).tolist()", "L.std(t, None).shape",
+])
+def test_valid_sizes_bounds_still_taken(expr):
+    got = [eval(expr, {"L": L, "t": L.tensor([[0.5, 0.25], [0.75, 0.4]])})
+           for L in (torchish, torch)]
+    assert got[0] == pytest.approx(got[1]) if isinstance(got[1], list) else got[0] == got[1]

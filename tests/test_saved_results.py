@@ -171,6 +171,16 @@ FIELDS = {
     "irfftn": ("T.fft.irfftn(a * 1j)", ("dim", "normalization", "onesided")),
     "fftn real": ("T.fft.fftn(a)", ("dim", "normalization", "forward", "onesided")),
     "hfft2": ("T.fft.hfft2(a * 1j, norm='ortho')", ("dim", "normalization")),
+    "split": ("a.split(2, 1)[0]", ("split_size", "split_sizes", "dim")),
+    "chunk": ("a.chunk(2, 1)[1]", ("split_size", "split_sizes")),
+    "split sizes": ("a.split([1, 2], 1)[1]", ("split_sizes", "split_size", "dim")),
+    "split_with_sizes": ("a.split_with_sizes((1, 1))[0]", ("split_sizes", "split_size")),
+    "permute": ("a.permute(1, 0)", ("dims",)),
+    "permute list": ("a.permute((-1, 0))", ("dims",)),
+    "movedim": ("T.movedim(a, 0, -1)", ("dims",)),
+    "repeat": ("a.repeat(2, 1)", ("repeats", "self_sym_sizes")),
+    "repeat list": ("a.repeat((1, 1, 2))", ("repeats",)),
+    "tile": ("a.tile((2,))", ("repeats",)),
 }
 
 
@@ -235,3 +245,54 @@ def test_saved_tensor_fields(case):
     for got, expected in zip(found[1], found[0]):
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+_A = np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0], [1.0, 0.2, 4.0]])
+# saved outputs (and operands) of linalg and reduction nodes, under PyTorch's names
+OUTPUT_FIELDS = {
+    "linalg.qr": ("T.linalg.qr(a)", ("Q", "R")),
+    "linalg.svd": ("T.linalg.svd(a)", ("U", "S", "Vh")),
+    "linalg.svdvals": ("T.linalg.svdvals(a)", ("U", "S", "Vh")),
+    "linalg.eigh": ("T.linalg.eigh(s)", ("eigenvalues", "eigenvectors")),
+    "linalg.eigvalsh": ("T.linalg.eigvalsh(s, 'U')", ("eigenvalues", "eigenvectors")),
+    "linalg.cholesky": ("T.linalg.cholesky(s)", ("L",)),
+    "linalg.cholesky_ex": ("T.linalg.cholesky_ex(s, upper=True)", ("L",)),
+    "linalg.inv": ("T.linalg.inv(a)", ("inverse",)),
+    "inverse": ("a.inverse()", ("inverse",)),
+    "linalg.pinv": ("T.linalg.pinv(a[:2])", ("result", "self")),
+    "pinverse": ("T.pinverse(a)", ("result", "self")),
+    "linalg.lu_factor": ("T.linalg.lu_factor(a)", ("LU", "pivots")),
+    "linalg.lu_solve": ("T.linalg.lu_solve(*T.linalg.lu_factor(a), s)", ("LU", "pivots", "result")),
+    "linalg.solve": ("T.linalg.solve(a, s[:, 0])", ("A", "result")),
+    "linalg.solve_triangular": ("T.linalg.solve_triangular(a, s, upper=True, left=False)",
+                                ("self", "result")),
+    "linalg.lstsq": ("T.linalg.lstsq(a, s)", ("self", "b", "solution")),
+    "std_mean": ("T.std_mean(a, 1)", ("result0", "self")),
+    "scatter_reduce": ("a.scatter_reduce(0, T.tensor([[0, 0, 1]]), a[1:] * 2, 'amax')",
+                       ("result", "self", "src", "index")),
+    "scatter_reduce_": ("(a * 1).scatter_reduce_(1, T.tensor([[0, 0], [1, 1], [2, 0]]), "
+                        "a[:, :2] * 2, 'prod')", ("result", "self", "src")),
+    "index_reduce": ("a.index_reduce(0, T.tensor([0, 0]), a[1:] * 2, 'mean')",
+                     ("result", "self", "source", "index")),
+    "index_reduce_": ("(a * 1).index_reduce_(0, T.tensor([2, 2]), a[:2] * 2, 'prod', "
+                      "include_self=False)", ("result", "self", "source")),
+}
+
+
+def _tensor_fields(T, case):
+    expr, names = OUTPUT_FIELDS[case]
+    a = T.tensor(_A, requires_grad=True)
+    s = (a @ a.mT).detach().requires_grad_()
+    out = eval(expr, {"T": T, "a": a, "s": s})
+    g = (out[0] if isinstance(out, tuple) else out).grad_fn
+    found = [g.name()]
+    for name in names:
+        t = getattr(g, "_saved_" + name)
+        found.append((name, t.dtype.is_floating_point, t.grad_fn and t.grad_fn.name(),
+                      np.round(t.detach().numpy(), 6).tolist()))
+    return found
+
+
+@pytest.mark.parametrize("case", list(OUTPUT_FIELDS))
+def test_saved_output_fields(case):
+    assert _tensor_fields(torchish, case) == _tensor_fields(torch, case)

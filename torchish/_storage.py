@@ -518,7 +518,10 @@ def read_view(base, steps):
 def extend(view, step):
     """The view obtained by applying one more step to `view`."""
     size, stride, offset = _META[step[0]](view.size, view.stride, view.offset, *step[1:])
-    return View(view.steps + (step,), size, stride, offset)
+    steps = view.steps
+    if step[0] == "as_strided":   # its offset and strides are the storage's (a dtype view's
+        steps = steps[:1] if steps and steps[0][0] == "dtype" else ()   # after its bytes)
+    return View(steps + (step,), size, stride, offset)
 
 
 def write_view(base, view, value):

@@ -18,6 +18,7 @@ from . import _dtype as dt
 from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._layout import strided
 from ._meta import META, MetaArray
+from ._reverse_constant import REVERSE, reverse_constant
 from ._storage import (InferenceStorage, Storage, TypedStorage, View, base_view,
                        contiguous_strides, extend, numpy_of, read_view, write_view)
 from .autograd import grad_mode
@@ -307,7 +308,9 @@ class Tensor:
                                                                    jax.core.Tracer):
                 self._cache, self._cache_base = data, storage.data   # no tracer outlives its trace
         if self._stopgrad and isinstance(data, jax.core.Tracer):
-            data = jax.lax.stop_gradient(data)
+            # (REVERSE: a no_grad result inside a transform, seen through by forward mode)
+            data = reverse_constant(data) if self._stopgrad is REVERSE \
+                else jax.lax.stop_gradient(data)
         return data
 
     def _set_data(self, value):

@@ -5,6 +5,7 @@ from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm, resample  # noqa: F401
 from . import pointwise_math, activations, metadata, scatter, statistics, structure  # noqa: F401
 from . import linalg_decomp  # noqa: F401
+from . import set_ops  # noqa: F401
 from . import special_polynomials, special_bessel, random_binomial  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
 
@@ -13,7 +14,7 @@ def plain_functions():
     """Functions written in Python over ops (overload resolution, composites)."""
     out = {}
     for mod in (shape, indexing, linalg, creation, random_ops, pointwise_math, metadata,
-                scatter, statistics, structure, linalg_decomp, random_binomial):
+                scatter, statistics, structure, linalg_decomp, random_binomial, set_ops):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)
     out.update(reduction.OVERLOADS)

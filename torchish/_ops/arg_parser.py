@@ -57,8 +57,26 @@ def parse(definition, name, self_param, values, names):
                if p.name != self_param and p.kind is not p.VAR_POSITIONAL]
     missing = [i for i, p in enumerate(ordered) if values[p.name] is REQUIRED]
     if missing:
-        raise _missing(definition, name, ordered, missing[0])
+        raise _overloads_error(definition, name, self_param, values, ordered) or \
+            _missing(definition, name, ordered, missing[0])
     return tuple(values[n] for n in names)
+
+
+def _overloads_error(definition, name, self_param, values, ordered):
+    """Where PyTorch lists overloads of `name`, its parser's word on the call (which
+    arguments it passed by keyword is read from the calling frame); else None."""
+    from .declare import _caller
+    from .errors import _keywords_of_call
+    from .overloads import parser_error
+    keywords = [k for k in _keywords_of_call(_caller(2, name)) if k in values]
+    named = set(keywords).union(*(
+        (p,) for p, aliases in NUMPY_NAMES.items() if set(aliases) & set(keywords)))
+    passed = [p for p in ordered if p.name not in named]
+    while passed and (values[passed[-1].name] is REQUIRED or
+                      values[passed[-1].name] is passed[-1].default):
+        passed.pop()   # (left out, or a trailing default the call need not have passed)
+    return parser_error(name, self_param is not None, [values[p.name] for p in passed],
+                        {k: values[k] for k in keywords})
 
 
 def _missing(definition, name, ordered, first):

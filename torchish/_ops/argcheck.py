@@ -68,6 +68,12 @@ def _check_arguments(definition, statics, kinds):
             raise argument_error(definition, pname, "Tensor", kind[1])
         elif kind[0] == "L" and pname not in lists:
             raise argument_error(definition, pname, "Tensor", list)
+        elif kind[0] == "L":   # (a number in a list of Tensors)
+            bad = next((i for i, k in enumerate(kind[1]) if isinstance(k, type)), None)
+            if bad is not None:
+                raise TypeError(f"expected Tensor as element {bad} in argument "
+                                f"{list(definition.sig.parameters).index(pname)}, but got "
+                                f"{kind[1][bad].__name__}")
     if definition.joint_scalars and any(isinstance(k, type) for k in kinds) and any(
             isinstance(k, tuple) and not k[1] for k in kinds[1:]):
         got = ["NoneType" if k is None else k.__name__ if isinstance(k, type) else "Tensor"

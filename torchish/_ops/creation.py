@@ -336,7 +336,9 @@ def empty(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    size = _size((size,) if isinstance(size, int) else (tuple(size),), "full")
+    if not isinstance(size, (list, tuple)):   # (unlike `ones`, no single int: a `size`)
+        raise _size_error("full", (size,), 0, size, True, False)
+    size = _size((tuple(size),), "full")
     if isinstance(fill_value, Tensor):
         if isinstance(fill_value._data, jax.core.Tracer) and fill_value.numel() == 1:
             # traced (torchish.compile): the value stays in the graph, typed as the Python
@@ -468,6 +470,8 @@ def _arange_values(start, step, n, d):
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
+    if not (_is_number(start) and (end is None or _is_number(end)) and _is_number(step)):
+        raise _arange_error(start, end, step)
     dtype = dt.from_python_type(dtype)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
@@ -492,6 +496,25 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         n = math.ceil((float(end) - float(start)) / float(step))
     n = builtins.max(int(n), 0)
     return _leaf(_arange_values(xs, xst, n, dtype), device, requires_grad)
+
+
+def _is_number(value):
+    return value.__class__ is int or value.__class__ is float or isinstance(
+        value, (Tensor, builtins.bool, builtins.complex, np.number, np.bool_))
+
+
+def _arange_error(start, end, step):
+    """PyTorch's TypeError for arange's bounds or step that are no number."""
+    from .errors import _entry_name, _keywords_of_call
+    from .overloads import parser_error
+    values = {"start": start, "end": end, "step": step}
+    keywords = [k for k in _keywords_of_call(_entry_name()[1]) if k in values]
+    passed = [n for n in values if n not in keywords]
+    while passed and values[passed[-1]] is {"start": 0, "end": None, "step": 1}[passed[-1]]:
+        passed.pop()   # (trailing defaults: not passed)
+    return parser_error("arange", False, [values[n] for n in passed],
+                        {k: values[k] for k in keywords}) or TypeError(
+        "arange() received an invalid combination of arguments")
 
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

@@ -246,8 +246,11 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
             body = (f"    if {v} and {v}[0].__class__ is not int:\n"
                     f"        _varargs_check(_op, {v})\n" + body)
         for d in sequence_dims(definition):   # (see `check_dims`)
-            body = (f"    if {d}.__class__ in _SEQUENCES and {d} and {d}[0].__class__ is not "
-                    f"int:\n        _check_dims(_op, ({stat}))\n" + body)
+            # (as a plan key, (0, 1.0) is (0, 1): the first and last element are tested
+            # inline, the middle ones of a longer sequence by `check_dims`)
+            body = (f"    if {d}.__class__ in _SEQUENCES and {d} and ({d}[0].__class__ is not "
+                    f"int or {d}[-1].__class__ is not int or len({d}) > 2):\n"
+                    f"        _check_dims(_op, ({stat}))\n" + body)
         body = _catch_argument_errors(body, fname, self_param, dunder)
     if required or numpy:   # (one comparison per name: a call pays only for the `is`)
         names = required + [n for n in aliases if n not in required]

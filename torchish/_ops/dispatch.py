@@ -8,6 +8,7 @@ from .._eager_jit import eager_jit
 from .. import _autocast, _meta, profiler
 from .. import _dtype as dt
 from .._device import CPU, has_accelerator
+from .._reverse_constant import REVERSE
 from .._tensor import Tensor, _alias, _vmap_batched, _wrap
 from .._storage import base_view, extend
 from .. import overrides as _tf
@@ -184,14 +185,12 @@ _FORWARD = grad_mode.ForwardLevel
 
 
 def _constants_in_transform(outs):
-    """Under no_grad inside `torchish.func.grad` (or another reverse-mode transform) results
-    are constants of the transform, as PyTorch's: they read as `stop_gradient`; inside vmap
-    they are constants of the tape around it."""
-    level = _FUNC_LEVELS[-1]
-    if (level is True or (level.__class__ is _FORWARD and not level.jvp)) \
-            and not grad_mode.GRAD_ENABLED[0]:
+    """Under no_grad inside a `torchish.func` transform results are constants of the
+    reverse-mode levels (the transform, if `grad`-like, and the tape around it), as PyTorch's;
+    forward mode (`jvp`, `jacfwd`) sees through them."""
+    if _FUNC_LEVELS[-1] is not False and not grad_mode.GRAD_ENABLED[0]:   # (False: internal)
         for o in outs:
-            o._stopgrad = True
+            o._stopgrad = REVERSE
 
 
 def _records_in_forward(tensors):

@@ -308,7 +308,8 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 # wrappers' own names (`functools.wraps` keeps the code's): not the name the user called
-_WRAPPERS = frozenset({"with_out", "wrapper", "wrapped", "inner", "fn", "method", "<lambda>"})
+_WRAPPERS = frozenset({"with_out", "wrapper", "wrapped", "inner", "fn", "method", "binding",
+                       "<lambda>"})
 
 
 def _entry_name():
@@ -350,3 +351,20 @@ def _keywords_of_call(frame):
         return names if isinstance(names, tuple) else ()
     except Exception:   # a best effort for a message: never fail the error itself
         return ()
+
+
+def positional_count_of_call(frame):
+    """How many positional arguments `frame`'s current call passes, a method call's receiver
+    not counted (read from its bytecode, as `_keywords_of_call`); None when unknown."""
+    if frame is None:
+        return None
+    import dis
+    try:
+        previous = [ins for ins in dis.get_instructions(frame.f_code)
+                    if ins.offset <= frame.f_lasti]
+        call = next((i for i in reversed(previous) if i.opname.startswith("CALL")), None)
+        if call is None or call.opname == "CALL_FUNCTION_EX":
+            return None
+        return call.arg - len(_keywords_of_call(frame))
+    except Exception:   # a best effort for a message: never fail the error itself
+        return None

@@ -871,7 +871,8 @@ def _scatter_reduce(input, d, index, src, reduce, include_self):
                        f"{reduce}")
 
 
-@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True, saves="inputs",
+@op(promote=P.NONE, grad_fn="ScatterReduceBackward0", inplace=True,
+    saves=("input", "index", "src", "result"),
     check=_gather_bounds_check)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     d = _dim(dim, input.ndim)
@@ -1049,6 +1050,12 @@ def argwhere(input):
 
 def where(condition, input=None, other=None, *, out=None):
     """torch.where(condition, input, other); `where(condition)` is nonzero(as_tuple=True)."""
+    if not isinstance(condition, Tensor):   # (PyTorch's parser refuses it)
+        from .overloads import parser_error
+        error = parser_error("where", False, [v for v in (condition, input, other)
+                                              if v is not None], {})
+        if error is not None:
+            raise error
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if input is None or other is None:

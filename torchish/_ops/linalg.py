@@ -10,13 +10,19 @@ import jax.numpy as jnp
 from .. import _autocast
 from .. import _dtype as dt
 from ..autograd import grad_mode
+from ..autograd.saved_tensors import ABSENT
 from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
 from .composite import composite
 from .errors import argument_error
 from .registry import REGISTRY, Promote, op
+from .return_types import _rt
 
 P = Promote
+# (the outputs' names are the fields of PyTorch's nodes that save them)
+_LINALG_QR = _rt("linalg_qr", ("Q", "R"))
+_LINALG_SVD = _rt("linalg_svd", ("U", "S", "Vh"))
+_LINALG_EIGH = _rt("linalg_eigh", ("eigenvalues", "eigenvectors"))
 
 
 def _float_check(name, *xs):
@@ -442,7 +448,17 @@ def einsum(*args):
             any(x.dtype is not operands[0].dtype for x in operands) or \
             (any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled()):
         return _einsum_steps(plan, list(operands))
-    return _einsum(plan, list(operands))
+    from .._tensor import lay_out
+    return lay_out(_einsum(plan, list(operands)), _einsum_strides(plan, shapes))
+
+
+@functools.lru_cache(maxsize=1024)
+def _einsum_strides(plan, shapes):
+    """The strides of PyTorch's result (its permute/bmm steps leave some permuted): those
+    steps run once on meta tensors."""
+    from .. import empty
+    with grad_mode.no_grad():
+        return _einsum_steps(plan, [empty(s, device="meta") for s in shapes]).stride()
 
 
 def _einsum_labels(plan):
@@ -749,6 +765,7 @@ def _not_pd(k):
 
 
 @op(promote=P.NONE, grad_fn="LinalgInvExBackward0", aliases=("linalg_inv",), saves="result",
+    saved_as={"inverse": "result"},
     check=_info_check("linalg.inv", _lu_info_of, lambda k: (
         f"The diagonal element {k} is zero, the inversion could not be completed because the "
         f"input matrix is singular.")))
@@ -758,7 +775,7 @@ def inverse(input):
     return jnp.linalg.inv(input)
 
 
-@op(promote=P.NONE, grad_fn="LinalgSolveExBackward0", method=False,
+@op(promote=P.NONE, grad_fn="LinalgSolveExBackward0", method=False, saves=("A", "result"),
     check=_info_check("torch.linalg.solve", _lu_info_of,
                       lambda k: "The solver failed because the input matrix is singular."))
 def linalg_solve(A, B, *, left=True):
@@ -773,6 +790,7 @@ def linalg_solve(A, B, *, left=True):
 
 
 @op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False, saves="result",
+    saved_as={"L": "result"},
     check=_info_check("linalg.cholesky", _cholesky_info_of, _not_pd))
 def linalg_cholesky(input, *, upper=False):
     _square("linalg.cholesky", input)
@@ -811,7 +829,8 @@ def _qr_no_grad_bwd(mode, _, g):
 _qr_no_grad.defvjp(lambda A, mode: (_qr_no_grad(A, mode), None), _qr_no_grad_bwd)
 
 
-@op(promote=P.NONE, grad_fn="LinalgQrBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgQrBackward0", method=False, returns=_LINALG_QR,
+    saves=("Q", "R"))
 def linalg_qr(A, mode="reduced"):
     _float_array("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
@@ -824,7 +843,10 @@ def linalg_qr(A, mode="reduced"):
     return tuple(jnp.linalg.qr(A, mode=mode))
 
 
-@op(promote=P.NONE, grad_fn="LinalgSvdBackward0", method=False)
+@op(promote=P.NONE, grad_fn="LinalgSvdBackward0", method=False,
+    returns=_LINALG_SVD, saves=("U", "S", "Vh"),
+    saved_as={"S_sym_argsize_minus_1": lambda A=None, **_: ABSENT if A is None else
+              min(A.shape[-2:])})
 def linalg_svd(A, full_matrices=True):
     _float_array("linalg.svd", A)
     return svd_with_grad(A, full_matrices)
@@ -864,7 +886,8 @@ def _svdvals_steps(A):
     return linalg_svd(A, full_matrices=False)[1]
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False,
+    returns=_LINALG_EIGH, saves=("eigenvalues", "eigenvectors"))
 def linalg_eigh(A, UPLO="L"):
     _square("linalg.eigh", A)
     w, v = jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)
@@ -875,6 +898,11 @@ def linalg_eigh(A, UPLO="L"):
 def linalg_eigvalsh(input, UPLO="L"):
     _square("linalg.eigh", input)
     return jnp.linalg.eigh(_hermitian(input, UPLO), symmetrize_input=False)[0]
+
+
+def _eigvalsh_steps(input, UPLO="L"):
+    # with a graph, PyTorch computes the eigenvectors too (saved by LinalgEighBackward0)
+    return linalg_eigh(input, UPLO)[0]
 
 
 def _hermitian(A, UPLO):
@@ -947,7 +975,7 @@ _pinv.defvjp(_pinv_fwd, _pinv_bwd)
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgPinvBackward0", aliases=("pinverse",),
     tensors=("input", "atol", "rtol"), promoted=("input",), scalar_operands=("atol", "rtol"),
-    joint_scalars=True, non_differentiable=("atol", "rtol"))
+    joint_scalars=True, non_differentiable=("atol", "rtol"), saves=("input", "result"))
 def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if input.shape[-1] == 0 or input.shape[-2] == 0:
         return jnp.zeros(input.shape[:-2] + (input.shape[-1], input.shape[-2]), input.dtype)
@@ -1005,7 +1033,7 @@ def _triangular_dtype(compute, A, B, **_):
 
 
 @op(promote=P.INT_TO_FLOAT, promoted=("A",), grad_fn="LinalgSolveTriangularBackward0",
-    method=False, check=_triangular_dtype)
+    method=False, check=_triangular_dtype, saves=("A", "result"))
 def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     name = "linalg.solve_triangular"
     _square(name, A)
@@ -1288,7 +1316,8 @@ PLAIN = ["matmul", "einsum", "pdist", "cosine_similarity", "pairwise_distance", 
 # ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
 for _name, _steps in (("outer", _outer_steps), ("tensordot", _tensordot_steps),
                       ("inner", _inner_steps), ("kron", _kron_steps),
-                      ("linalg_svdvals", _svdvals_steps), ("cdist", _cdist_steps)):
+                      ("linalg_svdvals", _svdvals_steps), ("linalg_eigvalsh", _eigvalsh_steps),
+                      ("cdist", _cdist_steps)):
     _fns = composite(_name, _steps)
     globals().update(_fns)
     PLAIN += list(_fns)

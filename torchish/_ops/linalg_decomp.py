@@ -385,7 +385,7 @@ def _lu_checks(name, A, pivot):
 
 
 @op(promote=P.NONE, grad_fn="LinalgLuFactorExBackward0", method=False,
-    returns=_LU_FACTOR_EX, function=False)
+    returns=_LU_FACTOR_EX, function=False, saves=("LU", "pivots"))
 def linalg_lu_factor_ex(A, *, pivot=True):
     _lu_checks("torch.lu_factor", A, pivot)
     lu, piv, _ = jax.lax.linalg.lu(A)
@@ -470,7 +470,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 @op(promote=P.NONE, grad_fn="LinalgLuSolveBackward0", method=False, function=False,
-    non_differentiable=("pivots",))
+    non_differentiable=("pivots",), saves=("LU", "pivots", "result"))
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     name = "linalg.lu_solve"
     _at_least_2d(name, LU, "LU")
@@ -520,7 +520,7 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 @op(promote=P.NONE, grad_fn="LinalgLstsqBackward0", method=False, function=False,
-    tensors=("A", "B"))
+    tensors=("A", "B"), saves=("A", "B", "result0"), saved_as={"b": "B", "solution": "result0"})
 def linalg_lstsq(A, B, rcond=None, driver="gelsy", vector=False):
     s = jnp.linalg.svd(jax.lax.stop_gradient(A), compute_uv=False)
     m, n = A.shape[-2], A.shape[-1]

@@ -4,6 +4,9 @@ Eager values come from the generator's engine (PyTorch's CPU algorithm, on the h
 placed on the tensor's device. When the target's data is a JAX tracer (compiled code), values
 come from JAX's PRNG instead (see `_random_trace.py`).
 """
+import functools
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -231,6 +234,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
            layout=None, device=None, requires_grad=False):
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    _vmap_params(mean, std)
     if s_t and not _traced(std) and std.numel() and not _all_nonnegative(std):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not m_t and not s_t:
@@ -265,6 +269,7 @@ def _all_nonnegative(t):
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
+    _vmap_params(input, p)
     out_t = empty(input.shape, dtype=input.dtype, device=input.device)
     bernoulli_(out_t, input if p is None else p, generator=generator)
     _fresh(out_t)
@@ -280,6 +285,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if input.is_meta:
         return empty(*input.shape[:-1], num_samples, dtype=dt.int64, device=input.device)
     if _traced(input):
+        _vmap_params(input)
         return _leaf(_multinomial_traced(_key(generator), input._data, num_samples,
                                          replacement), input.device, False)
     probs = np.asarray(input.detach()._data)
@@ -305,9 +311,20 @@ def _multinomial_traced(key, probs, num_samples, replacement):
     return idx.astype(jnp.int64)
 
 
+def _vmap_params(*params):
+    """Vmap's "same" randomness refuses batched parameters (probabilities, means)."""
+    if _random_trace.active():
+        _random_trace.check_vmap([p._data for p in params if isinstance(p, Tensor)])
+
+
 def poisson(input, generator=None):
     if input.is_meta:
         return _zero_gradient(empty_like(input), "PoissonBackward0", (input,))
+    if _traced(input):
+        _vmap_params(input)
+        draws = jax.random.poisson(_key(generator), input.detach()._data, input.shape)
+        out = _leaf(draws.astype(input.dtype.np), input.device, False)
+        return _zero_gradient(out, "PoissonBackward0", (input,))
     rates = np.asarray(input.detach()._data)
     out = _leaf(np.asarray(engine_of(generator).poisson(rates)).astype(input.dtype.np),
                 input.device, False)
@@ -341,9 +358,24 @@ def _requiring(t, requires_grad):
     return _fresh(t.requires_grad_(True) if requires_grad else t)
 
 
+def _method(sampler):
+    """`Tensor.<sampler>` with vmap's randomness checks for the caller's own in-place draws
+    (torchish's functions fill fresh buffers through it, as PyTorch's batching rules do)."""
+    name = sampler.__name__[:-1]
+
+    @functools.wraps(sampler)
+    def method(self, *args, **kwargs):
+        if _random_trace.active() and not sys._getframe(1).f_globals.get(
+                "__name__", "").startswith("torchish."):
+            params = [a._data for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+            _random_trace.check_vmap(params, self._data, name)
+        return sampler(self, *args, **kwargs)
+    return method
+
+
 for _name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
               "log_normal_", "cauchy_"):
-    setattr(Tensor, _name, globals()[_name])
+    setattr(Tensor, _name, _method(globals()[_name]))
 Tensor.bernoulli = bernoulli
 Tensor.multinomial = multinomial
 

@@ -282,7 +282,8 @@ def _var_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=No
     return _var(input, dim, unbiased, keepdim, correction), _mean_of(input, dim, keepdim)
 
 
-@op("std_mean", promote=P.NONE, grad_fn="StdMeanBackward0", method=False)
+@op("std_mean", promote=P.NONE, grad_fn="StdMeanBackward0", method=False,
+    saves=("input", "result0"))
 def _std_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (_std(_var(input, dim, unbiased, keepdim, correction)),
             _mean_of(input, dim, keepdim))
@@ -308,8 +309,8 @@ def _warn_no_dof(name, input, dim, correction):
 def _unbiased_overload(name, fn, method=False):
     """`var(x, True)` is the (input, unbiased) overload: resolved here so that the op's
     static `dim` is never a bool (True == 1 would share a compiled plan with dim=1)."""
-    def resolved(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None,
-                 axis=REQUIRED, keepdims=REQUIRED):
+    def resolved(input=REQUIRED, dim=None, unbiased=REQUIRED, keepdim=False, *, correction=None,
+                 out=None, axis=REQUIRED, keepdims=REQUIRED):
         dim = numpy_axis(name, dim, axis, None)   # NumPy's names, as PyTorch's parser reads
         if keepdims is not REQUIRED:
             if keepdim is not False:
@@ -319,15 +320,18 @@ def _unbiased_overload(name, fn, method=False):
             dim, unbiased = None, dim
         if dim is not None and dim.__class__ is not int and not (
                 isinstance(dim, (tuple, list)) and (not dim or _is_index(dim[0]))) or \
-                unbiased.__class__ not in _BOOL_OR_NONE or keepdim.__class__ is not bool:
+                unbiased.__class__ not in _BOOL_OR_REQUIRED or keepdim.__class__ is not bool or \
+                input is REQUIRED:
             _refuse(name, method, locals())
+        if unbiased is REQUIRED:   # (not passed: None is no bool to the parser)
+            unbiased = None
         _warn_no_dof(name, input, dim, _correction(unbiased, correction))
         return fn(input, dim, unbiased, keepdim, correction=correction)
     resolved.__name__ = resolved.__qualname__ = name
     return resolved
 
 
-_BOOL_OR_NONE = (bool, type(None))
+_BOOL_OR_REQUIRED = (bool, type(REQUIRED))
 
 
 def _refuse(name, method, values):
@@ -335,9 +339,11 @@ def _refuse(name, method, values):
     from .errors import _entry_name, _keywords_of_call
     keywords = [k for k in _keywords_of_call(_entry_name()[1]) if k in values]
     passed = [n for n in ("input", "dim", "unbiased", "keepdim") if n not in keywords]
-    while passed[-1] != "dim" and values[passed[-1]] is (None if passed[-1] == "unbiased"
-                                                         else False):
+    defaults = {"dim": None, "unbiased": REQUIRED, "keepdim": False}
+    while passed[-1] != "input" and values[passed[-1]] is defaults[passed[-1]]:
         passed.pop()   # (trailing defaults: not passed)
+    if values["input"] is REQUIRED:   # (then nothing was passed by position)
+        passed = []
     error = overloads.parser_error(name, method, [values[n] for n in passed[method:]],
                                    {k: values[k] for k in keywords})
     if error is not None:

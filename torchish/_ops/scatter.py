@@ -121,7 +121,8 @@ def _index_reduce_check(compute, input, index, source, *, dim, reduce, include_s
     return None
 
 
-@op(promote=P.NONE, grad_fn="IndexReduceBackward0", inplace=True, saves="inputs",
+@op(promote=P.NONE, grad_fn="IndexReduceBackward0", inplace=True,
+    saves=("input", "index", "source", "result"),
     check=_index_reduce_check)
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in _INDEX_REDUCE:

@@ -12,6 +12,7 @@ from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
 from .._tensor import contiguous_format, lay_out, layout_strides, like_layout, preserve_format
 from ..autograd import grad_mode
+from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, REGISTRY, given, omitted, op
 from .arg_parser import REQUIRED, numpy_axis
 from .argcheck import _is_index, python_level_ints
@@ -33,12 +34,19 @@ def _sizes(shape):
     return tuple(shape)
 
 
-def infer_shape(shape, numel, name="view"):
+def _saved_int_list(param):
+    """`saved_as` for a `*sizes` argument: the int list PyTorch saves (one sequence given is
+    its elements; a negative int reads as its unsigned 64-bit pattern)."""
+    return lambda **args: tuple(int(v) % 2 ** 64 for v in _sizes(args[param]))
+
+
+def infer_shape(shape, numel, name="view", given=None):
+    """`shape` with a -1 inferred; `given`: reshape's sizes as passed, for its errors."""
     for i, s in enumerate(shape):
+        if given is not None and s.__class__ is not int and not (
+                _is_index(s) or i and s.__class__ is bool):
+            raise _reshape_error(given, i, s)
         if isinstance(s, (float, np.floating)):   # (int() would truncate: `x.view(n / 2, 3)`)
-            if name == "reshape":
-                raise TypeError(f"reshape(): argument 'shape' (position 1) must be tuple of "
-                                f"ints, but found element of type float at pos {i}")
             raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
                             f"{i + 1} with error \"type must be tuple of ints,but got float\"")
     shape = [int(s) for s in shape]
@@ -216,12 +224,32 @@ def _fw_primal(input):
 
 
 def reshape(input, *shape):
-    shape = infer_shape(_sizes(shape), input.numel(), "reshape")
+    shape = infer_shape(_sizes(shape), input.numel(), "reshape", shape)
     if _view_steps(input, shape) is not None:
         # PyTorch views a contiguous input (ViewBackward0) and aliases a strided one
         return view(input, shape) if input.is_contiguous() else _reshape_alias(input, shape)
     # PyTorch: clone(contiguous) then _unsafe_view, two nodes (CloneBackward0 first)
     return _reshape_copy(input.contiguous(), shape)
+
+
+def _reshape_error(given, i, value):
+    """PyTorch's TypeError for reshape's size `value` at `i` that is no int; `given`: the
+    sizes as passed (several, or one sequence or value). As a function, `shape` is the
+    second argument (the call's positional count tells)."""
+    from .errors import _entry_name, positional_count_of_call, type_name
+    method = positional_count_of_call(_entry_name()[1]) != len(given) + 1
+    got = type_name(type(value))
+    if i:
+        return TypeError(f"reshape(): argument 'shape' failed to unpack the object at pos "
+                         f"{i + 1} with error \"type must be tuple of ints,but got {got}\"")
+    if len(given) > 1:
+        taken = 1 if method else 2
+        return TypeError(f"reshape() takes {taken} positional argument{'s' * (not method)} but "
+                         f"{len(given) + taken - 1} were given")
+    where = f"argument 'shape' (position {2 - method}) must be tuple of ints"
+    if isinstance(given[0], (tuple, list)):
+        return TypeError(f"reshape(): {where}, but found element of type {got} at pos 0")
+    return TypeError(f"reshape(): {where}, not {got}")
 
 
 def view_as(input, other):
@@ -281,6 +309,7 @@ def _perm(dims, ndim):
 
 
 @op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(),
+    saved_as={"dims": _saved_int_list("dims")},
     view=lambda t, *dims: [("permute", _perm(dims, t.ndim))])
 def permute(input, *dims):
     return jnp.transpose(input, _perm(dims, input.ndim))
@@ -335,6 +364,8 @@ def _movedim_perm(ndim, source, destination):
 
 
 @op(promote=P.NONE, grad_fn="PermuteBackward0", saves=(), aliases=("moveaxis",), tensors=("input",),
+    saved_as={"dims": lambda source, destination, input=None, **_: ABSENT if input is None
+              else _movedim_perm(input.ndim, source, destination)},
     view=lambda t, source, destination: [("permute", _movedim_perm(t.ndim, source, destination))])
 def movedim(input, source, destination):
     return jnp.transpose(input, _movedim_perm(input.ndim, source, destination))
@@ -488,7 +519,17 @@ def _split_name(kinds, statics):
         "SplitWithSizesBackward0"
 
 
+def _saved_split(sizes):
+    """`saved_as` of split's `split_size` (an int) or `split_sizes` (a list)."""
+    def saved(split_size_or_sections, **_):
+        if isinstance(split_size_or_sections, int) == sizes:
+            return ABSENT
+        return tuple(split_size_or_sections) if sizes else split_size_or_sections
+    return saved
+
+
 @op(promote=P.NONE, grad_fn=_split_name, saves=(), multi_view=True,
+    saved_as={"split_size": _saved_split(False), "split_sizes": _saved_split(True)},
     view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections,
                                                                dim))
 def split(input, split_size_or_sections, dim=0):
@@ -599,17 +640,59 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _apply_steps(input, [_diag_step(input.ndim, offset, dim1, dim2)])
 
 
-def _as_strided_step(t, size, stride, storage_offset):
-    if t._view is not None and t._view.steps:
-        raise NotImplementedError("torchish: as_strided on a view is not supported yet")
-    return ("as_strided", tuple(size), tuple(stride), storage_offset or 0)
+def _as_strided_steps(t, size, stride, storage_offset=None, geometry=None):
+    # relative to the storage: `extend` replaces the input's own steps by this one
+    offset = t.storage_offset() if storage_offset is None else storage_offset
+    check_strided(size, stride, offset, t.dtype.itemsize, t.untyped_storage().nbytes())
+    return [("as_strided", tuple(size), tuple(stride), offset)]
 
 
-@op(promote=P.NONE, grad_fn="AsStridedBackward0", saves=(),
-    view=lambda t, size, stride, storage_offset=None: [
-        _as_strided_step(t, size, stride, storage_offset)])
+def _ints(values):
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def check_strided(size, stride, offset, itemsize, nbytes):
+    """PyTorch's checks of a size/stride/offset laid over a storage of `nbytes` bytes."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {_ints(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    need = 0 if 0 in size else itemsize * (
+        1 + offset + sum((n - 1) * st for n, st in zip(size, stride)))
+    if need > nbytes:
+        raise RuntimeError(
+            f"setStorage: sizes {_ints(size)}, strides {_ints(stride)}, storage offset "
+            f"{offset}, and itemsize {itemsize} requiring a storage size of {need} are out "
+            f"of bounds for storage of size {nbytes}")
+
+
+@op("as_strided", promote=P.NONE, grad_fn="AsStridedBackward0", saves=(), function=False,
+    method=False, view=_as_strided_steps, saved_as={"geometry": None})
+def _as_strided(input, size, stride, storage_offset=None, geometry=None):
+    """`geometry`: the input's (size, stride, offset) when it is laid out over its storage
+    other than as its whole array (a view); the gradient reaches the input elements that
+    share a storage position with an output element (the others read no input element)."""
+    if geometry is None:
+        offset = storage_offset or 0
+        return _apply_steps(input, [("as_strided", tuple(size), tuple(stride), offset)])
+    offset = geometry[2] if storage_offset is None else storage_offset
+    out = View((), tuple(size), tuple(stride), offset).index_map()
+    held = View((), *geometry).index_map().reshape(-1)
+    if not out.size or not held.size:
+        return jnp.zeros(size, input.dtype)
+    where = np.full(max(out.max(), held.max()) + 1, -1, np.int64)
+    where[held] = np.arange(held.size)
+    idx = where[out]
+    return jnp.where(idx >= 0, input.reshape(-1)[np.maximum(idx, 0)], 0)
+
+
 def as_strided(input, size, stride, storage_offset=None):
-    return _apply_steps(input, [("as_strided", tuple(size), tuple(stride), storage_offset or 0)])
+    geometry = None if input._view is None else (
+        tuple(input.shape), input.stride(), input.storage_offset())
+    return _as_strided(input, tuple(size), tuple(stride), storage_offset, geometry)
 
 
 @op(promote=P.NONE, grad_fn="AliasBackward0", saves=(), function=False, method=False,
@@ -826,7 +909,8 @@ def rot90(input, k=1, dims=(0, 1)):
     return lay_out(out, stride)
 
 
-@op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False)
+@op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False,
+    saved_as={"repeats": _saved_int_list("repeats")})
 def repeat(input, *repeats):
     sizes = _sizes(repeats)
     if len(sizes) < input.ndim:
@@ -1025,7 +1109,7 @@ def _bind_plain():
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
              "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
              "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile", "hsplit",
-             "vsplit", "dsplit", "rot90"]
+             "vsplit", "dsplit", "rot90", "as_strided"]
     for n in names:
         setattr(Tensor, n, globals()[n])
 
@@ -1039,4 +1123,4 @@ PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "broadcas
          "flatten", "ravel", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
          "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
          "atleast_3d", "fliplr", "flipud", "tile", "meshgrid", "hsplit", "vsplit", "dsplit",
-         "rot90"]
+         "rot90", "as_strided"]

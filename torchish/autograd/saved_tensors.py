@@ -161,7 +161,11 @@ def _plan_of(node, name, prefix="_saved_"):
 
 
 def _saved_outputs_named(node, plan, name):
+    """The saved outputs `name` reads (through `saved_as`: linalg.inv's `inverse` is its
+    `result`)."""
     from .._ops.registry import saved_output_positions
+    alias = plan.op.saved_as.get(name, name)
+    name = alias if isinstance(alias, str) else name
     at = saved_output_positions(plan.op, plan.kinds, [d.is_floating_point or d.is_complex
                                                       for _, d in node._out_avals], only=name)
     return [t for t, _, producer in node._saved or ()
@@ -423,8 +427,8 @@ def _saved_operand(node, i):
     not among the version-checked `_saved`): PyTorch saved a clone of it before the write,
     whose CloneBackward0 leads to its history then."""
     tensor = node._inputs[i]
-    if i or any(t is tensor for t, _, _ in node._saved or ()):
-        return tensor
+    if i or any(t is tensor and not (p and p[0] is node) for t, _, p in node._saved or ()):
+        return tensor   # (not overwritten: saved as an operand, not only as the output)
     from .._ops.call_jax import call_jax_record
     from .._tensor import _wrap
     old = node._leaves[0]

@@ -14,14 +14,18 @@ What JAX does differently from `torch.func`, and how it is bridged here:
   arguments (a Module's parameters, closure cells) are inputs of that node too.
 - Inside the reverse-mode transforms (`grad`, `vjp`, `jacrev`, `hessian`) the differentiated
   arguments are leaves requiring grad and grad mode is on, as in PyTorch, so the tape gives
-  PyTorch's errors and `autograd.grad` works there; what runs under `no_grad` is a constant
-  of the transform (`dispatch` and in-place ops read it through `stop_gradient`).
+  PyTorch's errors and `autograd.grad` works there.
 - Inside `vmap`, `jvp` and `jacfwd` grad mode stays the caller's; the ops on the transform's
-  values record nothing (PyTorch's batched and dual tensors do not require grad) and under
-  `no_grad` inside `vmap` they are constants of the tape around it.
+  values record nothing (PyTorch's batched and dual tensors do not require grad).
+- What runs under `no_grad` inside a transform is a constant of the reverse-mode levels (a
+  `grad`-like transform, the tape around) while forward mode sees through it, as PyTorch's
+  levels do: `dispatch` reads it through `_reverse_constant` (`stop_gradient` would also stop
+  `jvp`/`jacfwd`).
 - `vmap` maps positional arguments only (keyword arguments are passed unbatched, as
   PyTorch), and its `randomness` decides the key random ops draw from: none ("error": a
   random op raises), one shared key ("same"), or one key per batch element ("different").
+  As PyTorch, "same" refuses batched probabilities/means and "different" an in-place sampler
+  on an unbatched tensor (`_random_trace.check_vmap`).
 """
 import contextlib
 import functools
@@ -331,8 +335,31 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 
 def linearize(func, *primals):
-    value, jvp_fn = jax.linearize(_Traced(func, False, primals), *_to_arrays(primals))
-    return _to_tensors(value), lambda *t: _to_tensors(jvp_fn(*_to_arrays(t)))
+    # `func` runs twice, as in PyTorch: eagerly for the value (on the tape of the primals),
+    # and traced for the linear map
+    value = func(*primals)
+    traced = _Traced(func, False, primals)
+    jvp_fn = jax.linearize(traced, *_to_arrays(primals))[1]
+    primals_flat, primals_spec = _pytree.tree_flatten(primals)
+
+    def linearized(*tangents):
+        flat, spec = _pytree.tree_flatten(tangents)
+        if spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {spec} to have the same argspec as the "
+                               f"primals {primals_spec}")
+        for i, (p, t) in enumerate(zip(primals_flat, flat)):
+            if not (_is_t(p) and _is_t(t)):
+                continue
+            if p.shape != t.shape:
+                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree "
+                                   f"doesn't match the shape {p.shape} of the corresponding "
+                                   "primal.")
+            if p.dtype != t.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree "
+                                   f"doesn't match the dtype {p.dtype} of the corresponding "
+                                   "primal.")
+        return _reorder(traced.out, _to_tensors(jvp_fn(*_to_arrays(tangents))))
+    return value, linearized
 
 
 def _check_hessian_inputs(inputs):
@@ -526,7 +553,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             k = key
             if randomness == "different":
                 k = jax.random.fold_in(k, jax.lax.axis_index(axis))
-            with _random_trace.traced_key(k):
+            with _random_trace.traced_key(k, vmap=(axis, randomness)):
                 res = traced(*a, **kwargs)
             # PyTorch lets a one-element tuple of out_dims stand for a lone Tensor output
             return (res,) if lone and traced.out is None else res
