@@ -3,7 +3,6 @@
 TORCHISH_TEST_DEVICE selects the device every test runs on (`cpu` when unset, `cuda` on a GPU
 machine): it becomes torchish's default device, so tensors created without `device=` land there.
 """
-import ctypes
 import os
 
 # The oracle (PyTorch) runs one intra-op thread in the test workers and the scripts they
@@ -75,34 +74,3 @@ def _restore_global_state():
     torchish.set_default_dtype(dtype)
     torchish.set_grad_enabled(grad)
     torchish.set_printoptions(profile="default")
-
-
-
-try:  # glibc's: hand freed heap pages back to the system
-    _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-except (OSError, AttributeError):   # another C library
-    _malloc_trim = None
-_WORKER_MB_LIMIT = 4096
-
-
-def _resident_mb():
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
-    except (OSError, ValueError):
-        return 0
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _bounded_memory():
-    """A worker keeps every kernel it compiled (JAX's caches): over a whole run one grew to
-    6 GB. Past `_WORKER_MB_LIMIT` after a test file, the caches are dropped (later files
-    compile what they use again) and the freed heap is handed back."""
-    yield
-    if _resident_mb() > _WORKER_MB_LIMIT:
-        import gc
-        import jax
-        jax.clear_caches()
-        gc.collect()
-        if _malloc_trim is not None:
-            _malloc_trim(0)

@@ -95,8 +95,16 @@ def _check_matrix_norm_order(ord):
         raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
 
 
+class _DefaultOrder(str):
+    """matrix_norm's default "fro", told apart from a "fro" the caller passed (PyTorch's
+    invalid-combination message lists only the arguments given)."""
+
+
+_FRO = _DefaultOrder("fro")
+
+
 @_autocast.casts("linalg_matrix_norm")
-def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(input, ord=_FRO, dim=(-2, -1), keepdim=False, *, dtype=None):
     """linalg.matrix_norm, composed as PyTorch composes it (so the graph has its nodes):
     'fro' is a vector 2-norm; 'nuc' and +-2 reduce the singular values (sum, amax/amin) of input
     with `dim` moved last; +-1 and +-inf reduce a vector 1-norm along one dim with amax/amin."""
@@ -110,7 +118,7 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
                            f"as input. Got {input.dtype._legacy}")
     if not isinstance(dim, (tuple, list)):
         from ._ops.overloads import _invalid_combination, table
-        given = (input,) if isinstance(ord, str) and ord == "fro" else (input, ord)   # (default)
+        given = (input,) if ord is _FRO else (input, ord)
         raise _invalid_combination("linalg_matrix_norm", table("linalg_matrix_norm", False),
                                    given, {"dim": dim})
     dim = tuple(dim)
