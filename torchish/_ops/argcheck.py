@@ -54,6 +54,11 @@ def _check_arguments(definition, statics, kinds):
     `scalar_operands`); asked when a plan is made, so valid calls never pay for it."""
     numbers, lists, required, dims, bools = definition.argcheck
     for pname, kind in zip(definition.tensors, kinds):
+        if pname in lists and (kind is None or isinstance(kind, type) or kind[0] not in ("L", "?")):
+            from .._tensor import Tensor   # (a Tensor, a number or None where a list goes)
+            raise argument_error(definition, pname, "tuple of Tensors",
+                                 kind if isinstance(kind, type) else type(None) if kind is None
+                                 else Tensor)
         if kind is None:
             if pname in required:
                 raise argument_error(definition, pname, "Tensor", type(None))

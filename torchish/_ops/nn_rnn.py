@@ -10,7 +10,11 @@ Gate order and formulas are PyTorch's (aten/src/ATen/native/RNN.cpp):
         c' = sigmoid(f) c + sigmoid(i) tanh(g);  h' = sigmoid(o) tanh(c')  [then h' W_hr^T]
   GRU:  r, z, n chunks of gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh
         r = sigmoid(gi_r + gh_r); z = sigmoid(gi_z + gh_z); n = tanh(gi_n + r gh_n)
-        h' = (1 - z) n + z h
+        h' = (h - n) z + n
+Under autocast (`low`: the region's dtype) PyTorch's recurrent kernels call `linear`, which
+autocast lowers: each input and hidden projection runs in `low` (accumulated in float32,
+bias included, rounded once), the gates' pointwise math in `low`, and whatever meets a
+float32 state (GRU's h, LSTM's c) in float32: a GRU returns float32, a projected LSTM `low`.
 Variable lengths (packed sequences) are run on the padded layout with a per-step mask: a
 finished sequence keeps its state and emits zeros; the reverse direction walks time backwards
 and so starts each sequence at its own last valid step, as PyTorch's packed reverse layer does.
@@ -24,27 +28,60 @@ from .registry import Promote, op
 MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
 
 
-def _cell(mode, gi, h, c, w_hh, b_hh, w_hr):
-    """One step for a batch of directions: gi (D,B,G) = input part, h (D,B,Hout), c (D,B,H)."""
-    gh = jnp.einsum("dbh,dgh->dbg", h, w_hh)
-    if b_hh is not None:
-        gh = gh + b_hh[:, None, :]
+def _rounding(low):
+    """x -> x rounded to dtype `low` (kept in float32), as a PyTorch op of that dtype rounds its
+    result: an explicit op, since XLA may keep excess precision across a fused chain of
+    half-precision ops. The identity without autocast."""
+    if low is None:
+        return lambda x: x
+    info = jnp.finfo(low)
+    return lambda x: jax.lax.reduce_precision(x, exponent_bits=info.nexp,
+                                              mantissa_bits=info.nmant)
+
+
+def _linear(spec, x, w, b, low):
+    """`einsum(spec, x, w) + b` as PyTorch's `linear`; under autocast as its `low` kernel:
+    operands rounded to `low`, accumulated in float32 with the bias, rounded once."""
+    if low is None:
+        y = jnp.einsum(spec, x, w)
+        return y if b is None else y + b
+    q, f32 = _rounding(low), jnp.float32
+    y = jnp.einsum(spec, q(x.astype(f32)), q(w.astype(f32)))
+    return q(y if b is None else y + q(b.astype(f32)))
+
+
+def _lstm_gates(gates, c, low, c_low):
+    """(c', sigmoid(o)) of an LSTM step from its summed gates (see `_cell`)."""
+    q = _rounding(low)
+    qc = q if c_low else _rounding(None)
+    i, f, g, o = jnp.split(q(gates), 4, axis=-1)
+    c = qc(qc(q(jax.nn.sigmoid(f)) * c) + q(q(jax.nn.sigmoid(i)) * q(jnp.tanh(g))))
+    return c, q(jax.nn.sigmoid(o))
+
+
+def _cell(mode, gi, h, c, w_hh, b_hh, w_hr, low=None, h_low=False, c_low=False):
+    """One step for a batch of directions: gi (D,B,G) = input part, h (D,B,Hout), c (D,B,H).
+    Under autocast (`low`) values are float32 and each op's result is rounded where PyTorch's
+    is of dtype `low`: the gates, and a state that is (`h_low`, `c_low`)."""
+    q = _rounding(low)
+    qh = q if h_low else _rounding(None)
+    qc = q if c_low else _rounding(None)
+    gh = _linear("dbh,dgh->dbg", h, w_hh, None if b_hh is None else b_hh[:, None, :], low)
     if mode == "LSTM":
-        i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
-        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        c, outgate = _lstm_gates(gi + gh, c, low, c_low)
+        h = qc(outgate * qc(jnp.tanh(c)))
         if w_hr is not None:
-            h = jnp.einsum("dbh,dph->dbp", h, w_hr)
+            h = _linear("dbh,dph->dbp", h, w_hr, None, low)
         return h, c
     if mode == "GRU":
         ir, iz, in_ = jnp.split(gi, 3, axis=-1)
         hr, hz, hn = jnp.split(gh, 3, axis=-1)
-        r = jax.nn.sigmoid(ir + hr)
-        z = jax.nn.sigmoid(iz + hz)
-        n = jnp.tanh(in_ + r * hn)
-        return (1 - z) * n + z * h, c
-    pre = gi + gh
-    return (jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)), c
+        r = q(jax.nn.sigmoid(q(ir + hr)))
+        z = q(jax.nn.sigmoid(q(iz + hz)))
+        n = q(jnp.tanh(q(in_ + q(r * hn))))
+        return qh(qh(qh(h - n) * z) + n), c
+    pre = q(gi + gh)
+    return q(jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)), c
 
 
 def _split_weights(weights, num_directions, has_biases, has_proj):
@@ -78,7 +115,7 @@ def _layer_grad_fn(kinds, statics):
     tensors=("input", "h0", "c0", "weights", "lengths"), grad_fn=_layer_grad_fn,
     function=False, method=False)
 def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1,
-               has_biases=True, has_proj=False):
+               has_biases=True, has_proj=False, low=None):
     """One layer over a (T, B, I) sequence. h0: (D, B, Hout); c0: (D, B, H) for LSTM else None;
     weights: per direction [w_ih, w_hh, (b_ih, b_hh), (w_hr)]; lengths: (B,) ints or None.
 
@@ -88,9 +125,17 @@ def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1
     D = num_directions
     w_ih, w_hh, b_ih, b_hh, w_hr = _split_weights(weights, D, has_biases, has_proj)
     # The input projection of every step at once: one matmul instead of T small ones.
-    gi = jnp.einsum("tbi,dgi->dtbg", input, w_ih)
-    if b_ih is not None:
-        gi = gi + b_ih[:, None, None, :]
+    gi = _linear("tbi,dgi->dtbg", input, w_ih, None if b_ih is None else b_ih[:, None, None, :],
+                 low)
+    # under autocast the states run in float32 holding values of their PyTorch dtypes (the
+    # projected h is `low` from the first step); they return in those dtypes
+    h_dtype = low if has_proj and low is not None else h0.dtype
+    c_dtype = None if c0 is None else c0.dtype
+    h_low = c_low = False
+    if low is not None:
+        h_low, c_low = h_dtype == low, c_dtype == low
+        h0 = _rounding(low)(h0.astype(jnp.float32)) if h_low else h0.astype(jnp.float32)
+        c0 = None if c0 is None else c0.astype(jnp.float32)
     if D == 2:
         gi = jnp.stack([gi[0], gi[1][::-1]])
     xs = [jnp.moveaxis(gi, 1, 0)]                              # (T, D, B, G)
@@ -98,11 +143,11 @@ def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1
         steps = jnp.arange(T)[:, None] < lengths[None, :]      # (T, B)
         mask = jnp.stack([steps, steps[::-1]][:D], axis=1)     # (T, D, B)
         xs.append(mask[..., None])
-    c_init = c0 if mode == "LSTM" else jnp.zeros((), input.dtype)
+    c_init = c0 if mode == "LSTM" else jnp.zeros((), h0.dtype)
 
     def step(carry, x):
         h, c = carry
-        h_new, c_new = _cell(mode, x[0], h, c, w_hh, b_hh, w_hr)
+        h_new, c_new = _cell(mode, x[0], h, c, w_hh, b_hh, w_hr, low, h_low, c_low)
         if len(x) == 1:
             return (h_new, c_new), h_new
         m = x[1]
@@ -114,9 +159,10 @@ def _rnn_layer(input, h0, c0, weights, lengths, *, mode="LSTM", num_directions=1
     (h_n, c_n), out = jax.lax.scan(step, (h0, c_init), xs)    # out: (T, D, B, Hout)
     if D == 2:
         out = jnp.stack([out[:, 0], out[::-1, 1]], axis=1)
-    out = jnp.moveaxis(out, 1, 2).reshape(T, B, D * out.shape[-1])
+    out = jnp.moveaxis(out, 1, 2).reshape(T, B, D * out.shape[-1]).astype(h_dtype)
+    h_n = h_n.astype(h_dtype)
     if mode == "LSTM":
-        return (out, *h_n, *c_n)
+        return (out, *h_n, *c_n.astype(c_dtype))
     return (out, *h_n)
 
 
@@ -141,31 +187,33 @@ def _check_cell_shapes(input, hiddens, input_size, hidden_size):
 @op(promote=Promote.DEFAULT, tensors=("input", "hx", "cx", "w_ih", "w_hh", "b_ih", "b_hh"),
     grad_fn=lambda kinds, statics: _CELL_GRAD_FN[statics["mode"]],
     function=False, method=False)
-def _rnn_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, *, mode="LSTM"):
+def _rnn_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, *, mode="LSTM", low=None):
     """One step of RNNCell / GRUCell on (B, I) input, returning h'. For LSTMCell it returns
-    (c', o) with o the output gate's pre-activation: PyTorch's CPU cell is a chain of ops whose
-    last ones are c' = ... + ... (AddBackward0) and h' = sigmoid(o) * tanh(c') (MulBackward0),
-    so `_lstm_cell_hidden` finishes h' and each state gets PyTorch's node name (two ops per
-    step rather than PyTorch's dozen: the nodes between are not reproduced)."""
+    (c', sigmoid(o)), o the output gate: PyTorch's CPU cell is a chain of ops whose last ones
+    are c' = ... + ... (AddBackward0) and h' = sigmoid(o) * tanh(c') (MulBackward0), so
+    `_lstm_cell_hidden` finishes h' and each state gets PyTorch's node name (two ops per step
+    rather than PyTorch's dozen: the nodes between are not reproduced)."""
     _check_cell_shapes(input, (hx,) if cx is None else (hx, cx), w_ih.shape[1], w_hh.shape[1])
-    gi = input @ w_ih.T
-    if b_ih is not None:
-        gi = gi + b_ih
+    gi = _linear("bi,gi->bg", input, w_ih, b_ih, low)
+    h_low = c_low = False
+    if low is not None:   # (see `_rnn_layer`)
+        h_low, c_low = hx.dtype == low, cx is not None and cx.dtype == low
+        hx, cx = hx.astype(jnp.float32), None if cx is None else cx.astype(jnp.float32)
     if mode == "LSTM":
-        gh = hx @ w_hh.T
-        if b_hh is not None:
-            gh = gh + b_hh
-        i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
-        return jax.nn.sigmoid(f) * cx + jax.nn.sigmoid(i) * jnp.tanh(g), o
+        gh = _linear("bh,gh->bg", hx, w_hh, b_hh, low)
+        c, outgate = _lstm_gates(gi + gh, cx, low, c_low)
+        if low is None:
+            return c, outgate
+        return c.astype(low if c_low else jnp.float32), outgate.astype(low)
     h, _ = _cell(mode, gi[None], hx[None], None, w_hh[None],
-                 None if b_hh is None else b_hh[None], None)
-    return h[0]
+                 None if b_hh is None else b_hh[None], None, low, h_low)
+    return h[0] if low is None else h[0].astype(low if h_low else jnp.float32)
 
 
 @op(promote=Promote.DEFAULT, grad_fn="MulBackward0", function=False, method=False)
-def _lstm_cell_hidden(o, c):
+def _lstm_cell_hidden(outgate, c):
     """h' = sigmoid(o) * tanh(c') of an LSTM cell (see `_rnn_cell`)."""
-    return jax.nn.sigmoid(o) * jnp.tanh(c)
+    return outgate * jnp.tanh(c)
 
 
 @op("_rnn_packed_output", promote=Promote.NONE, grad_fn="CatBackward0", function=False,

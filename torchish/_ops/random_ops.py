@@ -200,6 +200,15 @@ def randn(*sizes, generator=None, out=None, dtype=None, layout=None, device=None
 
 def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, size=None, low=None, high=None):
+    if not (1 < len(args) < 4 and low is high is size is None and isinstance(args[-1], (
+            tuple, list)) and all(isinstance(a, (int, np.integer)) for a in args[:-1])):
+        # not (high, size) or (low, high, size): PyTorch's overloads say whether they take it
+        from .overloads import parser_error
+        given = {k: v for k, v in (("size", size), ("low", low), ("high", high))
+                 if v is not None}
+        error = parser_error("randint", False, args, given)
+        if error is not None:
+            raise error
     args = list(args)
     if size is None:
         if len(args) > 1 and isinstance(args[-1], (int, np.integer)):

@@ -10,7 +10,8 @@ from .._storage import (RetypedStorage, View, base_view, contiguous_strides, roo
                         view_strides, _apply_steps)
 from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
-from .._tensor import contiguous_format, lay_out, layout_strides, like_layout, preserve_format
+from .._tensor import (Tensor, contiguous_format, lay_out, layout_strides, like_layout,
+                       preserve_format)
 from ..autograd import grad_mode
 from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, REGISTRY, given, omitted, op
@@ -490,6 +491,26 @@ def narrow(input, dim, start, length):
     return basic_view(input, (_narrow_step(input.shape, dim, start, length),))
 
 
+def _int_list_error(name, param, value, position):
+    """PyTorch's parser's TypeError for an `int[]` argument that is no sequence of ints."""
+    from .errors import type_name
+    head = f"{name}(): argument '{param}'"
+    if not isinstance(value, (list, tuple)):
+        return TypeError(f"{head} (position {position}) must be tuple of ints, not "
+                         f"{type_name(type(value))}")
+    bad = next(i for i, v in enumerate(value) if not _is_index(v))
+    kind = type_name(type(value[bad]))
+    if bad == 0:
+        return TypeError(f"{head} (position {position}) must be tuple of ints, but found "
+                         f"element of type {kind} at pos 0")
+    return TypeError(f'{head} failed to unpack the object at pos {bad + 1} with error "type '
+                     f'must be tuple of ints,but got {kind}"')
+
+
+def _int_sequence(value):
+    return isinstance(value, (list, tuple)) and all(_is_index(v) for v in value)
+
+
 def _split_steps(shape, split_size_or_sections, dim):
     d = _wrap_dim(dim, len(shape))
     n = shape[d]
@@ -537,6 +558,8 @@ def split(input, split_size_or_sections, dim=0):
 
 
 def split_with_sizes(input, split_sizes, dim=0):
+    if not _int_sequence(split_sizes):
+        raise _int_list_error("split_with_sizes", "split_sizes", split_sizes, 2)
     return split(input, tuple(split_sizes), dim)
 
 
@@ -767,31 +790,47 @@ def stack(tensors, dim=0):
     return jnp.stack(tensors, axis=_unsq(tensors[0].ndim, dim))
 
 
-def _nonempty(name, tensors):
+def tensor_elements(tensors):
+    """PyTorch's parser on the elements of a TensorList (a `*tensors` one is argument 0 too)."""
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(x).__name__}")
+
+
+def _tensor_list(name, tensors):
+    """A `Tensor[] tensors` argument as PyTorch's parser and kernel check it."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    tensor_elements(tensors)
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
 
 
 def hstack(tensors):
-    _nonempty("hstack", tensors)
+    _tensor_list("hstack", tensors)
     tensors = [atleast_1d(x) for x in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
-    _nonempty("vstack", tensors)
+    _tensor_list("vstack", tensors)
     return cat([atleast_2d(x) for x in tensors], 0)
 
 
-row_stack = vstack
+def row_stack(tensors):
+    _tensor_list("row_stack", tensors)
+    return vstack(tensors)
 
 
 def dstack(tensors):
-    _nonempty("dstack", tensors)
+    _tensor_list("dstack", tensors)
     return cat([atleast_3d(x) for x in tensors], 2)
 
 
 def column_stack(tensors):
+    _tensor_list("column_stack", tensors)
     return hstack([x.reshape(-1, 1) if x.ndim <= 1 else x for x in tensors])
 
 
@@ -800,6 +839,7 @@ def _atleast(one, args):
     if len(args) == 1 and not isinstance(args[0], (list, tuple)):
         return one(args[0])
     seq = args[0] if len(args) == 1 else args
+    tensor_elements(seq)
     return tuple(one(x) for x in seq)
 
 
@@ -924,8 +964,10 @@ def repeat(input, *repeats):
     return jnp.tile(x, sizes)
 
 
-def tile(input, *dims):
+def tile(input, *dims, _position=2):
     dims = _sizes(dims)
+    if not _int_sequence(dims):
+        raise _int_list_error("tile", "dims", dims[0] if len(dims) == 1 else dims, _position)
     dims = (1,) * (input.ndim - len(dims)) + tuple(dims)
     return repeat(input, dims)
 
@@ -1059,8 +1101,7 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensor_elements(tensors)
     from .errors import broadcast_error
     msg = broadcast_error([t.shape for t in tensors])   # the kernel's message, not the ref's
     if msg:
@@ -1073,6 +1114,7 @@ def broadcast_tensors(*tensors):
 def meshgrid(*tensors, indexing=None):
     tensors = _sizes(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
         else tensors
+    tensor_elements(tensors)
     if indexing is None:
         from .._warnings import warn_once   # (TORCH_WARN_ONCE, under PyTorch's Python wrapper)
         warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the "
@@ -1102,13 +1144,24 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
+def _tile_method(self, *dims):
+    return tile(self, *dims, _position=1)   # (PyTorch counts a method's arguments after self)
+
+
+def _split_with_sizes_method(self, split_sizes, dim=0):
+    if not _int_sequence(split_sizes):
+        raise _int_list_error("split_with_sizes", "split_sizes", split_sizes, 1)
+    return split(self, tuple(split_sizes), dim)
+
+
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
-    from .._tensor import Tensor
     Tensor.view = _view_method
+    Tensor.tile = _tile_method
+    Tensor.split_with_sizes = _split_with_sizes_method
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
-             "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "split_with_sizes", "chunk",
-             "tensor_split", "contiguous", "clone", "fliplr", "flipud", "tile", "hsplit",
+             "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "chunk",
+             "tensor_split", "contiguous", "clone", "fliplr", "flipud", "hsplit",
              "vsplit", "dsplit", "rot90", "as_strided"]
     for n in names:
         setattr(Tensor, n, globals()[n])

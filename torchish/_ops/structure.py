@@ -150,10 +150,14 @@ def _block_diag(tensors):
 
 
 def block_diag(*tensors):
+    from .shape import tensor_elements
+    tensor_elements(tensors)
     return _block_diag(list(tensors))
 
 
 def cartesian_prod(*tensors):
+    from .shape import tensor_elements
+    tensor_elements(tensors)
     for t in tensors:
         if t.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")

@@ -246,9 +246,10 @@ class RNNBase(Module):
                        for name in names]
             h0 = hx[layer * D:(layer + 1) * D]
             c0 = cx[layer * D:(layer + 1) * D] if lstm else None
-            x, (h0, c0, *weights) = _autocast_args(self.mode, x, [h0, c0, *weights], fused)
+            x, (h0, c0, *weights), low = _autocast_args(self.mode, x, [h0, c0, *weights],
+                                                        fused, input.dtype)
             res = _rnn_layer(x, h0, c0, weights, lengths, mode=self.mode, num_directions=D,
-                             has_biases=self.bias, has_proj=self.proj_size > 0)
+                             has_biases=self.bias, has_proj=self.proj_size > 0, low=low)
             x = res[0]
             hs.extend(res[1:1 + D])
             if lstm:
@@ -499,22 +500,27 @@ class RNNCellBase(Module):
         return input, hx, is_batched
 
 
-def _autocast_args(mode, input, tensors, fused=False):
-    """(input, tensors) as an autocast region leaves them: an input of the region's dtype runs
-    PyTorch's LSTM/GRU (and cells) in that dtype, the others as they are; its Elman RNNs and
-    its oneDNN LSTM layer (`fused`) are ops autocast lowers, so they always run in the region's
-    dtype."""
+def _autocast_args(mode, input, tensors, fused=False, module_input=None):
+    """(input, tensors, low) as an autocast region leaves them: an input of the region's dtype
+    runs PyTorch's LSTM/GRU (and cells) in that dtype, the others as they are; its Elman RNNs
+    and its oneDNN LSTM layer (`fused`) are ops autocast lowers, so they always run in the
+    region's dtype. `low`: the dtype name the kernels' `linear`s run in (see nn_rnn), or None.
+    `module_input`: the dtype of the module's input, where `input` is a later layer's."""
     if not _autocast.ACTIVE[0]:
-        return input, tensors
+        return input, tensors, None
     device = input.device.type
     if not _autocast.enabled.get(device):
-        return input, tensors
+        return input, tensors, None
     low = _autocast.dtypes[device]
-    if mode.startswith("RNN") or fused:
+    lowered = mode.startswith("RNN") or fused
+    if lowered:
         input, = _autocast.cast_values(_autocast.LOWER, [input], device)
-    if input.dtype is low:
+    dtype = module_input or input.dtype
+    if lowered or dtype is low:
         tensors = _autocast.cast_values(_autocast.LOWER, tensors, device)
-    return input, tensors
+    elif dtype is not torchish.float32:   # (autocast leaves float64 alone)
+        return input, tensors, None
+    return input, tensors, str(low.np)
 
 
 def _cell_step(cell, input, hx, cx, mode):
@@ -526,12 +532,12 @@ def _cell_step(cell, input, hx, cx, mode):
         if mat1.dtype is not mat2.dtype and not _autocast.ACTIVE[0]:  # autocast casts cells
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                                f"{mat1.dtype._legacy} and {mat2.dtype._legacy}")
-    input, rest = _autocast_args(
+    input, rest, low = _autocast_args(
         mode, input, [hx, cx, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh])
-    out = _rnn_cell(input, *rest, mode=mode)
+    out = _rnn_cell(input, *rest, mode=mode, low=low)
     if mode == "LSTM":
-        c, o = out
-        return _lstm_cell_hidden(o, c), c
+        c, outgate = out
+        return _lstm_cell_hidden(outgate, c), c
     return out
 
 
