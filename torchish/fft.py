@@ -24,57 +24,99 @@ def _prepared(input, name=None, real_only=None):
     return input
 
 
+def _resized(input, sizes):
+    """`input` cut or zero-padded to `sizes` ({axis: length}) as PyTorch's transforms resize
+    it before transforming, on the tape: a slice per axis to shorten (SliceBackward0), then
+    one constant pad (ConstantPadNdBackward0). Invalid lengths are left to the transform's
+    own checks."""
+    pad = [0] * (2 * input.ndim)
+    for axis, n in sizes.items():
+        size = input.shape[axis]
+        if 0 < n < size:
+            input = input.narrow(axis, 0, n)
+        elif n > size:
+            pad[2 * (input.ndim - 1 - axis) + 1] = n - size
+    if any(pad):
+        from .nn.functional import pad as constant_pad
+        input = constant_pad(input, pad)
+    return input
+
+
+def _resized_1d(input, n, dim, c2r=False):
+    if n is None:
+        return input
+    return _resized(input, {_f._wrap(dim, input.ndim): n // 2 + 1 if c2r else n})
+
+
+def _resized_nd(input, s, dim, c2r=False):
+    if s is None:
+        return input
+    s, axes = _f._many_dims(input, s, dim)   # (PyTorch's errors for a bad s or dim)
+    sizes = dict(zip(axes, s))
+    if c2r:   # (a complex-to-real transform's last dim holds n // 2 + 1 values)
+        sizes[axes[-1]] = s[-1] // 2 + 1
+    return _resized(input, sizes)
+
+
+def _complex(input):
+    """A real input of a complex-to-complex transform made complex first (ToCopyBackward0)."""
+    if input.dtype.is_complex:
+        return input
+    return input.to(_dt.complex128 if input.dtype is _dt.float64 else _dt.complex64)
+
+
 _REAL = "{name} expects a real input tensor, but got {dtype}"
 _REAL_N = "{name} expects a real-valued input tensor, but got {dtype}"
 _FLOATING = "Only supports floating-point dtypes, but found: {dtype}"
 
 
 def fft(input, n=None, dim=-1, norm=None):
-    return _f.fft_fft(_prepared(input), n, dim, norm)
+    return _f.fft_fft(_resized_1d(_prepared(input), n, dim), n, dim, norm)
 
 
 def ifft(input, n=None, dim=-1, norm=None):
-    return _f.fft_ifft(_prepared(input), n, dim, norm)
+    return _f.fft_ifft(_resized_1d(_prepared(input), n, dim), n, dim, norm)
 
 
 def rfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_rfft(_prepared(input, "rfft", _REAL), n, dim, norm)
+    return _f.fft_rfft(_resized_1d(_prepared(input, "rfft", _REAL), n, dim), n, dim, norm)
 
 
 def irfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_irfft(_prepared(input), n, dim, norm)
+    return _f.fft_irfft(_resized_1d(_prepared(input), n, dim, c2r=True), n, dim, norm)
 
 
 def hfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_hfft(_prepared(input), n, dim, norm)
+    return _f.fft_hfft(_resized_1d(_prepared(input), n, dim, c2r=True), n, dim, norm)
 
 
 def ihfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_ihfft(_prepared(input, "ihfft", _REAL), n, dim, norm)
+    return _f.fft_ihfft(_resized_1d(_prepared(input, "ihfft", _REAL), n, dim), n, dim, norm)
 
 
 def fftn(input, s=None, dim=None, norm=None):
-    return _f.fft_fftn(_prepared(input), s, dim, norm)
+    return _f.fft_fftn(_resized_nd(_complex(_prepared(input)), s, dim), s, dim, norm)
 
 
 def ifftn(input, s=None, dim=None, norm=None):
-    return _f.fft_ifftn(_prepared(input), s, dim, norm)
+    return _f.fft_ifftn(_resized_nd(_complex(_prepared(input)), s, dim), s, dim, norm)
 
 
 def rfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_rfftn(_prepared(input, "rfftn", _REAL_N), s, dim, norm)
+    return _f.fft_rfftn(_resized_nd(_prepared(input, "rfftn", _REAL_N), s, dim), s, dim, norm)
 
 
 def irfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_irfftn(_prepared(input), s, dim, norm)
+    return _f.fft_irfftn(_resized_nd(_prepared(input), s, dim, c2r=True), s, dim, norm)
 
 
 def hfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_hfftn(_prepared(input), s, dim, norm)
+    return _f.fft_hfftn(_resized_nd(_prepared(input), s, dim, c2r=True), s, dim, norm)
 
 
 def ihfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_ihfftn(_prepared(input, "ihfftn", _FLOATING), s, dim, norm)
+    return _f.fft_ihfftn(_resized_nd(_prepared(input, "ihfftn", _FLOATING), s, dim), s, dim,
+                         norm)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None):
