@@ -74,6 +74,10 @@ CASES = [
     "t.nonzero_static(size=None)", "L.nonzero_static(t, size=None)", "t.nonzero_static(size=True)",
     "t.nonzero_static(size=2, fill_value=1.5)", "t.nonzero_static(size=2, fill_value=None)",
     "t.nonzero_static(size=-1)",
+    # finfo() is the default dtype's, but None is no dtype
+    "L.finfo(None)", "L.iinfo(None)", "L.finfo(1)", "L.iinfo('int32')", "L.finfo(t)",
+    # Tensor.to with what no overload takes
+    "t.to([1])", "t.to({})", "t.to(foo=1)", "t.to(L.HalfTensor)",
 ]
 
 

@@ -261,6 +261,11 @@ OUTPUT_FIELDS = {
     "inverse": ("a.inverse()", ("inverse",)),
     "linalg.pinv": ("T.linalg.pinv(a[:2])", ("result", "self")),
     "pinverse": ("T.pinverse(a)", ("result", "self")),
+    "linalg.det": ("T.linalg.det(a)", ("A", "LU", "pivots", "result")),
+    "det batched": ("T.det(T.stack([a, a.flip(0)]))", ("A", "LU", "pivots", "result")),
+    "linalg.slogdet": ("T.linalg.slogdet(a)[1]", ("A", "LU", "pivots", "sign")),
+    "linalg.eig": ("T.linalg.eig(a)", ("eigenvalues", "eigenvectors")),
+    "linalg.eigvals": ("T.linalg.eigvals(a)", ("eigenvalues",)),
     "linalg.lu_factor": ("T.linalg.lu_factor(a)", ("LU", "pivots")),
     "linalg.lu_solve": ("T.linalg.lu_solve(*T.linalg.lu_factor(a), s)", ("LU", "pivots", "result")),
     "linalg.solve": ("T.linalg.solve(a, s[:, 0])", ("A", "result")),
@@ -296,3 +301,13 @@ def _tensor_fields(T, case):
 @pytest.mark.parametrize("case", list(OUTPUT_FIELDS))
 def test_saved_output_fields(case):
     assert _tensor_fields(torchish, case) == _tensor_fields(torch, case)
+
+
+def test_eigvals_saves_the_eigenvectors():
+    """PyTorch's eigvals runs linalg_eig, whose node also saves the eigenvectors (ours has no
+    such output: the saved tensor has no grad_fn)."""
+    found = []
+    for T in (torch, torchish):
+        g = T.linalg.eigvals(T.tensor(_A, requires_grad=True)).grad_fn
+        found.append(np.round(g._saved_eigenvectors.detach().numpy(), 6))
+    np.testing.assert_array_equal(found[1], found[0])

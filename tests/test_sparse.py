@@ -190,7 +190,7 @@ def test_softmax():
     lambda m, s: s.numpy(), lambda m, s: s.tolist(), lambda m, s: s.data_ptr(),
     lambda m, s: s.contiguous(), lambda m, s: s.indices(),
     lambda m, s: m.sparse.mm(s, m.ones(2, 2)), lambda m, s: m.mm(s, m.ones(3, 2).double()),
-    lambda m, s: m.softmax(s, 1),
+    lambda m, s: m.softmax(s, 1), lambda m, s: m.sparse.mm(s, m.ones(3, 2), reduce="sum"),
 ])
 def test_refusals(op):
     same(lambda m: op(m, sp(m)), error=True)
@@ -344,3 +344,73 @@ def test_sparse_sparse_product():
         return r.grad_fn.name(), v.grad
     same(lambda m: prog(m, lambda m, a, b: m.sparse.mm(a, b)))
     same(lambda m: prog(m, lambda m, a, b: m.mm(a, b)))
+
+
+def test_graph_of_a_sparse_product():
+    # sparse.mm's node has an edge for addmm's `self`; the constructor's node saves its
+    # result, so a second backward through it is refused
+    def prog(m):
+        v = m.tensor(VAL, requires_grad=True)
+        s = m.sparse_coo_tensor(m.tensor(IDX), v, (2, 3))
+        out = m.sparse.mm(s, m.tensor(DENSE))
+        edges = [type(f).__name__ for f, _ in out.grad_fn.next_functions]
+        out.sum().backward()
+        try:
+            m.sparse.mm(s, m.tensor(DENSE)).sum().backward()
+        except RuntimeError as e:
+            return edges, v.grad, str(e)[:40]
+    same(prog)
+
+
+def test_empty_of_a_size():
+    same(lambda m: [m.sparse_coo_tensor((2, 3)), m.sparse_coo_tensor(size=[2, 3], dtype=m.float64),
+                    m.sparse_coo_tensor(m.Size([2, 3]), requires_grad=True).is_coalesced()])
+
+
+def test_sparse_mask():
+    def prog(m, mask):
+        x = m.arange(6.).view(2, 3).requires_grad_()
+        r = x.sparse_mask(mask(m))
+        r.to_dense().pow(2).sum().backward()
+        return r, r.is_coalesced(), x.grad
+    same(lambda m: prog(m, sp))
+    same(lambda m: prog(m, lambda m: sp(m).coalesce()))
+    same(lambda m: prog(m, lambda m: m.sparse_coo_tensor(m.tensor(IDX), m.ones(4), (2, 4))),
+         error=True)
+
+
+def test_index_select():
+    # entries grouped by their place in the index, uncoalesced; PyTorch has no backward
+    def prog(m, dim, index, coalesce=False):
+        v = m.tensor(VAL, requires_grad=True)
+        s = m.sparse_coo_tensor(m.tensor(IDX), v, (2, 3))
+        r = (s.coalesce() if coalesce else s).index_select(dim, index(m))
+        try:
+            r.to_dense().sum().backward()
+        except NotImplementedError as e:
+            return r, r.is_coalesced(), str(e)[:60]
+    same(lambda m: prog(m, 0, lambda m: m.tensor([1, 0, 1])))
+    same(lambda m: prog(m, 1, lambda m: m.tensor([2, -3]), coalesce=True))
+    same(lambda m: prog(m, -1, lambda m: m.tensor([], dtype=m.long)))
+    same(lambda m: prog(m, 0, lambda m: m.tensor([2])), error=True)
+    same(lambda m: prog(m, 0, lambda m: m.tensor([[0]])), error=True)
+
+
+def test_inplace_under_no_grad_keeps_the_leaf():
+    # (an optimizer's update of a sparse parameter): requires_grad, is_leaf and .grad stay
+    def prog(m, op):
+        s = sp(m, requires_grad=True)
+        m.sparse.mm(s, m.tensor(DENSE)).sum().backward()
+        with m.no_grad():
+            op(s)
+        return s, s.grad, s._version, s.is_leaf
+    same(lambda m: prog(m, lambda s: s.mul_(0.5)))
+    same(lambda m: prog(m, lambda s: s.neg_()))
+    same(lambda m: prog(m, lambda s: s.div_(m.tensor(4.))))
+    def fresh(m, op):
+        s = sp(m, requires_grad=True)
+        with m.no_grad():
+            op(s)
+        m.sparse.mm(s, m.tensor(DENSE)).sum().backward()
+        return s, s.grad
+    same(lambda m: fresh(m, lambda s: s.add_(sp(m).coalesce())))

@@ -166,6 +166,31 @@ CASES = [
     ('L.addmm(L.ones(3), L.ones(2, 4), L.ones(4))',
      'RuntimeError', 'mat2 must be a matrix, got 1-D tensor'),
     ('L.mm(L.ones(2, 2), L.ones(2))', 'RuntimeError', 'mat2 must be a matrix'),
+    # an `input` that does not broadcast to the product's shape
+    ('L.baddbmm(L.ones(2, 4, 8), L.ones(2, 4, 8), L.ones(2, 8, 4))',
+     'RuntimeError', 'The expanded size of the tensor (4) must match the existing size (8) at '
+                     'non-singleton dimension 2.  Target sizes: [2, 4, 4].  Tensor sizes: '
+                     '[2, 4, 8]'),
+    ('L.addbmm(L.ones(4, 8), L.ones(2, 4, 8), L.ones(2, 8, 4))',
+     'RuntimeError', 'The expanded size of the tensor (4) must match the existing size (8) at '
+                     'non-singleton dimension 1.  Target sizes: [4, 4].  Tensor sizes: [4, 8]'),
+    ('L.addr(L.ones(3, 2), L.ones(4), L.ones(8))',
+     'RuntimeError', 'The expanded size of the tensor (8) must match the existing size (2) at '
+                     'non-singleton dimension 1.  Target sizes: [4, 8].  Tensor sizes: [3, 2]'),
+    ('L.addr(L.ones(4, 8), L.ones(4, 1), L.ones(8))',
+     'RuntimeError', 'addr: Expected 1-D argument vec1, but got 2-D'),
+    ('L.addmv(L.ones(3), L.ones(4, 8), L.ones(8))',
+     'RuntimeError', 'size mismatch, got input (3), mat (4x8), vec (8)'),
+    ('L.addmv(L.ones(1, 4), L.ones(4, 8), L.ones(8))',
+     'RuntimeError', 'vector + matrix @ vector expected, got 2, 2, 1'),
+    # a legacy tensor type converts (as its string name does)
+    ('L.ones(2).type(L.HalfTensor).dtype', None, 'torch.float16'),
+    ('L.ones(2).type(L.LongTensor)', None, 'tensor([1, 1])'),
+    ('F.scaled_dot_product_attention(L.ones(1, 2, 2), L.ones(1, 2, 2).half(), '
+     'L.ones(1, 2, 2, dtype=L.long))',
+     'RuntimeError', 'Expected query, key, and value to have the same dtype, but got '
+                     'query.dtype: float key.dtype: c10::Half and value.dtype: long int '
+                     'instead.'),
     ('L.mm(L.ones(2), L.ones(2, 2))', 'RuntimeError', 'self must be a matrix'),
     ('L.addmm(L.ones(5), L.ones(2, 5), L.ones(4, 3))',
      'RuntimeError', 'mat1 and mat2 shapes cannot be multiplied (2x5 and 4x3)'),

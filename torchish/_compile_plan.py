@@ -12,6 +12,7 @@ import itertools
 import operator
 import sys
 import types
+import weakref
 
 import jax
 import numpy as np
@@ -133,6 +134,24 @@ def _global_names(code):
     return names
 
 
+def _user_methods(cls):
+    """The functions a user's Module class (not torchish's own) defines: the walk reads the
+    globals and closures they name, as PyTorch traces the code they run."""
+    if cls.__module__.startswith("torchish."):
+        return ()
+    found = []
+    for k in cls.__mro__:
+        if k.__module__.startswith("torchish.") or k is object:
+            break
+        for v in vars(k).values():
+            v = getattr(v, "__func__", v)   # (staticmethod, classmethod)
+            if isinstance(v, property):
+                v = v.fget
+            if isinstance(v, types.FunctionType):
+                found.append(v)
+    return found
+
+
 # ---- the state a call site touches, and the guards that say it is unchanged -------------------
 
 class _Plan:
@@ -195,6 +214,11 @@ class _Plan:
                                 self.sources.append(md[name].values)
                         consts.extend((k, type(v), v) for k, v in md.items()
                                       if type(v) in _CONST_TYPES)
+                        # plain tensor attributes (`self.seen = torch.zeros(2)`) are state
+                        # too, and the globals the user's own methods name (a counter they
+                        # update in place), as PyTorch traces the code that reads them
+                        stack.extend((v, d + 1) for v in md.values() if isinstance(v, Tensor))
+                        stack.extend((f, d) for f in _user_methods(type(m)))
                 stack.extend((p, 0) for p in obj.parameters())
                 stack.extend((b, 0) for b in obj.buffers())
                 stack.extend((v, d + 1) for v in vars(obj).values()
@@ -223,6 +247,14 @@ class _Plan:
             elif isinstance(obj, types.MethodType):
                 stack.append((obj.__self__, d))
                 stack.append((obj.__func__, d))
+            elif isinstance(obj, weakref.ref):
+                # (an LR scheduler's wrapper of `opt.step` holds its optimizer so)
+                target = obj()
+                if target is not None:
+                    stack.append((target, d))
+            elif isinstance(obj, functools.partial):
+                stack.extend((v, d + 1) for v in (obj.func, *obj.args, *obj.keywords.values())
+                             if type(v) not in _CONST_TYPES)
             elif isinstance(obj, types.FunctionType):
                 cells = obj.__closure__ or ()
                 names = sorted(_global_names(obj.__code__))

@@ -23,7 +23,7 @@ from .compiler import STANCE as _STANCE, _IN_BROKEN
 from ._compile_capture import CompileError, _GuardOnData, _SilentBreak, call_user, \
     symbolic_numbers
 from ._compile_plan import _Plan, _MISSING, _LEAF, _VIEW
-from ._compile_writeback import write_back
+from ._compile_writeback import write_back, replayable
 
 _GET_LR = operator.itemgetter("lr")
 
@@ -137,6 +137,7 @@ class _Entry:
         self.pending = None      # those of them to fill in after the first run
         # results that still had a graph when a step that ran backward returned them (a loss)
         self.spent_results = ()
+        self.attr_outs = ()      # (module, attribute, output, device) of tensors it binds
 
 
 class _Compiled:
@@ -443,6 +444,7 @@ class _Compiled:
         saved_grads = [p._grad for p in plan.params]
         uncarried = [] if plan.carries_grads else [(t, t._grad) for t in plan.tensors]
         saved_lrs = [g["lr"] for g in plan.groups]
+        saved_attrs = [dict(m.__dict__) for m in plan.modules]
         saved_opt = [(o.state, {p: (s, dict(s)) for p, s in o.state.items()})
                      for o in plan.optimizers]
         vcs, seen_vc = [], set()
@@ -467,6 +469,7 @@ class _Compiled:
             for g, lr in zip(plan.groups, lr_in):
                 g["lr"] = lr
             fenced[:] = _fence_outer_graphs(values, plan.tensors)
+            fences = {id(t): t._grad_fn for t, _ in fenced}
             runs_before = graph.BACKWARD_RUNS[0]
             _TRACING[0] += 1
             try:
@@ -496,15 +499,18 @@ class _Compiled:
             raw = [x for x in leaves if not isinstance(x, Tensor)
                    and isinstance(x, (jax.Array, jax.core.Tracer))]
             out = [t._data for t in tensors] + raw
-            entry.n_tensors = len(tensors)
             if entry.ran_backward:
                 entry.spent_results = tuple(j for j, t in enumerate(tensors)
                                             if t._grad_fn is not None)
             kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
             scalar_ids = set(map(id, entry.scalars))
+            ctx = _ResultContext(entry, plan, values, storages, ins, holders, fenced, fences,
+                                 n - len(spread), n_views)
             for x in leaves:
                 if isinstance(x, Tensor):
-                    kinds.append(("S" if id(x) in scalar_ids else "T", next(it_t), x.device))
+                    i = next(it_t)
+                    kinds.append(("S", i, x.device) if id(x) in scalar_ids
+                                 else ctx.kind(x, i))
                 elif isinstance(x, (jax.Array, jax.core.Tracer)):
                     kinds.append(("A", next(it_a)))
                 else:
@@ -567,6 +573,14 @@ class _Compiled:
                 if g is not None:
                     entry.leaf_grads.append((j, len(out), g._vc[0]))
                     out.append(g._data)
+            # tensors the step bound to module attributes (a pruned `weight` its forward
+            # pre-hook makes): set after each call, as PyTorch replays such side effects
+            entry.attr_outs = []
+            for mi, (m, before) in enumerate(zip(plan.modules, saved_attrs)):
+                for k, v in m.__dict__.items():
+                    if isinstance(v, Tensor) and before.get(k, _MISSING) is not v:
+                        entry.attr_outs.append((mi, k, len(out), v.device))
+                        out.append(v._data)
             # captured scalars the Python code kept (a list it appends to): the first run
             # fills them in (later runs do not repeat Python side effects)
             entry.scalar_base = len(out)
@@ -583,6 +597,14 @@ class _Compiled:
                 t._grad = g
             for j in leaf_args:
                 values[j]._grad = None
+            for m, before in zip(plan.modules, saved_attrs):
+                md = m.__dict__
+                for k in [k for k, v in md.items()
+                          if isinstance(v, Tensor) and before.get(k, _MISSING) is not v]:
+                    if k in before:
+                        md[k] = before[k]
+                    else:
+                        del md[k]
             for g, lr in zip(plan.groups, saved_lrs):
                 g["lr"] = lr
             for state, before in saved_opt:
@@ -599,6 +621,62 @@ class _Compiled:
                 t._storage, t._view = st, v
             for t, node in fenced:
                 t._grad_fn = node
+
+
+class _ResultContext:
+    """How each tensor a traced step returns comes back (see `write_back`): a new tensor
+    ("T"), or what PyTorch's compiled graphs give back for it: an argument or state tensor
+    returned is that object ("I", "P"), a view of an input shares its storage ("V", "W") or,
+    where that input needs grad, is the view op again on it ("R")."""
+
+    def __init__(self, entry, plan, values, storages, ins, holders, fenced, fences, n_slots,
+                 n_views):
+        self.plan, self.fences = plan, fences
+        self.arg_pos = {id(v): j for j, v in enumerate(values) if isinstance(v, Tensor)}
+        self.slot_of = slot_of = {id(st): i for i, st in enumerate(storages[:n_slots])}
+        self.spread_of = {id(st): k for k, st in enumerate(storages[n_slots:])}
+        self.n_views = n_views
+        self.view_args = [j for j, k in enumerate(plan.kinds) if k is _VIEW]
+        # gradients flow to the results (the step ran no backward, grad mode is on)
+        self.graphs = not entry.ran_backward and grad_mode.is_grad_enabled()
+        self.needs_grad = {id(t._storage) for t in holders if t.requires_grad}
+        # arguments with a history the step writes in place: `write_back` copies their new
+        # value in
+        self.rebased = {id(t) for t, _ in fenced if t._view is None and id(t) in self.arg_pos
+                        and id(t._storage) in slot_of
+                        and t._storage.data is not ins[slot_of[id(t._storage)]]}
+
+    def kind(self, x, i):
+        unchanged = x._grad_fn is self.fences.get(id(x))   # (no new history)
+        if id(x) in self.arg_pos and (not x.requires_grad or unchanged
+                                      or self.graphs and id(x) in self.rebased):
+            return ("I", self.arg_pos[id(x)])
+        if id(x) in self.plan.tindex and unchanged:
+            return ("P", self.plan.tindex[id(x)])
+        st = id(x._storage)
+        if x._grad_fn is not None:
+            if (self.graphs and x._view is not None and st in self.slot_of
+                    and replayable(x._view.steps)):
+                return ("R", i, x.device, self.slot_of[st], x._view.steps)
+            return ("T", i, x.device)
+        if self.graphs and st in self.needs_grad:   # (a no_grad forward: gets a graph)
+            return ("T", i, x.device)
+        if st in self.slot_of:
+            return ("V", self.slot_of[st], x._view)
+        steps = _relative(x._view)
+        if st in self.spread_of and steps:
+            k = self.spread_of[st]
+            return ("W", k < self.n_views,
+                    self.view_args[k] if k < self.n_views else k - self.n_views, steps)
+        return ("T", i, x.device)
+
+
+def _relative(view):
+    """The steps of a view of a slot holding a tensor's values, where they apply to that
+    tensor as well (not an `as_strided`, whose offsets are the slot's), else None."""
+    if view is None or any(step[0] in ("as_strided", "dtype") for step in view.steps):
+        return None
+    return view.steps
 
 
 _BACKWARD_BREAK = ("Unsupported Tensor.backward() call\n  Explanation: Dynamo currently does not "

@@ -10,8 +10,8 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from ._storage import _apply_steps
-from ._tensor import _wrap
+from ._storage import _apply_steps, base_view, extend
+from ._tensor import _wrap, _alias
 from .autograd import grad_mode, graph
 from .autograd.graph import Node, edge_of
 
@@ -54,34 +54,114 @@ def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, out
             st[k] = outs[v]
         else:
             st[k] = v
+    for mi, k, j, device in entry.attr_outs:
+        plan.modules[mi].__dict__[k] = _wrap(outs[j], device)
     if entry.single:
         result = _wrap(outs[0], entry.res_kinds[0][2])
-        tensors = [result]
+        tensors, picks = [result], [0]
     else:
-        flat, tensors = [], []
+        flat, tensors, picks = [], [], []   # (picks: each tensor's output of the step)
         for kind in entry.res_kinds:
             if kind[0] == "T":
                 t = _wrap(outs[kind[1]], kind[2])
                 tensors.append(t)
+                picks.append(kind[1])
                 flat.append(t)
             elif kind[0] == "S":   # a captured `.item()`: a number, as in PyTorch
                 t = _wrap(outs[kind[1]], kind[2])
                 tensors.append(t)
+                picks.append(kind[1])
                 flat.append(t.item())
+            elif kind[0] == "R" and owners[kind[3]]._view is None:
+                flat.append(_replay(owners[kind[3]], kind[4]))
+            elif kind[0] == "R":   # (its input is itself a view: a result of its own)
+                t = _wrap(outs[kind[1]], kind[2])
+                tensors.append(t)
+                picks.append(kind[1])
+                flat.append(t)
+            elif kind[0] == "I":
+                flat.append(values[kind[1]])
+            elif kind[0] == "P":
+                flat.append(plan.tensors[kind[1]])
+            elif kind[0] == "V":
+                flat.append(_input_view(owners[kind[1]], kind[2]))
+            elif kind[0] == "W":
+                src = values[kind[2]] if kind[1] else plan.spread[kind[2]]
+                flat.append(_view_of(src, kind[3]))
             elif kind[0] == "A":
                 flat.append(outs[kind[1]])
             else:
                 flat.append(kind[1])
         result = jax.tree_util.tree_unflatten(entry.treedef, flat)
     if entry.attach:
-        # a forward: let gradients flow from its outputs back to params and inputs
-        _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key)
+        # a forward: let gradients flow from its outputs back to params and inputs; an
+        # input with a history that the step wrote in place takes its new value by a
+        # `copy_` of a differentiable output (CopyBackwards), as PyTorch's runtime does
+        rebase = []
+        for k, i in enumerate(entry.written):
+            own = owners[i]
+            if own._grad_fn is not None and own._view is None and own._storage is storages[i]:
+                rebase.append((own, len(tensors)))
+                tensors.append(_wrap(outs[entry.n_out_res + k], own.device))
+                picks.append(entry.n_out_res + k)
+        _attach_grad(entry, plan, storages, owners, tensors, tuple(picks), arrays, lrs,
+                     rng_key)
+        for own, j in rebase:
+            version = own._vc[0]
+            with grad_mode.enable_grad():
+                own.copy_(tensors[j])
+            own._vc[0] = version
     elif entry.spent_results and grad_mode.is_grad_enabled():
-        _attach_spent(entry, plan, owners, tensors)
+        _attach_spent(entry, plan, owners, dict(zip(picks, tensors)))
     return result
 
 
 _DATA = itertools.repeat("data")
+
+
+def _input_view(owner, view):
+    """A result that views an input's storage (`view`: its absolute view, None for the whole
+    storage), as a tensor sharing that storage and version counter."""
+    t = _alias(owner)
+    t._view, t._cache, t._cache_base = view, None, None
+    t._base = None if view is None else owner if owner._base is None else owner._base
+    return t
+
+
+_REPLAY = {
+    "select": lambda t, dim, index: t.select(dim, index),
+    "slice": lambda t, dim, start, stop, step: t[(slice(None),) * dim
+                                                 + (slice(start, stop, step),)],
+    "permute": lambda t, perm: t.permute(perm),
+    "unsqueeze": lambda t, dim: t.unsqueeze(dim),
+    "squeeze": lambda t, dims: t.squeeze(dims) if dims else t,
+    "expand": lambda t, shape: t.expand(shape),
+    "diagonal": lambda t, offset, dim1, dim2: t.diagonal(offset, dim1, dim2),
+    "reshape": lambda t, shape: t.view(shape),
+    "unfold": lambda t, dim, size, step: t.unfold(dim, size, step),
+}
+
+
+def replayable(steps):
+    return all(step[0] in _REPLAY for step in steps)
+
+
+def _replay(src, steps):
+    """A result viewing an input that needs grad, made again by the view ops on that input
+    (its `_base`, its view node), as PyTorch's compiled graphs regenerate such outputs."""
+    for kind, *args in steps:
+        src = _REPLAY[kind](src, *args)
+    return src
+
+
+def _view_of(src, steps):
+    """A result that is `src` read through `steps` (relative to `src`), sharing its storage."""
+    view = src._view if src._view is not None else base_view(src._storage.data.shape)
+    for step in steps:
+        view = extend(view, step)
+    t = _alias(src, view)
+    t._cache, t._cache_base = None, None
+    return t
 
 
 def owner_edges(plan, owners):
@@ -102,15 +182,15 @@ def owner_edges(plan, owners):
         edges += [edge_of(owners[i]) for i in extra]
     return diff, edges
 
-def _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key):
-    """Make a compiled forward differentiable: one node over the inputs needing grads."""
+def _attach_grad(entry, plan, storages, owners, tensors, picks, arrays, lrs, rng_key):
+    """Make a compiled forward differentiable: one node over the inputs needing grads, whose
+    outputs are `tensors` (the step's outputs `picks`)."""
     diff, edges = owner_edges(plan, owners)
     if not diff or not tensors:
         return
-    vjp = entry.vjp.get(diff)
+    vjp = entry.vjp.get((diff, picks))
     if vjp is None:
         fun = jax.jit(entry.fun)
-        n_t = entry.n_tensors
         # the step differentiates storages; an input that views its storage (a leaf made by
         # `.view()`, a slice) gets the gradient of the elements it reads (the owners' views
         # are part of the plan's guards, so they are fixed for this entry)
@@ -122,7 +202,8 @@ def _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key):
             full = list(all_arrays)
             for i, a in zip(diff, diff_arrays):
                 full[i] = a
-            return list(fun(*full, *lrs_, key_)[:n_t])
+            outs = fun(*full, *lrs_, key_)
+            return [outs[i] for i in picks]
 
         @jax.jit
         def vjp(leaves, cts):
@@ -132,7 +213,7 @@ def _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key):
             cts = [jnp.zeros_like(o) if c is None else graph.torch_grad(c)
                    for o, c in zip(outs, cts)]
             return [graph.torch_grad(_apply_steps(g, v)) for g, v in zip(pull(cts)[0], views)]
-        entry.vjp[diff] = vjp
+        entry.vjp[diff, picks] = vjp
     node = Node("CompiledFunctionBackward", edges,
                 ([arrays[i] for i in diff], arrays, lrs, rng_key),
                 None, lambda leaves, cts, _v=vjp: list(_v(leaves, cts)),
@@ -146,9 +227,12 @@ def _attach_grad(entry, plan, storages, owners, tensors, arrays, lrs, rng_key):
 def _attach_spent(entry, plan, owners, tensors):
     """A loss returned by a step that ran its backward: in PyTorch the forward up to
     `loss.backward()` is one compiled graph, so the loss keeps a CompiledFunctionBackward node
-    whose buffers that backward freed (a second backward through it raises)."""
+    whose buffers that backward freed (a second backward through it raises). `tensors`: the
+    result tensors by their output of the step."""
+    results = list(tensors.values())
     node = Node("CompiledFunctionBackward", owner_edges(plan, owners)[1], None, None, None,
-                [(t.shape, t.dtype) for t in tensors], saved=())
+                [(t.shape, t.dtype) for t in results], saved=())
     for j in entry.spent_results:
-        tensors[j]._grad_fn = node
-        tensors[j]._output_nr = j
+        t = tensors[j]
+        t._grad_fn = node
+        t._output_nr = results.index(t)

@@ -180,12 +180,23 @@ class _TypeInfo:
         raise TypeError(f"unhashable type: 'torch.{type(self).__name__}'")
 
 
+def _dtype_arg(fn, value):
+    from . import _dtype as dt
+    if not isinstance(value, dt.dtype):
+        raise TypeError(f"{fn}(): argument 'type' (position 1) must be torch.dtype, not "
+                        f"{type(value).__name__}")
+    return value
+
+
+_DEFAULT = object()   # finfo() is the default dtype's; finfo(None) a TypeError
+
+
 class finfo(_TypeInfo):
     """`torch.finfo(dtype)`: machine limits of a floating dtype (of its real part if complex)."""
 
-    def __init__(self, type=None):
+    def __init__(self, type=_DEFAULT):
         from . import _dtype as dt
-        d = dt.get_default_dtype() if type is None else type
+        d = dt.get_default_dtype() if type is _DEFAULT else _dtype_arg("finfo", type)
         if d.is_complex:
             d = d.to_real()
         if not d.is_floating_point:
@@ -209,6 +220,7 @@ class iinfo(_TypeInfo):
     """`torch.iinfo(dtype)`: the range of an integer dtype."""
 
     def __init__(self, type):
+        _dtype_arg("iinfo", type)
         if type.name == "bool":
             raise TypeError("torch.bool is not supported by torch.iinfo")
         if type.is_floating_point or type.is_complex:

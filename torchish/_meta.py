@@ -122,6 +122,8 @@ def dispatch(definition, plan, targs, leaves, tensors, kinds, record):
     dev = check_devices(tensors, definition, targs)
     out = _eval(plan, leaves)
     outs, result = registry.wrap_result(definition, out, dev)
+    if definition.layout is not None:
+        definition.layout(definition, tensors, outs, plan._kw)
     if record:
         node = registry._record(plan, leaves, tensors, outs, kinds)
         if node is not None:

@@ -225,7 +225,7 @@ def warn_invariants():
     warn_once("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) "
               "will occur when operating on a sparse tensor which violates the invariants, but "
               "checks incur performance overhead. To silence this warning, explicitly opt in or "
-              "out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance. "
+              "out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.  "
               "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)")
 
 

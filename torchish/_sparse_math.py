@@ -10,7 +10,8 @@ from ._eager_jit import eager_jit
 
 from ._ops.call_jax import call_jax
 from ._sparse_coo import is_sparse_coo, make
-from ._sparse_ops import coalesce, merge_plan, _linear, _scatter_dense, _segment_sum
+from ._sparse_ops import (coalesce, merge_plan, refuse, _linear, _scatter_dense,
+                          _segment_sum)
 from ._tensor import Tensor, _wrap
 
 
@@ -107,7 +108,9 @@ def matmul(a, b):
 
 def sparse_mm(sparse, dense, reduce=None):
     """`torch.sparse.mm`: its gradient to the sparse operand keeps that operand's pattern."""
-    if reduce is not None:
+    if reduce is not None:   # (PyTorch reduces for CSR tensors only)
+        if is_sparse_coo(sparse):
+            raise refuse("_sparse_mm_reduce_impl")
         raise NotImplementedError("torchish: torch.sparse.mm(..., reduce=) is not supported yet")
     if not is_sparse_coo(sparse):
         if not is_sparse_coo(dense):
@@ -116,7 +119,10 @@ def sparse_mm(sparse, dense, reduce=None):
         return mm(sparse, dense)
     if is_sparse_coo(dense):
         return sparse_sparse("SparseSparseMatmulBackward0", sparse, dense)
-    return _sparse_left("SparseAddmmBackward0", sparse, dense)
+    out = _sparse_left("SparseAddmmBackward0", sparse, dense)
+    if out.grad_fn is not None:   # PyTorch's node also has an edge for addmm's (zero) `self`
+        out.grad_fn._shown = [None] + out.grad_fn._shown
+    return out
 
 
 def sparse_sparse(name, a, b):

@@ -16,9 +16,10 @@ from ._eager_jit import eager_jit
 
 from . import _dtype as dt
 from ._layout import sparse_coo, strided
-from ._ops.call_jax import call_jax
+from ._ops.call_jax import call_jax, record_not_implemented
 from ._sparse_coo import is_sparse_coo, make, warn_invariants
 from ._tensor import Tensor, _wrap
+from .autograd.graph import saved_entry
 
 
 def _long(x):
@@ -76,6 +77,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         values = values.detach().requires_grad_(True)
     elif values.requires_grad:
         values = identity("SparseCooTensorWithDimsAndTensorsBackward0", values)
+        if values.grad_fn is not None:
+            # PyTorch's node saves its result: a second backward through it raises
+            values.grad_fn._saved = [saved_entry(values, (values.grad_fn, 0))]
     else:
         values = values.detach()
     return make(indices, values, size, bool(is_coalesced) or idx.shape[1] <= 1)
@@ -110,6 +114,23 @@ def dense_to_sparse(x, sparse_dim=None, *, layout=None):
 
 def _gather_rows(x, idx):
     return x[tuple(idx)]
+
+
+def sparse_mask(x, mask):
+    """`Tensor.sparse_mask(mask)`: the entries of the dense `x` at the coordinates of the
+    sparse `mask` (its duplicates and coalesced flag kept)."""
+    if not is_sparse_coo(mask):
+        raise NotImplementedError("Could not run 'aten::sparse_mask' with arguments from the "
+                                  f"'{x.device.type.upper()}' backend.")
+    if is_sparse_coo(x):
+        raise NotImplementedError("torchish: sparse_mask() of a sparse_coo tensor is not "
+                                  "supported yet")
+    if tuple(x.shape) != mask._sp_size:
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(x.shape)} but mask has size {list(mask._sp_size)}")
+    values = call_jax("SparseMaskBackward0", _gather_rows, [x, mask._sp_indices._data],
+                      key=("sp_gather",))
+    return make(mask._sp_indices, values, mask._sp_size, mask._sp_coalesced)
 
 
 def _coo_only(layout):
@@ -220,7 +241,8 @@ def sparse_repr(s):
 # operator's name as ATen spells it)
 _NO_KERNEL = {n: f"aten::{n}" for n in (
     "exp", "log", "cos", "cosh", "sigmoid", "reciprocal", "cumsum", "cumprod", "max", "min",
-    "argmax", "argmin", "clamp", "nonzero", "all", "view", "logsumexp", "exp2")}
+    "argmax", "argmin", "clamp", "nonzero", "all", "view", "logsumexp", "exp2", "index_add_",
+    "_sparse_mm_reduce_impl")}
 _NO_KERNEL.update(mean="aten::mean.dim", eq="aten::eq.Tensor", ne="aten::ne.Tensor",
                   lt="aten::lt.Tensor", le="aten::le.Tensor", gt="aten::gt.Tensor",
                   ge="aten::ge.Tensor", softmax="aten::_softmax",
@@ -376,11 +398,28 @@ def _become(s, r):
 def _inplace(fn):
     def method(s, *args, **kwargs):
         from .autograd import grad_mode
-        if s.requires_grad and s.is_leaf and grad_mode.GRAD_ENABLED[0]:
+        leaf = s.requires_grad and s.is_leaf
+        if leaf and grad_mode.GRAD_ENABLED[0]:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        return _become(s, fn(s, *args, **kwargs))
+        r = fn(s, *args, **kwargs)
+        return _write_leaf(s, r) if leaf and is_sparse_coo(s) else _become(s, r)
     return method
+
+
+def _write_leaf(s, r):
+    """An in-place op (under no_grad) on a sparse leaf that requires grad: as in PyTorch, it
+    stays such a leaf and keeps its .grad."""
+    old = s._sp_values
+    if r._sp_indices is s._sp_indices and r._sp_values.dtype is old.dtype:
+        old.copy_(r._sp_values)   # (the same pattern: the values change in place)
+        return s
+    if old.grad is not None:
+        raise NotImplementedError("torchish: an in-place op that changes the pattern of a "
+                                  "sparse_coo leaf with a .grad is not supported yet")
+    _become(s, r)
+    s._sp_values.requires_grad_(True)
+    return s
 
 
 def _zero(s):
@@ -392,6 +431,38 @@ def _negate(s):
     return _values_op(s, lambda v: -v)
 
 
+def _index_select(s, dim, index):
+    """The entries whose coordinate along the sparse `dim` is picked, grouped by their place
+    in `index` (uncoalesced unless at most one, as PyTorch leaves them). PyTorch has no
+    backward for it."""
+    from ._tensor import _wrap_dim
+    dim = _wrap_dim(dim, s.ndim)
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): argument 'index' (position 2) must be Tensor, not "
+                        f"{type(index).__name__}")
+    if index.ndim != 1 or index.dtype is not dt.int64 or is_sparse_coo(index):
+        raise IndexError("index_select() argument index must be 1-D strided (non-sparse) "
+                         "long-tensor.")
+    if dim >= s.sparse_dim():
+        raise NotImplementedError("torchish: index_select() along a dense dimension of a "
+                                  "sparse_coo tensor is not supported yet")
+    size, pick = s._sp_size[dim], np.asarray(index._data)
+    for i in pick:
+        if not -size <= i < size:
+            raise IndexError(f"index_select(): index contains {i} that is out of range for "
+                             f"tensor of size {list(s._sp_size)} at dimension {dim}")
+    idx = np.asarray(s._sp_indices._data)
+    hits = [np.nonzero(idx[dim] == i % size)[0] for i in pick]
+    taken = np.concatenate(hits + [np.zeros(0, np.int64)]).astype(np.int64)
+    new_idx = idx[:, taken]
+    new_idx[dim] = np.repeat(np.arange(len(pick)), [len(h) for h in hits])
+    values = _wrap(s._sp_values._data[jnp.asarray(taken)], s._sp_values.device)
+    record_not_implemented("IndexSelectBackward0", refuse("index_add_"), [s._sp_values],
+                           [values])
+    size = s._sp_size[:dim] + (len(pick),) + s._sp_size[dim + 1:]
+    return make(_wrap(jnp.asarray(new_idx)), values, size, taken.size <= 1)
+
+
 IMPLS = {
     "mul": _mul, "__mul__": _mul, "__rmul__": lambda a, b: _mul(b, a),
     "div": _div, "true_divide": _div, "__truediv__": _div,
@@ -401,6 +472,7 @@ IMPLS = {
     "detach_": lambda s: _become(s, s.detach()),
     "to": _to, "cpu": _cpu, "cuda": _cuda, "clone": _clone, "t": _t, "transpose": _transpose,
     "to_dense": to_dense, "coalesce": coalesce, "data": _data, "type": _type,
+    "index_select": _index_select,
     "__deepcopy__": _deepcopy,
     **{m: _cast(m) for m in ("double", "float", "half", "bfloat16", "long", "int", "bool")},
     **{m: _unary(m) for m in ("abs", "sqrt", "sin", "tanh", "floor", "ceil", "trunc", "sign",

@@ -6,6 +6,7 @@ a `View` describing how it reads that storage. It carries the autograd fields (`
 (`_ops/registry.py`); what is here is the part of the API that is about the tensor object itself.
 """
 import collections
+import functools
 import math
 import sys
 import warnings
@@ -470,6 +471,10 @@ class Tensor:
 
     def to_sparse_coo(self):
         return self.to_sparse()
+
+    def sparse_mask(self, mask):
+        from ._sparse_ops import sparse_mask   # (sparse support loads on first use)
+        return sparse_mask(self, mask)
 
     def to_sparse_csr(self, dense_dim=None):
         raise _compressed_unsupported("to_sparse_csr")
@@ -944,6 +949,10 @@ class Tensor:
             if name not in by_name or not dtype.endswith("Tensor"):
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = by_name[name]
+        elif isinstance(dtype, type) and hasattr(dtype, "device_type"):   # torch.HalfTensor
+            if dtype.device_type != "cpu":
+                return self.to(dtype.device_type, dtype.dtype)
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def cpu(self, memory_format=None):
@@ -1049,21 +1058,25 @@ def _non_overlapping_and_dense(size, stride):
     return True
 
 
-def memory_order(size, stride):
+def memory_order(size, *strides):
     """The dims from the innermost to the outermost in memory, as PyTorch orders them (its
-    preserve_format rule, and the order its fill kernels walk a tensor in)."""
+    preserve_format rule, the order its fill kernels walk a tensor in and, for several
+    operands' `strides`, TensorIterator's reorder_dimensions)."""
     n = len(size)
     # order[0] is the innermost dim; start from the row-major order and insertion-sort by
     # stride. A zero stride (broadcast dim) is no evidence either way, so it stays where it is;
     # equal strides put the larger dim outside.
 
     def outer(a, b):  # 1: a belongs outside b, -1: inside, 0: no opinion
-        sa, sb = stride[a], stride[b]
-        if sa == 0 or sb == 0:
-            return 0
-        if sa != sb:
-            return 1 if sa > sb else -1
-        return 1 if size[a] > size[b] else 0
+        for stride in strides:
+            sa, sb = stride[a], stride[b]
+            if sa == 0 or sb == 0:
+                continue
+            if sa != sb:
+                return 1 if sa > sb else -1
+            if size[a] > size[b]:
+                return 1
+        return 0
 
     order = list(range(n - 1, -1, -1))
     for i in range(1, n):
@@ -1137,25 +1150,43 @@ def lay_out(t, stride):
     laid out with `stride`: the storage holds the elements in that memory order and `t`
     becomes a permuting view of it, so `stride()`, `is_contiguous()`, `view()` and
     `as_strided` over the copy behave as PyTorch's. Returns `t`."""
-    size = tuple(t.shape)
-    stride = tuple(stride)
-    if t._view is not None or stride == contiguous_strides(size):
+    if t._view is not None:
         return t
-    n = len(size)
-    # outermost dim first; among equal strides a size-1 dim goes inside
-    perm = tuple(sorted(range(n), key=lambda d: (-stride[d], size[d] == 1, d)))
     value = t._storage.data
+    plan = _layout_plan(tuple(value.shape), tuple(stride))
+    if plan is None:
+        return t
+    perm, view = plan
     physical = value.transpose(perm) if t._storage.device.type == "meta" else \
-        jnp.transpose(value, perm)
-    inverse = tuple(int(i) for i in np.argsort(perm))
-    view = extend(base_view(physical.shape), ("permute", inverse))
-    if view.stride != stride:
-        # a size-1 dim with a stride no dim order gives (it is never used to address memory)
-        view = extend(base_view(physical.shape), ("as_strided", size, stride, 0))
+        _transpose(perm)(value)
     t._storage.data = physical
     t._view = view
     t._cache, t._cache_base = value, physical
     return t
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_plan(size, stride):
+    """(the permutation storing a tensor of `size` in the memory order of `stride`, the view
+    reading it back), or None for row-major strides."""
+    if stride == contiguous_strides(size):
+        return None
+    n = len(size)
+    # outermost dim first; among equal strides a size-1 dim goes inside
+    perm = tuple(sorted(range(n), key=lambda d: (-stride[d], size[d] == 1, d)))
+    physical = tuple(size[d] for d in perm)
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    view = extend(base_view(physical), ("permute", inverse))
+    if view.stride != stride:
+        # a size-1 dim with a stride no dim order gives (it is never used to address memory)
+        view = extend(base_view(physical), ("as_strided", size, stride, 0))
+    return perm, view
+
+
+@functools.lru_cache(maxsize=None)
+def _transpose(perm):
+    from ._eager_jit import eager_jit
+    return eager_jit(lambda a: jnp.transpose(a, perm))
 
 
 def like_layout(out, src, memory_format=None):

@@ -17,6 +17,7 @@ from .._tensor import (Size, Tensor, _wrap, _to_python, like_layout, memory_orde
                        preserve_format)
 from ..autograd import grad_mode
 from .registry import Promote, op, call_jax
+from .plans import bool_to
 
 P = Promote
 
@@ -365,9 +366,9 @@ def _like(fn):
         if not isinstance(input, Tensor):
             raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be "
                             f"Tensor, not {type(input).__name__}")
-        return fn(input.shape, dtype=dtype or input.dtype,
-                  device=device if device is not None else input.device,
-                  requires_grad=requires_grad, **kw)
+        return like_layout(fn(input.shape, dtype=dtype or input.dtype,
+                              device=device if device is not None else input.device,
+                              requires_grad=requires_grad, **kw), input, memory_format)
     like.__name__ = fn.__name__ + "_like"
     return like
 
@@ -396,9 +397,9 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype,
-                device=device if device is not None else input.device,
-                requires_grad=requires_grad)
+    return like_layout(full(input.shape, fill_value, dtype=dtype or input.dtype,
+                            device=device if device is not None else input.device,
+                            requires_grad=requires_grad), input, memory_format)
 
 
 def _scalar(x):
@@ -801,6 +802,8 @@ def cast(x, np_dtype):
             x = x.astype(np.float32)
         outside = jnp.isnan(x) | (x >= limit) | (x < -limit)
         return jnp.where(outside, np.iinfo(wide).min, x.astype(wide)).astype(target)
+    if x.dtype == bool and target.kind != "b":
+        return bool_to(x, np_dtype)
     return x.astype(np_dtype)
 
 
@@ -810,6 +813,7 @@ def _to_dtype(input, dtype):
 
 
 def _parse_to(args, kwargs):
+    given = dict(kwargs)
     dtype = dt.from_python_type(kwargs.pop("dtype", None))
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -826,10 +830,14 @@ def _parse_to(args, kwargs):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (str, Device, int)):
             device = a
+        elif a is not None:
+            kwargs["?"] = a   # (no overload takes it: the parser's error below)
     if len(flags) > 1:
         copy = flags[1]
     if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments: {list(kwargs)}")
+        from .overloads import parser_error
+        raise parser_error("to", True, list(args), given) or TypeError(
+            f"to() received an invalid combination of arguments: {list(kwargs)}")
     return dtype, (None if device is None else Device(device)), copy
 
 

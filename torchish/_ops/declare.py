@@ -11,6 +11,7 @@ from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
 from .errors import _PACKAGE, _WRAPPERS, ArgumentTypeError
 from .inplace import dispatch_inplace
+from .result_layout import default_layout
 from .opdef import NON_DIFFERENTIABLE_NAMES, REGISTRY, STATIC_NAMES, OpDef, Promote
 from .recording import _saved_outputs
 from .torch_function import _REPORTED_AS, _register
@@ -27,7 +28,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
        optional_tensors=None, saved_as=None, inplace_backward=None,
-       cpp_out_name=None):
+       cpp_out_name=None, layout=False, undefined_grad=None):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -114,6 +115,12 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                "Long"), as clamp's Scalar overloads do.
     kernel:    PyTorch's kernel name in its messages (default: the op's name without a
                leading underscore), or a callable (kinds, statics) -> name.
+    undefined_grad: callable(**statics) -> True where PyTorch's derivative formula
+               gives every operand an undefined gradient (norms of order 0): the node's
+               backward sends None, so `.grad` stays None.
+    layout:    the rule laying out the results' memory as PyTorch's kernel does, a callable
+               (definition, operand tensors, results) from `result_layout` (default: that
+               module's rule for the op's name or family; None: row-major results).
     """
     def deco(body):
         opname = name or body.__name__
@@ -132,6 +139,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.check = check
         definition.check_traced = check_traced
         definition.kinds_check = kinds_check
+        definition.undefined_grad = undefined_grad
         definition.cpp_out_name = cpp_out_name
         definition.opmath_scalars = opmath_scalars
         definition.opmath = opmath
@@ -149,6 +157,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.optional_tensors = frozenset(p.name for p in params if p.name in dyn and (
             p.default is None if optional_tensors is None else p.name in optional_tensors))
         definition.kernel = kernel
+        definition.layout = default_layout(opname, body.__module__) if layout is False \
+            else layout
         definition.saved_as = dict(saved_as or {})
         definition.multi_view = multi_view
         definition.varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL),

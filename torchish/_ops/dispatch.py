@@ -171,6 +171,8 @@ def dispatch(definition, targs, sargs):
         device = next((t._storage.device for t in tensors
                        if t is not None and t._storage.device is not CPU), CPU)
     outs, result = wrap_result(definition, out, device)
+    if definition.layout is not None:
+        definition.layout(definition, tensors, outs, plan._kw)
     if record:
         _record(plan, leaves, tensors, outs, kinds)
     elif _FUNC_LEVELS:

@@ -173,6 +173,7 @@ _HEAP_TYPE = 1 << 9
 # torchish's classes that are C types in PyTorch
 _TORCH_TYPES = {n: "torch." + n for n in ("dtype", "device", "layout", "memory_format", "Size",
                                           "finfo", "iinfo")}
+_TORCH_TYPES["_LegacyTensorType"] = "torch.tensortype"   # (the class of torch.FloatTensor)
 _TORCH_TYPES["Generator"] = "torch._C.Generator"
 
 

@@ -340,7 +340,19 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 @op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True,
     saves={"mat": ("vec",), "vec": ("mat",)})
 def addmv(input, mat, vec, *, beta=1, alpha=1):
+    if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if input.size not in (1, mat.shape[0]) or mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), "
+                           f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
     return _add_scaled(input, _product(jnp.matmul, mat, vec), beta, alpha)
+
+
+def _expand_to(input, shape):
+    """PyTorch's error when `input` does not expand to the product's shape."""
+    from .shape import _expand_shape
+    _expand_shape(input.shape, shape, dt.from_np(input.dtype))
 
 
 def _bmm_checks(b1, b2):
@@ -354,12 +366,14 @@ def _bmm_checks(b1, b2):
     saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_checks(batch1, batch2)
+    _expand_to(input, batch1.shape[:2] + batch2.shape[2:])
     return _add_scaled(input, _product(jnp.matmul, batch1, batch2), beta, alpha)
 
 
 @op(promote=P.DEFAULT, grad_fn="AddbmmBackward0", inplace=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_checks(batch1, batch2)
+    _expand_to(input, (batch1.shape[1], batch2.shape[2]))
     return _add_scaled(input, jnp.sum(_product(jnp.matmul, batch1, batch2), axis=0),
                        beta, alpha)
 
@@ -370,6 +384,9 @@ def _outer(a, b):
 
 @op(promote=P.DEFAULT, grad_fn="AddrBackward0", inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    _check_1d(vec1, "vec1", "addr")
+    _check_1d(vec2, "vec2", "addr")
+    _expand_to(input, vec1.shape + vec2.shape)
     if input.dtype == jnp.bool_:
         if isinstance(beta, float) or isinstance(alpha, float):
             raise RuntimeError("Boolean beta only supported for Boolean results.")
@@ -377,9 +394,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _add_scaled(input, _product(_outer, vec1, vec2), beta, alpha)
 
 
-def _check_1d(x, name):
+def _check_1d(x, name, what="outer"):
     if x.ndim != 1:
-        raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.ndim}-D")
+        raise RuntimeError(f"{what}: Expected 1-D argument {name}, but got {x.ndim}-D")
 
 
 @op(promote=P.DEFAULT, grad_fn="MulBackward0", aliases=("ger",),
@@ -710,7 +727,24 @@ def cross(input, other, dim=None):
     return jnp.cross(input, other, axis=dim)
 
 
-@op(promote=P.NONE, grad_fn="LinalgDetBackward0", aliases=("linalg_det",))
+def _saved_lu(which):
+    """A `saved_as` callable giving det's and slogdet's `_saved_LU` / `_saved_pivots`: the LU
+    factorisation of `A` their forward computes (and saves), pivots 1-based."""
+    def value(A=None, input=None, **_):
+        from .._tensor import _wrap
+        A = input if A is None else A
+        if A is None:   # (freed by backward)
+            from ..autograd.graph import _FREED_MSG
+            raise RuntimeError(_FREED_MSG)
+        # (PyTorch factors A^T, its row-major A as LAPACK's column-major matrix)
+        lu, piv, _ = jax.lax.linalg.lu(jnp.swapaxes(A, -1, -2))
+        return _wrap(lu if which == "LU" else (piv + 1).astype(jnp.int32))
+    return value
+
+
+@op(promote=P.NONE, grad_fn="LinalgDetBackward0", aliases=("linalg_det",),
+    saves=("input", "result"), saved_as={"A": "input", "LU": _saved_lu("LU"),
+                                         "pivots": _saved_lu("pivots")})
 def det(input):
     _square("linalg.det", input)
     _float_array("linalg.det", input)
@@ -722,7 +756,9 @@ def det(input):
     return jnp.where(fixed == 0, fixed, d)
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSlogdetBackward0", method=False)
+@op(promote=P.INT_TO_FLOAT, grad_fn="LinalgSlogdetBackward0", method=False,
+    saves=("A", "result0"), saved_as={"sign": "result0", "LU": _saved_lu("LU"),
+                                      "pivots": _saved_lu("pivots")})
 def linalg_slogdet(A):
     sign, logabsdet = jnp.linalg.slogdet(A)
     return sign, logabsdet

@@ -693,20 +693,35 @@ def _eig_checks(A):
     _square("linalg.eig", A)
 
 
-@op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False, returns=_EIG)
+@op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False, returns=_EIG,
+    saves=("eigenvalues", "eigenvectors"))
 def linalg_eig(input):
     _eig_checks(input)
+    return _geev(input)
+
+
+def _geev(A):
     # LAPACK geev on the CPU, as PyTorch's: eigenvectors of unit norm. PyTorch differentiates
     # the eigenvectors (distinct eigenvalues assumed; its gradient keeps their norm), which
     # JAX does only on request
-    if input.shape[-1] == 0:
-        c = jnp.result_type(input.dtype, jnp.complex64)
-        return jnp.zeros(input.shape[:-1], c), jnp.zeros(input.shape, c)
-    w, v = jax.lax.linalg.eig(input, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    if A.shape[-1] == 0:
+        c = jnp.result_type(A.dtype, jnp.complex64)
+        return jnp.zeros(A.shape[:-1], c), jnp.zeros(A.shape, c)
+    w, v = jax.lax.linalg.eig(A, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
     return w, v
 
 
-@op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False)
+def _eigenvectors(A=None, **_):
+    """eigvals' `_saved_eigenvectors`: PyTorch's eigvals runs linalg_eig, which saves both."""
+    from .._tensor import _wrap
+    if A is None:   # (freed by backward)
+        from ..autograd.graph import _FREED_MSG
+        raise RuntimeError(_FREED_MSG)
+    return _wrap(_geev(A)[1])
+
+
+@op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False,
+    saves=("result",), saved_as={"eigenvalues": "result", "eigenvectors": _eigenvectors})
 def linalg_eigvals(A):
     _eig_checks(A)
     return jnp.linalg.eigvals(A)

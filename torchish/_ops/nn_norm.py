@@ -695,7 +695,7 @@ def _weight_norm_interface(v, g, dim):
 
 
 @op(opmath=True, promote=P.NONE, grad_fn="NormBackward0", function=False, method=False,
-    tensors=("input",))
+    tensors=("input",), undefined_grad=lambda p, **_: p == 0)
 def _norm_all(input, p):
     """ATen's `norm(Tensor, Scalar)` (which records NormBackward0, unlike Python's
     `Tensor.norm`): `norm_except_dim(v, p, -1)` calls it."""

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .half_grad import HALF, Rounder, unfolded
-from .reduction import _vector_norm
+from .reduction import _vector_norm, order_zero
 from .registry import Promote, op
 
 P = Promote
@@ -492,7 +492,7 @@ def _cos_sim(x1, x2, dim, eps):
 
 # INT_TO_FLOAT: PyTorch's `x1 - x2 + eps` turns integers into the default dtype
 @op("_pairwise_distance", promote=P.INT_TO_FLOAT, grad_fn="NormBackward1", **_NN,
-    tensors=("x1", "x2"))
+    tensors=("x1", "x2"), undefined_grad=order_zero)
 def _pairwise_distance(x1, x2, p, eps, keepdim):
     d = x1 - x2 + eps
     nd = max(x1.ndim, x2.ndim)
@@ -501,7 +501,8 @@ def _pairwise_distance(x1, x2, p, eps, keepdim):
     return _vector_norm(d, float(p), (nd - 1,), keepdim)
 
 
-@op("_norm_dim", promote=P.NONE, grad_fn="NormBackward1", **_NN, tensors=("input",))
+@op("_norm_dim", promote=P.NONE, grad_fn="NormBackward1", **_NN, tensors=("input",),
+    undefined_grad=order_zero)
 def _norm_dim(input, p, dim, keepdim):
     """ATen's `norm(Tensor, Scalar p, int[] dim, bool keepdim)` (NormBackward1)."""
     if input.ndim == 0:

@@ -3,6 +3,7 @@ dtype PyTorch's promotion gives (`_plan_dtypes`), casts included, so an op is on
 dispatch."""
 import math
 
+import jax
 import jax.numpy as jnp
 
 from .._eager_jit import eager_jit
@@ -141,12 +142,21 @@ def _rebuild(kind, it):
     return next(it)
 
 
+def bool_to(value, np_dtype):
+    """A bool array converted to a number type. XLA's simplifier turns `convert(mask) * x` into
+    `select(mask, x, 0)`, which gives 0 where PyTorch's 0.0 * inf or 0.0 * nan gives nan; the
+    barrier hides the convert from it."""
+    return jax.lax.optimization_barrier(value.astype(np_dtype))
+
+
 def _cast_tree(value, kind, dtype):
     if isinstance(value, list):
         return [_cast_tree(v, k, dtype) for v, k in zip(value, kind[1])]
     if isinstance(kind, type):  # a Python scalar
         return jnp.asarray(value, dtype.np)
-    return value if value.dtype == dtype.np else value.astype(dtype.np)
+    if value.dtype == dtype.np:
+        return value
+    return bool_to(value, dtype.np) if value.dtype == bool else value.astype(dtype.np)
 
 
 def _cast_out(out, dtype, promote):

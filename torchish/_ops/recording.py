@@ -8,7 +8,7 @@ from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._storage import InferenceStorage
 from ..autograd import grad_mode, saved_tensors
-from ..autograd.double_backward import READS_RESULT
+from ..autograd.double_backward import READS_RESULT, undefined_vjp
 from ..autograd.saved_storage import result_ref, storage_refs
 from ..autograd.graph import Node, edge_of, saved_entry, torch_grad
 from . import half_grad
@@ -77,7 +77,8 @@ def _record_info(plan, mask, diff_out):
     if info is None:
         name = _grad_name(plan.op, plan.kinds, plan.statics)
         info = plan.records[(mask, diff_out)] = (
-            name, _refuse(plan) if name == NOT_IMPLEMENTED else _plan_vjp(plan, mask, diff_out),
+            name, _refuse(plan) if name == NOT_IMPLEMENTED else undefined_vjp if
+            _undefined_grads(plan) else _plan_vjp(plan, mask, diff_out),
             saved_positions(plan.op, plan.kinds, mask),
             saved_output_positions(plan.op, plan.kinds, diff_out))
     return info
@@ -92,6 +93,13 @@ def _refuse(plan):
     def refuse(leaves, cts):
         raise RuntimeError(f"derivative for aten::{kernel_name(plan)} is not implemented")
     return refuse
+
+
+def _undefined_grads(plan):
+    """Whether PyTorch's formula leaves every operand's gradient undefined for this call (see
+    `op`'s `undefined_grad`): the backward sends None, and `.grad` stays None."""
+    rule = getattr(plan.op, "undefined_grad", None)
+    return rule is not None and rule(**plan._kw)
 
 
 def _saved_outputs(saves, returns):

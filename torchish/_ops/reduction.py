@@ -356,6 +356,11 @@ var_mean = _unbiased_overload("var_mean", _var_mean_op)
 std_mean = _unbiased_overload("std_mean", _std_mean_op)
 
 
+def order_zero(p=None, **_):
+    """`undefined_grad` of the norms: PyTorch's norm backward leaves order 0's undefined."""
+    return p == 0
+
+
 def _vector_norm(x, ord, axis, keepdim):
     ax = axis
     a = jnp.abs(x)
@@ -383,7 +388,7 @@ def _vector_norm(x, ord, axis, keepdim):
 
 @op(opmath=True, promote=P.COMPLEX_TO_FLOAT, grad_fn="LinalgVectorNormBackward0",
     saves=("input", "result"), saved_as={"ord": lambda p, **_: 2 if p in ("fro", None) else p,
-                                         "p": None})
+                                         "p": None}, undefined_grad=order_zero)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         from .pointwise import legacy_name
@@ -513,8 +518,31 @@ def _along(fn, x, dim):
 # JAX into PyTorch's y * (g - sum(g * y)) and g - exp(y) * sum(g) (see half_grad.py)
 _softmax = pytorch_grad(jax.nn.softmax, lambda t, x, y, r, axis: y * (
     t - jnp.sum(t * y, axis=axis, keepdims=True)), half_only=True)
-_log_softmax = pytorch_grad(jax.nn.log_softmax, lambda t, x, y, r, axis: t - jnp.sum(
-    jnp.exp(y) * t, axis=axis, keepdims=True), half_only=True)
+_log_softmax_grad = lambda t, x, y, r, axis, *_: t - jnp.sum(  # noqa: E731
+    jnp.exp(y) * t, axis=axis, keepdims=True)
+_log_softmax = pytorch_grad(jax.nn.log_softmax, _log_softmax_grad, half_only=True)
+
+
+def _log_softmax_half_lastdim(x, axis, half):
+    """PyTorch's CPU half-precision log_softmax over the last dim: its kernel keeps the sum of
+    exponentials, and then its log, in the half type (each rounded) before x - max - log."""
+    def rounded(v):
+        return v.astype(half).astype(v.dtype)
+    shift = x - jax.lax.stop_gradient(jnp.max(x, axis, keepdims=True))
+    return shift - rounded(jnp.log(rounded(jnp.sum(jnp.exp(shift), axis, keepdims=True))))
+
+
+_log_softmax_lastdim = pytorch_grad(_log_softmax_half_lastdim, _log_softmax_grad,
+                                    half_only=True, name="log_softmax")
+
+
+def _log_softmax_of(x, axis):
+    if x.dtype in (jnp.float16, jnp.bfloat16) and axis == x.ndim - 1:
+        return _log_softmax_lastdim(x, axis, jnp.dtype(x.dtype).name)
+    return _log_softmax(x, axis)
+
+
+_log_softmax_of.__name__ = "log_softmax"   # (named by `_along`'s integer-input error)
 
 
 @op(grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True,
@@ -526,7 +554,7 @@ def softmax(input, dim, dtype=None):
 @op(grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True,
     saves="result")   # (backward reads the output only; the input may change in place)
 def log_softmax(input, dim, dtype=None):
-    return _along(_log_softmax, input, dim)
+    return _along(_log_softmax_of, input, dim)
 
 
 @op(promote=P.DEFAULT, grad_fn="TraceBackward0")

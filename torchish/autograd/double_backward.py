@@ -273,9 +273,16 @@ def from_unpacked_result(node, outputs, cts, leaves):
     return _result_vjp(node)([data], cts)
 
 
+def undefined_vjp(leaves, cts):
+    """The backward of a node whose formula leaves every operand's gradient undefined."""
+    return [None] * len(leaves)
+
+
 def record_backward(node, cts):
     """Run `node`'s backward on Tensors, itself recorded (for create_graph=True)."""
     node._check_saved()
+    if node._vjp is undefined_vjp:
+        return [None] * len(node._edges)
     if node._name in result_rules.RULES:
         grads = _from_result_recorded(node, cts)
         if grads is not None:

@@ -501,7 +501,9 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
             grads_in = buffers.pop(node, {})
             if isinstance(node, AccumulateGrad):
                 if capture is not None and (node, 0) in capture:
-                    captured[(node, 0)] = grads_in.get(0)
+                    # (an input of autograd.grad: its tensor hooks run on what it captures)
+                    captured[(node, 0)] = _leaf_hooks(node.variable, grads_in.get(0),
+                                                      create_graph)
                 if accumulate and (only_leaves is None or node in only_leaves):
                     _accumulate(node, grads_in.get(0), create_graph)
                 continue
@@ -691,19 +693,28 @@ def _run_node_hooks(node, grads, cts, create_graph):
 
 
 def _accumulate(node, grad, create_graph):
-    if grad is None:
-        return
+    """PyTorch's AccumulateGrad: its hooks also run for an undefined gradient (None: a custom
+    Function's None, a norm of order 0), which leaves `.grad` as it is."""
     var = node.variable
-    for hook in hooks_in(var._hooks):
-        given = _as_tensor_grad(grad)
-        res = _checked(hook, hook(given), given)
-        if res is not None:
-            grad = res if create_graph or res.is_sparse else res._data
+    if grad is None and not (var._hooks or node._pre_hooks or var._post_acc_hooks
+                             or node._hooks):
+        return
+    grad = _leaf_hooks(var, grad, create_graph)
     for hook in hooks_in(node._pre_hooks):
-        given = (_as_tensor_grad(grad),)
+        given = (_maybe_tensor(grad),)
         res = _checked_all(hook, hook(given), given)
         if res is not None:
-            grad = res[0] if create_graph or res[0].is_sparse else res[0]._data
+            grad = res[0] if res[0] is None or create_graph or res[0].is_sparse else \
+                res[0]._data
+    if grad is not None:
+        _store(var, grad, create_graph)
+    for hook in hooks_in(var._post_acc_hooks):
+        hook(var)
+    for hook in hooks_in(node._hooks):
+        hook((_maybe_tensor(grad),), ())
+
+
+def _store(var, grad, create_graph):
     from .._tensor import Tensor, _wrap
     if getattr(grad, "is_sparse", False) or (var._grad is not None and var._grad.is_sparse):
         _accumulate_sparse(var, grad)
@@ -715,10 +726,16 @@ def _accumulate(node, grad, create_graph):
     else:
         # PyTorch adds in place into an existing .grad when not building a graph
         var._grad._set_data(var._grad._data + grad)
-    for hook in hooks_in(var._post_acc_hooks):
-        hook(var)
-    for hook in hooks_in(node._hooks):
-        hook((_as_tensor_grad(grad),), ())
+
+
+def _leaf_hooks(var, grad, create_graph):
+    """A leaf's gradient through its tensor hooks (`register_hook`)."""
+    for hook in hooks_in(var._hooks):
+        given = _maybe_tensor(grad)
+        res = _checked(hook, hook(given), given)
+        if res is not None:
+            grad = res if create_graph or res.is_sparse else res._data
+    return grad
 
 
 def _accumulate_sparse(var, grad):

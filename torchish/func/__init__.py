@@ -358,7 +358,16 @@ def linearize(func, *primals):
                 raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree "
                                    f"doesn't match the dtype {p.dtype} of the corresponding "
                                    "primal.")
-        return _reorder(traced.out, _to_tensors(jvp_fn(*_to_arrays(tangents))))
+        grad_on = grad_mode.is_grad_enabled()
+        # PyTorch's linear map reads what it derives from the primals as constants that
+        # require grad, leaves of their own: its outputs require grad then, yet no gradient
+        # reaches the primals
+        anchor = [_wrap(jnp.zeros(())).requires_grad_()] if grad_on and any(
+            _is_t(p) and p.requires_grad for p in primals_flat) else []
+        if not anchor and not (grad_on and any(_is_t(t) and t.requires_grad for t in flat)):
+            return _reorder(traced.out, _to_tensors(jvp_fn(*_to_arrays(tangents))))
+        out = _apply(lambda t, _: jvp_fn(*t), (tangents, anchor), "JvpBackward")
+        return _reorder(traced.out, out)
     return value, linearized
 
 

@@ -35,11 +35,20 @@ def log_softmax(input, dim, *, dtype=None):
     return _math().softmax(input, dim, dtype, log=True)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None,
                       pin_memory=False, requires_grad=False, check_invariants=None,
                       is_coalesced=None):
-    """`torch.sparse_coo_tensor`."""
+    """`torch.sparse_coo_tensor`; `sparse_coo_tensor(size)` is an empty one of that size."""
     from .._sparse_ops import sparse_coo_tensor as make
+    if indices is None and size is None:
+        raise TypeError("sparse_coo_tensor() received an invalid combination of arguments - "
+                        "got (), but expected one of:")
+    if values is None and (indices is None) != (size is None):
+        from .. import empty, zeros
+        sizes = tuple(size if indices is None else indices)
+        return make(zeros(len(sizes), 0, dtype=dt.int64), empty(0, dtype=dtype), sizes,
+                    device=device, requires_grad=requires_grad,
+                    check_invariants=check_invariants)
     return make(indices, values, size, dtype=dtype, device=device, requires_grad=requires_grad,
                 check_invariants=check_invariants, is_coalesced=is_coalesced)
 

@@ -30,9 +30,10 @@ def _infer_size(a, b):
 
 def _check(query, key, value, attn_mask, is_causal, enable_gqa, flash):
     if not (query.dtype == key.dtype == value.dtype):
+        from ..._random_engine import _TYPEMETA   # (ATen prints c10's type names here)
+        q, k, v = (_TYPEMETA.get(t.dtype.name, t.dtype.name) for t in (query, key, value))
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: "
-                           f"{value.dtype} instead.")
+                           f"query.dtype: {q} key.dtype: {k} and value.dtype: {v} instead.")
     if flash:
         return
     # PyTorch's math path: only the fused kernel takes both a mask and is_causal (it masks

@@ -63,6 +63,29 @@ def _check_mixed_dtype(input, *params):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
 
+def _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training):
+    """PyTorch's CPU batch norm: parameters whose first defined one has the input's dtype must
+    all have it (its kernel checks weight, then the running stats before bias when training,
+    after it otherwise); else they must all be float32, with a bfloat16/float16 input."""
+    params = (weight, bias, running_mean, running_var)
+    first = next((p.dtype for p in params if p is not None), None)
+    if first is not None and first is not input.dtype:
+        _check_mixed_params(input, *params)
+        return
+    order = (weight, running_mean, running_var, bias) if training else params
+    for p in order:
+        if p is not None and p.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                               f"{p.dtype._legacy}")
+
+
+def _check_mixed_params(input, *params):
+    if any(p is not None and p.dtype is not torchish.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if str(input.dtype) not in _REDUCED:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     _check_mixed_dtype(input, weight, bias)
     return _norm.layer_norm(input, normalized_shape, weight, bias, eps)
@@ -93,7 +116,7 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     update = training and (running_mean is not None or running_var is not None)
     if momentum is None:
         raise TypeError("batch_norm(): argument 'momentum' must be float, not NoneType")
-    _check_mixed_dtype(input, weight, bias, running_mean, running_var)
+    _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training)
     out = _norm._batch_norm(input, weight, bias, running_mean, running_var,
                             float(momentum) if update else 0.0, bool(training), float(eps))
     if not update:

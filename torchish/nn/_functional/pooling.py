@@ -6,6 +6,8 @@ unsqueezed height of 1, so its graph ends in SqueezeBackward1; adaptive average 
 import torchish
 from ... import _autocast
 from ..._ops import nn_fractional_pool as _fmp
+from ..._ops.result_layout import in_suggested_format
+from ...autograd import grad_mode
 from ..._ops import nn_norm as _pool
 from ..._ops.nn_conv import ntuple as _ntuple
 
@@ -68,7 +70,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                            return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
-    return out.squeeze(-2)
+    out = out.squeeze(-2)
+    if input.requires_grad and grad_mode.is_grad_enabled():   # (ATen's max_pool2d path)
+        return out
+    return out.contiguous()   # ATen's values-only kernel writes a contiguous result
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
@@ -146,7 +151,7 @@ def _adaptive_output(input, output_size, nd, name, avg):
 def adaptive_avg_pool2d(input, output_size):
     out = _adaptive_output(input, output_size, 2, "adaptive_avg_pool2d", True)
     if out == (1, 1):
-        return input.mean((-1, -2), keepdim=True)
+        return in_suggested_format(input.mean((-1, -2), keepdim=True), input)
     return _pool._adaptive_avg_pool2d(input, out)
 
 
@@ -154,7 +159,7 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool3d(input, output_size):
     out = _adaptive_output(input, output_size, 3, "adaptive_avg_pool3d", True)
     if out == (1, 1, 1):
-        return input.mean((-1, -2, -3), keepdim=True)
+        return in_suggested_format(input.mean((-1, -2, -3), keepdim=True), input)
     return _pool._adaptive_avg_pool3d(input, out)
 
 
