@@ -4,8 +4,6 @@ TORCHISH_TEST_DEVICE selects the device every test runs on (`cpu` when unset, `c
 machine): it becomes torchish's default device, so tensors created without `device=` land there.
 """
 import os
-import shutil
-import tempfile
 
 # The oracle (PyTorch) runs one intra-op thread in the test workers and the scripts they
 # start: the suite's workers already fill the cores, and PyTorch's OpenMP threads spin while
@@ -26,18 +24,6 @@ LEVEL_0_FLAG = "--xla_backend_optimization_level=0"
 if XLA_LEVEL_0 and LEVEL_0_FLAG not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + LEVEL_0_FLAG).strip()
 
-# Most of the suite's time is XLA compiling small kernels, and the test workers and the scripts
-# they start compile the same ones again and again (a ported program's kernels are mostly
-# another's). JAX's persistent compilation cache shares them: one folder per test run, made by
-# the first process (pytest itself, before it starts its workers) and passed down through the
-# environment. A cached executable is the same executable (the key covers the HLO, compile
-# options, XLA_FLAGS and versions). Set JAX_COMPILATION_CACHE_DIR to keep one across runs.
-OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
-if OWN_CACHE:
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="torchish-tests-xla-")
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
-
 import pytest  # noqa: E402
 
 import torchish  # noqa: E402
@@ -50,11 +36,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "xla_default_numerics: asserts bits that XLA's default "
                             "CPU optimisation gives (run in a child process when the suite "
                             "compiles at level 0)")
-
-
-def pytest_unconfigure(config):
-    if OWN_CACHE and not hasattr(config, "workerinput"):  # the process that made the folder
-        shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
