@@ -4,6 +4,7 @@ TORCHISH_TEST_DEVICE selects the device every test runs on (`cpu` when unset, `c
 machine): it becomes torchish's default device, so tensors created without `device=` land there.
 """
 import os
+import sys
 
 # The oracle (PyTorch) runs one intra-op thread in the test workers and the scripts they
 # start: the suite's workers already fill the cores, and PyTorch's OpenMP threads spin while
@@ -67,10 +68,18 @@ def cpu_tensors():
 
 @pytest.fixture(autouse=True)
 def _restore_global_state():
-    """Tests may change global state (default dtype, grad mode, print options): undo it."""
+    """Tests may change global state (default dtype, grad mode, print options): undo it. Also
+    the oracle's: running PyTorch's dynamo (torch.compile) turns off its distributions'
+    argument validation process-wide, and later distribution tests in that worker would
+    compare against a PyTorch that validates nothing."""
     dtype = torchish.get_default_dtype()
     grad = torchish.is_grad_enabled()
+    oracle = sys.modules.get("torch")
+    validate = getattr(getattr(getattr(oracle, "distributions", None), "Distribution", None),
+                       "_validate_args", None)
     yield
+    if validate is not None:
+        oracle.distributions.Distribution.set_default_validate_args(validate)
     torchish.set_default_dtype(dtype)
     torchish.set_grad_enabled(grad)
     torchish.set_printoptions(profile="default")
