@@ -5,7 +5,7 @@ from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm, resample  # noqa: F401
 from . import pointwise_math, activations, metadata, scatter, statistics, structure  # noqa: F401
 from . import linalg_decomp  # noqa: F401
-from . import set_ops  # noqa: F401
+from . import set_ops, copy_variants  # noqa: F401
 from . import special_polynomials, special_bessel, random_binomial  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
 

@@ -10,7 +10,7 @@ from .. import _dtype as dt
 from .._device import CPU, has_accelerator
 from .._reverse_constant import REVERSE
 from .._tensor import Tensor, _alias, _vmap_batched, _wrap
-from .._storage import base_view, extend
+from .._storage import LaidOutStorage, base_view, extend
 from .. import overrides as _tf
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of
@@ -40,8 +40,8 @@ def _collect(targs, fuse_views=True):
             if type(v) is not Tensor and type(v) not in _PLAIN:
                 special = True
             view = v._view
-            if (fuse_views and view is not None and v._cache_base is not v._storage.data
-                    and not v._stopgrad):
+            if (fuse_views and view is not None and v._cache_base is not v._storage.array
+                    and not v._stopgrad and type(v._storage) is not LaidOutStorage):
                 base = v._storage.data
                 template, offsets = view.split()
                 kinds.append((_BY_NP[base.dtype], not view.size, template))
@@ -199,7 +199,7 @@ def _records_in_forward(tensors):
     """Whether an op records inside vmap/jvp/jacfwd (see `grad_mode.ForwardLevel`)."""
     if _FUNC_LEVELS[-1].jvp:
         return False
-    return not any(t is not None and _vmap_batched(t._storage.data) for t in tensors)
+    return not any(t is not None and _vmap_batched(t._storage.array) for t in tensors)
 
 
 # ---- forward AD: tangents through the op's forward (see autograd/forward_ad.py) -----------
@@ -283,7 +283,10 @@ def dispatch_out(definition, targs, sargs, out, name):
             sargs = sargs[:i] + (outs[0].dtype,) + sargs[i + 1:]
         elif sargs[i] is not outs[0].dtype:
             raise RuntimeError(out_arg.expected_dtype(sargs[i], outs[0].dtype))
-    return out_arg.write_out(name, outs, dispatch(definition, targs, sargs))
+    result = out_arg.write_out(name, outs, dispatch(definition, targs, sargs))
+    if name in out_arg.AUTOGEN_OUT:
+        return out_arg.finish_autogen_out(name, outs, targs, result)
+    return result
 
 
 def _autocast_args(definition, targs, sargs):

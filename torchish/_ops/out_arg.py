@@ -44,7 +44,7 @@ tensordot threshold topk tril triu true_divide trunc var vdot vstack where xlogy
 alias_copy as_strided_copy cholesky_inverse cholesky_solve conj_physical diagonal_copy
 expand_copy float_power gcd geqrf histogram histogramdd igamma igammac index_reduce inner lcm
 lu lu_solve lu_unpack mvlgamma narrow_copy nextafter ormqr permute_copy qr renorm slice_scatter
-split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
+split_copy split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
 unfold_copy unsqueeze_copy view_copy
 """.split())
 
@@ -105,6 +105,15 @@ def expected_dtype(res, got):
     return _EXPECTED.format(res=_C_NAMES[res.name], out=_C_NAMES[got.name])
 
 
+# Ops whose out= overload PyTorch generates from the functional op: an input that requires grad
+# gives `out` a node whose backward raises (`finish_autogen_out`), instead of the refusal; an
+# `out` that requires grad is refused under the op's schema name.
+AUTOGEN_OUT = frozenset({
+    "alias_copy", "diagonal_copy", "expand_copy", "permute_copy", "split_copy",
+    "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
+    "unfold_copy", "unsqueeze_copy", "view_copy"})
+
+
 def _grad_error(name):
     return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                         "differentiation, but one of the arguments requires grad.")
@@ -129,10 +138,26 @@ def check_out(name, out, inputs, multi=None):
         raise TypeError(f"{name}(): argument 'out' must be {what}, not "
                         f"{type(out).__name__}")
     if grad_mode.GRAD_ENABLED[0]:
-        if any(o.requires_grad for o in outs) or any(
+        if name in AUTOGEN_OUT:
+            if any(o.requires_grad for o in outs):
+                raise _grad_error("aten::" + name)
+        elif any(o.requires_grad for o in outs) or any(
                 t.requires_grad for t in _tensors_in(inputs)):
             raise _grad_error(_ATEN_NAME.get(name, name))
     return outs
+
+
+def finish_autogen_out(name, outs, inputs, result):
+    """What an AUTOGEN_OUT op's out= overload returns once `result` (from `write_out`) is
+    written: a TensorList `out` gives None (its tensors get no node); a Tensor `out` is
+    returned, with PyTorch's node that cannot differentiate when an input requires grad."""
+    if isinstance(result, (tuple, list)):
+        return None
+    from .call_jax import record_not_implemented
+    from .recording import NOT_IMPLEMENTED
+    record_not_implemented(NOT_IMPLEMENTED, RuntimeError(
+        f"derivative for aten::{name} is not implemented"), list(_tensors_in(inputs)), outs)
+    return result
 
 
 def _check_dtype(name, result, out, exact):

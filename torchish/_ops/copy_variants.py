@@ -1,0 +1,86 @@
+"""PyTorch's `*_copy` functions (`torch.permute_copy`, `torch.view_copy`, ...): the value of a
+view op as a new tensor that owns its storage. Each runs its view op's body as an ordinary
+computing op and records `<view node>_copy` (PermuteBackward0_copy), as PyTorch's functionalized
+variants do; the gradient is the view's."""
+from .opdef import REGISTRY, Promote as P, omitted
+from .declare import op
+
+
+def _body(view_op):
+    return REGISTRY[view_op].body
+
+
+_permute, _view, _expand, _t = _body("permute"), _body("view"), _body("expand"), _body("t")
+_transpose, _unsqueeze, _squeeze = _body("transpose"), _body("unsqueeze"), _body("squeeze")
+_diagonal, _unfold, _unbind, _split = (_body("diagonal"), _body("unfold"), _body("unbind"),
+                                       _body("split"))
+
+
+def _copy(grad_fn):
+    """Declare a function-only copy variant (PyTorch binds no Tensor method for them)."""
+    return op(promote=P.NONE, grad_fn=grad_fn, saves=(), method=False, tensors=("input",))
+
+
+@_copy("PermuteBackward0_copy")
+def permute_copy(input, dims):
+    return _permute(input, *dims)
+
+
+@_copy("ViewBackward0_copy")
+def view_copy(input, size):
+    return _view(input, *size)
+
+
+@_copy("ExpandBackward0_copy")
+def expand_copy(input, size, *, implicit=False):
+    return _expand(input, *size)
+
+
+@_copy("TBackward0_copy")
+def t_copy(input):
+    return _t(input)
+
+
+@_copy("TransposeBackward0_copy")
+def transpose_copy(input, dim0, dim1):
+    return _transpose(input, dim0, dim1)
+
+
+@_copy("UnsqueezeBackward0_copy")
+def unsqueeze_copy(input, dim):
+    return _unsqueeze(input, dim)
+
+
+@_copy(lambda kinds, statics: REGISTRY["squeeze"].grad_fn(kinds, statics) + "_copy")
+def squeeze_copy(input, dim=omitted(None, nullable=False)):
+    return _squeeze(input, dim)
+
+
+@_copy("DiagonalBackward0_copy")
+def diagonal_copy(input, offset=0, dim1=0, dim2=1):
+    return _diagonal(input, offset, dim1, dim2)
+
+
+@_copy("UnfoldBackward0_copy")
+def unfold_copy(input, dimension, size, step):
+    return _unfold(input, dimension, size, step)
+
+
+@_copy("UnbindBackward0_copy")
+def unbind_copy(input, dim=0):
+    return _unbind(input, dim)
+
+
+@_copy("SplitBackward0_copy")
+def split_copy(input, split_size, dim=0):
+    return _split(input, split_size, dim)
+
+
+@_copy("SplitWithSizesBackward0_copy")
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    return _split(input, tuple(split_sizes), dim)
+
+
+@_copy("AliasBackward0_copy")
+def alias_copy(input):
+    return input
