@@ -11,7 +11,11 @@ __all__ = ["detach", "adjoint", "is_conj", "is_neg", "resolve_conj", "resolve_ne
            "feature_alpha_dropout_", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
            "adaptive_avg_pool1d", "adaptive_max_pool1d", "prelu", "rrelu", "rrelu_",
            "embedding", "empty_strided", "unsafe_chunk", "unsafe_split",
-           "unsafe_split_with_sizes"]
+           "unsafe_split_with_sizes", "kl_div", "binary_cross_entropy_with_logits",
+           "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss",
+           "poisson_nll_loss", "triplet_margin_loss", "ctc_loss", "batch_norm", "instance_norm",
+           "bilinear", "convolution", "constant_pad_nd", "rnn_tanh_cell", "rnn_relu_cell",
+           "lstm_cell", "gru_cell"]
 
 
 def _method(name):
@@ -132,6 +136,122 @@ def unsafe_split(input, split_size, dim=0):
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
+
+
+# ---- losses: ATen takes `reduction` as an int (0 none, 1 mean, 2 sum; others reduce nothing).
+# Its schemas default to 1, but PyTorch's Python bindings cannot read that default and reduce
+# nothing when `reduction` is left out: so do these.
+
+def _reduction(reduction):
+    return {1: "mean", 2: "sum"}.get(reduction, "none")
+
+
+def kl_div(input, target, reduction=0, *, log_target=False):
+    from .nn._functional.loss import aten_kl_div
+    return aten_kl_div(input, target, _reduction(reduction), log_target)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return _F().binary_cross_entropy_with_logits(input, target, weight,
+                                                 reduction=_reduction(reduction),
+                                                 pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return _F().cosine_embedding_loss(input1, input2, target, margin,
+                                      reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return _F().margin_ranking_loss(input1, input2, target, margin,
+                                    reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return _F().poisson_nll_loss(input, target, log_input, full, eps=eps,
+                                 reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
+                        reduction=0):
+    return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                    reduction=_reduction(reduction))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
+             zero_infinity=False):
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _reduction(reduction), zero_infinity)
+
+
+# ---- layers in ATen's argument order
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                           eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                  eps, cudnn_enabled):
+    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                              momentum, eps)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return _F().bilinear(input1, input2, weight, bias)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """`conv{1,2,3}d` / `conv_transpose{1,2,3}d` by the weight's spatial dims."""
+    nd = weight.dim() - 2
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"Expected {weight.dim()}D (unbatched) or {weight.dim() + 1}D "
+                           f"(batched) input to conv, but got input of size: "
+                           f"{list(input.shape)}")
+    F = _F()
+    if transposed:
+        return getattr(F, f"conv_transpose{nd}d")(input, weight, bias, tuple(stride),
+                                                  tuple(padding), tuple(output_padding),
+                                                  groups, tuple(dilation))
+    return getattr(F, f"conv{nd}d")(input, weight, bias, tuple(stride), tuple(padding),
+                                    tuple(dilation), groups)
+
+
+def constant_pad_nd(input, pad, value=0):
+    return _F().pad(input, pad, "constant", value)
+
+
+def _cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode):
+    """A recurrent cell step over explicit weights, as the nn cells run it."""
+    from types import SimpleNamespace
+    from .nn.modules.rnn import _cell_step
+    cell = SimpleNamespace(input_size=w_ih.shape[1], hidden_size=w_hh.shape[1],
+                           weight_ih=w_ih, weight_hh=w_hh, bias_ih=b_ih, bias_hh=b_hh)
+    return _cell_step(cell, input, hx, cx, mode)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _cell(input, hx, None, w_ih, w_hh, b_ih, b_hh, "RNN_TANH")
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _cell(input, hx, None, w_ih, w_hh, b_ih, b_hh, "RNN_RELU")
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _cell(input, hx, None, w_ih, w_hh, b_ih, b_hh, "GRU")
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    from .nn.modules.rnn import check_lstm_state
+    check_lstm_state(hx)
+    return _cell(input, hx[0], hx[1], w_ih, w_hh, b_ih, b_hh, "LSTM")
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,

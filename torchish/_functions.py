@@ -17,7 +17,9 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
            "get_deterministic_debug_mode", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "autocast", "set_default_tensor_type", "finfo",
            "iinfo", "frombuffer", "norm_except_dim", "_weight_norm", "pi", "e", "inf", "nan",
-           "newaxis"]
+           "newaxis", "set_warn_always", "is_warn_always_enabled", "set_anomaly_enabled",
+           "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
+           "sym_sum"]
 
 # as torch/__init__.py: Python's floats (torch.pi is math.pi); `x[:, torch.newaxis]` is None
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -256,3 +258,57 @@ def _weight_norm(v, g, dim=0):
     if not half and v.dim() and (dim == 0 or dim == v.dim() - 1):
         return nn_norm._weight_norm_interface(v, g, dim)
     return v * (g / norm_except_dim(v, 2, dim))
+
+
+def set_warn_always(b):
+    """Warnings PyTorch gives once per process (TORCH_WARN_ONCE) are given every time."""
+    from ._warnings import _WARN_ALWAYS
+    _WARN_ALWAYS[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    from ._warnings import _WARN_ALWAYS
+    return _WARN_ALWAYS[0]
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    from .autograd import anomaly
+    anomaly._enabled[0], anomaly._check_nan[0] = bool(enabled), bool(check_nan)
+
+
+# ---- symbolic-shape helpers: torchish traces with concrete shapes, so a size is a plain int
+# and these are Python's own operations (with PyTorch's result types)
+
+def sym_int(a):
+    return math.trunc(a) if isinstance(a, float) else int(a)
+
+
+def sym_float(a):
+    return float(a)
+
+
+def sym_max(a, b):
+    """max, a float when either is one (PyTorch's promotion)."""
+    result = max(a, b)
+    return float(result) if isinstance(a, float) or isinstance(b, float) else result
+
+
+def sym_min(a, b):
+    result = min(a, b)
+    return float(result) if isinstance(a, float) or isinstance(b, float) else result
+
+
+def sym_not(a):
+    return not a
+
+
+def sym_ite(b, t, f):
+    return t if b else f
+
+
+def sym_sqrt(a):
+    return math.sqrt(a)
+
+
+def sym_sum(args):
+    return sum(args)

@@ -23,13 +23,14 @@ def _in_library(frame):
 
 
 _WARNED = set()
+_WARN_ALWAYS = [False]   # torch.set_warn_always: every TORCH_WARN_ONCE warns each time
 
 
 def warn_once(message, category=UserWarning, *, at_user=True):
     """PyTorch's TORCH_WARN_ONCE: only the first time in the process. PyTorch names the
     innermost Python frame: the user's line (`at_user`), or a line of the library when
     PyTorch's public function is written in Python (torch.lu: then the caller of this)."""
-    if message in _WARNED:
+    if message in _WARNED and not _WARN_ALWAYS[0]:
         return
     _WARNED.add(message)
     warnings.warn(message, category, stacklevel=user_stacklevel() if at_user else 2)

@@ -380,6 +380,19 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 @_autocast.casts("kl_div")
+def aten_kl_div(input, target, reduction, log_target):
+    """`torch.kl_div`: `reduction` one of "none", "mean", "sum"."""
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (input.is_floating_point() and target.is_floating_point()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        out = torchish.exp(target) * (target - input)
+    else:
+        out = torchish.xlogy(target, target) - target * input
+    return _apply_reduction(out, reduction)
+
+
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if size_average is not None or reduce is not None:
         red = _legacy_reduction(size_average, reduce)
@@ -393,15 +406,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = "sum" if reduction == "batchmean" else reduction
         if red not in ("none", "mean", "sum"):
             raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input.is_complex() or target.is_complex():
-        raise RuntimeError("kl_div: Complex inputs not supported.")
-    if not (input.is_floating_point() and target.is_floating_point()):
-        raise RuntimeError("kl_div: Integral inputs not supported.")
-    if log_target:
-        out = torchish.exp(target) * (target - input)
-    else:
-        out = torchish.xlogy(target, target) - target * input
-    out = _apply_reduction(out, red)
+    out = aten_kl_div(input, target, red, log_target)
     if reduction == "batchmean" and input.ndim != 0:
         out = out / input.size()[0]
     return out

@@ -523,6 +523,15 @@ def _autocast_args(mode, input, tensors, fused=False, module_input=None):
     return input, tensors, str(low.np)
 
 
+def check_lstm_state(hx):
+    """The checks of the `lstm_cell` binding: its argument parser's, then the kernel's."""
+    if not isinstance(hx, (tuple, list)):
+        raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, "
+                        f"not {type(hx).__name__}")
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+
+
 def _cell_step(cell, input, hx, cx, mode):
     """Run one cell step after the checks PyTorch's `*_cell` kernels make, in their order:
     shapes, then the dtypes of its two matmuls (which the dispatcher would otherwise promote)."""
@@ -587,12 +596,7 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        # the checks of the `lstm_cell` binding (its argument parser, then the kernel)
-        if not isinstance(hx, (tuple, list)):
-            raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, "
-                            f"not {type(hx).__name__}")
-        if len(hx) != 2:
-            raise RuntimeError("lstm_cell expects two hidden states")
+        check_lstm_state(hx)
         h, c = _cell_step(self, input, hx[0], hx[1], "LSTM")
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)
