@@ -121,3 +121,32 @@ def test_set_anomaly_enabled():
     finally:
         torchish.set_anomaly_enabled(False)
     assert not torchish.is_anomaly_enabled() and torchish.is_anomaly_check_nan_enabled()
+
+
+UNSAFE = {
+    "chunk": lambda m, x: x.unsafe_chunk(2),
+    "split": lambda m, x: x.unsafe_split(2),
+    "split_with_sizes": lambda m, x: x.unsafe_split_with_sizes([1, 3]),
+    "torch_split_dim1": lambda m, x: m.unsafe_split(x, 2, 1),
+    "torch_chunk_dim1": lambda m, x: m.unsafe_chunk(x, 3, 1),
+    "prelu_method": lambda m, x: [x.prelu(m.tensor([0.25]))],
+}
+
+
+@pytest.mark.parametrize("name", UNSAFE)
+def test_unsafe_splits_and_methods(name):
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        parts = UNSAFE[name](m, x)
+        return [(p.grad_fn.name(), p.tolist()) for p in parts]
+    assert run(torchish) == run(torch)
+
+
+def test_unsafe_split_refuses_a_list():
+    for m, where in ((torchish, 2), (torch, 2)):
+        with pytest.raises(TypeError, match=rf"unsafe_split\(\): argument 'split_size' "
+                                            rf"\(position {where}\) must be int, not list"):
+            m.unsafe_split(m.ones(3), [1, 2])
+    for m in (torchish, torch):
+        with pytest.raises(TypeError, match=r"\(position 1\) must be int, not list"):
+            m.ones(3).unsafe_split([1, 2])

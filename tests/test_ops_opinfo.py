@@ -58,8 +58,6 @@ KNOWN_NAME_MISMATCHES = {
                      "index_fill", "masked_fill"),
                     "PyTorch composes these of other ops (or another overload), whose last "
                     "node names the output; torchish records the op itself"),
-    **dict.fromkeys(("unsafe_chunk", "unsafe_split"),
-                    "torchish's are chunk and split (SplitBackward0, not UnsafeSplitBackward0)"),
 }
 # case id -> why its node's `next_functions` differ from PyTorch's (float64 samples): the node
 # has PyTorch's name, but PyTorch reaches it through other ops first (its composite records

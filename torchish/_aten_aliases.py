@@ -126,16 +126,33 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return out.requires_grad_() if requires_grad else out
 
 
+# PyTorch's unsafe_* split ops alias the input as split does but record their own node
+def _unsafe(parts, name):
+    for part in parts:
+        if part.grad_fn is not None:
+            part.grad_fn._name = name
+    return parts
+
+
 def unsafe_chunk(input, chunks, dim=0):
-    return input.chunk(chunks, dim)
+    return _unsafe(input.chunk(chunks, dim), "UnsafeSplitBackward0")
 
 
-def unsafe_split(input, split_size, dim=0):
-    return input.split(split_size, dim)
+def unsafe_split(input, split_size, dim=0, *, _position=2):
+    if not isinstance(split_size, int) or isinstance(split_size, bool):
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position {_position}) must be "
+                        f"int, not {type(split_size).__name__}")
+    return _unsafe(input.split(split_size, dim), "UnsafeSplitBackward0")
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    return input.split(list(split_sizes), dim)
+    return _unsafe(input.split(list(split_sizes), dim), "UnsafeSplitWithSizesBackward0")
+
+
+Tensor.unsafe_chunk, Tensor.unsafe_split_with_sizes = unsafe_chunk, unsafe_split_with_sizes
+Tensor.unsafe_split = lambda self, split_size, dim=0: unsafe_split(self, split_size, dim,
+                                                                   _position=1)
+Tensor.prelu = prelu
 
 
 # ---- losses: ATen takes `reduction` as an int (0 none, 1 mean, 2 sum; others reduce nothing).

@@ -374,7 +374,7 @@ def heaviside(input, values):
     return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="LdexpBackward0", method=True,
+@op(promote=P.INT_TO_FLOAT, grad_fn="LdexpBackward0", method=True, inplace=True,
     scalar_operands=False)
 def ldexp(input, other):
     return input * jnp.exp2(other)
