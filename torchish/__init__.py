@@ -42,6 +42,7 @@ from ._layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc,  # no
 from ._functions import *  # noqa: E402,F401,F403
 from ._aten_aliases import *  # noqa: E402,F401,F403
 from . import _python_map  # noqa: E402,F401  (Tensor.apply_, map_, map2_)
+from ._control_flow import cond, while_loop  # noqa: E402,F401
 from ._foreach import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
