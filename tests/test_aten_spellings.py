@@ -150,3 +150,15 @@ def test_unsafe_split_refuses_a_list():
     for m in (torchish, torch):
         with pytest.raises(TypeError, match=r"\(position 1\) must be int, not list"):
             m.ones(3).unsafe_split([1, 2])
+
+
+def test_error_classes_device_modules_and_build_flags():
+    for m in (torchish, torch):
+        assert m.cuda.OutOfMemoryError is m.OutOfMemoryError
+        assert issubclass(m.OutOfMemoryError, RuntimeError)
+        assert issubclass(m.AcceleratorError, RuntimeError)
+        assert m.get_device_module() is m.cpu and m.get_device_module("cpu") is m.cpu
+        assert m.get_device_module(m.device("cuda")) is m.cuda
+        assert m.compiled_with_cxx11_abi() is True and m.has_lapack is True
+        assert not isinstance(3, m.SymInt)
+    assert repr(torchish.OutOfMemoryError) == "<class 'torchish.OutOfMemoryError'>"

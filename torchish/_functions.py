@@ -19,7 +19,9 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
            "iinfo", "frombuffer", "norm_except_dim", "_weight_norm", "pi", "e", "inf", "nan",
            "newaxis", "set_warn_always", "is_warn_always_enabled", "set_anomaly_enabled",
            "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
-           "sym_sum"]
+           "sym_sum", "SymInt", "SymFloat", "SymBool", "OutOfMemoryError", "AcceleratorError",
+           "get_device_module", "compiled_with_cxx11_abi", "has_mkl", "has_lapack",
+           "has_openmp", "has_spectral"]
 
 # as torch/__init__.py: Python's floats (torch.pi is math.pi); `x[:, torch.newaxis]` is None
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -277,7 +279,19 @@ def set_anomaly_enabled(enabled, check_nan=True):
 
 
 # ---- symbolic-shape helpers: torchish traces with concrete shapes, so a size is a plain int
-# and these are Python's own operations (with PyTorch's result types)
+# (nothing is a SymInt) and these are Python's own operations (with PyTorch's result types)
+
+class SymInt:
+    """A symbolic size; torchish's sizes are always concrete ints."""
+
+
+class SymFloat:
+    pass
+
+
+class SymBool:
+    pass
+
 
 def sym_int(a):
     return math.trunc(a) if isinstance(a, float) else int(a)
@@ -312,3 +326,29 @@ def sym_sqrt(a):
 
 def sym_sum(args):
     return sum(args)
+
+
+class OutOfMemoryError(RuntimeError):
+    """`torch.OutOfMemoryError` (also `torch.cuda.OutOfMemoryError`)."""
+
+
+class AcceleratorError(RuntimeError):
+    pass
+
+
+def get_device_module(device=None):
+    """The `torch.<type>` module of a device (`cpu`, `cuda`, ...); default: the CPU's."""
+    import importlib
+    from ._device import device as _device
+    kind = "cpu" if device is None else _device(device).type
+    return importlib.import_module("torchish." + kind)
+
+
+def compiled_with_cxx11_abi():
+    return True
+
+
+has_mkl = has_lapack = has_openmp = has_spectral = True   # (PyTorch's build flags)
+
+for _cls in (SymInt, SymFloat, SymBool, OutOfMemoryError, AcceleratorError):
+    _cls.__module__ = "torchish"   # (torch.OutOfMemoryError; PyTorch's name under its alias)

@@ -1,6 +1,7 @@
 """`torchish.cuda`: CUDA devices are JAX's GPU devices."""
 from .._device import cuda_device_count, device as _device
 from .._unsupported import module_getattr
+from .._functions import OutOfMemoryError  # noqa: F401
 
 
 def is_available():
