@@ -11,7 +11,8 @@ from .._ops.registry import functional_ops as _functional_ops
 globals().update(_functional_ops())
 
 _FAMILIES = ["activation", "linear", "loss", "dropout", "sparse", "conv", "pooling",
-             "normalization", "vision", "distance", "attention", "padding", "rnn"]
+             "normalization", "vision", "distance", "attention", "padding", "rnn",
+             "linear_cross_entropy"]
 _here = _os.path.join(_os.path.dirname(__file__), "_functional")
 for _name in _FAMILIES:
     if not _os.path.exists(_os.path.join(_here, _name + ".py")):

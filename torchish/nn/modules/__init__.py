@@ -5,7 +5,7 @@ import os
 _SUBMODULES = ["module", "container", "linear", "activation", "dropout", "sparse", "flatten",
                "loss", "conv", "pooling", "normalization", "upsampling", "pixelshuffle",
                "fold", "padding", "distance", "rnn", "attention", "transformer", "batchnorm",
-               "instancenorm", "lazy", "utils", "adaptive"]
+               "instancenorm", "lazy", "utils", "adaptive", "linear_cross_entropy"]
 
 __all__ = []
 _here = os.path.dirname(__file__)
