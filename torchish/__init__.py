@@ -64,7 +64,7 @@ from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 from . import overrides, _C  # noqa: E402,F401
 from . import quasirandom  # noqa: E402,F401
-from . import sparse  # noqa: E402,F401
+from . import sparse, masked  # noqa: E402,F401
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
                                 get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,
