@@ -505,7 +505,7 @@ class _Compiled:
             kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
             scalar_ids = set(map(id, entry.scalars))
             ctx = _ResultContext(entry, plan, values, storages, ins, holders, fenced, fences,
-                                 n - len(spread), n_views)
+                                 n - len(spread), n_views, not self.forward_only)
             for x in leaves:
                 if isinstance(x, Tensor):
                     i = next(it_t)
@@ -627,11 +627,13 @@ class _ResultContext:
     """How each tensor a traced step returns comes back (see `write_back`): a new tensor
     ("T"), or what PyTorch's compiled graphs give back for it: an argument or state tensor
     returned is that object ("I", "P"), a view of an input shares its storage ("V", "W") or,
-    where that input needs grad, is the view op again on it ("R")."""
+    where that input needs grad, is the view op again on it ("R"); a new tensor the function
+    made without a graph (under no_grad, or detached) has none ("N")."""
 
     def __init__(self, entry, plan, values, storages, ins, holders, fenced, fences, n_slots,
-                 n_views):
+                 n_views, recorded):
         self.plan, self.fences = plan, fences
+        self.recorded = recorded   # the trace recorded a graph (a module's forward does not)
         self.arg_pos = {id(v): j for j, v in enumerate(values) if isinstance(v, Tensor)}
         self.slot_of = slot_of = {id(st): i for i, st in enumerate(storages[:n_slots])}
         self.spread_of = {id(st): k for k, st in enumerate(storages[n_slots:])}
@@ -657,10 +659,17 @@ class _ResultContext:
         if x._grad_fn is not None:
             if (self.graphs and x._view is not None and st in self.slot_of
                     and replayable(x._view.steps)):
-                return ("R", i, x.device, self.slot_of[st], x._view.steps)
+                return ("R", i, x.device, self.slot_of[st], x._view.steps,
+                        _view_node_names(x, len(x._view.steps)))
             return ("T", i, x.device)
-        if self.graphs and st in self.needs_grad:   # (a no_grad forward: gets a graph)
-            return ("T", i, x.device)
+        if self.graphs and st in self.needs_grad:
+            if not self.recorded:   # (a forward traced under no_grad: gets a graph)
+                return ("T", i, x.device)
+            # PyTorch regenerates a view of an input needing grad made under no_grad by the
+            # view ops, with grad (a detached one stays without)
+            if (x._view is not None and st in self.slot_of and replayable(x._view.steps)
+                    and x._base is not None and x._base.requires_grad):
+                return ("R", i, x.device, self.slot_of[st], x._view.steps, None)
         if st in self.slot_of:
             return ("V", self.slot_of[st], x._view)
         steps = _relative(x._view)
@@ -668,7 +677,20 @@ class _ResultContext:
             k = self.spread_of[st]
             return ("W", k < self.n_views,
                     self.view_args[k] if k < self.n_views else k - self.n_views, steps)
+        if self.graphs and self.recorded and not x.requires_grad:
+            return ("N", i, x.device)   # (made without a graph: no node, as PyTorch's)
         return ("T", i, x.device)
+
+
+def _view_node_names(x, n):
+    """The names of the `n` view nodes that made `x` (one per view step), oldest first, or
+    None where its history is not that: the replay of those steps uses the same ops
+    (`x.t()` and `x.transpose(0, 1)` are both a permute step)."""
+    names, node = [], x._grad_fn
+    while getattr(node, "_is_view", False) and len(names) <= n:
+        names.append(node._name)
+        node = node.next_functions[0][0] if node.next_functions else None
+    return tuple(reversed(names)) if len(names) == n else None
 
 
 def _relative(view):

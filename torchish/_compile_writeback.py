@@ -73,7 +73,9 @@ def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, out
                 picks.append(kind[1])
                 flat.append(t.item())
             elif kind[0] == "R" and owners[kind[3]]._view is None:
-                flat.append(_replay(owners[kind[3]], kind[4]))
+                flat.append(_replay(owners[kind[3]], kind[4], kind[5]))
+            elif kind[0] == "N":
+                flat.append(_wrap(outs[kind[1]], kind[2]))
             elif kind[0] == "R":   # (its input is itself a view: a result of its own)
                 t = _wrap(outs[kind[1]], kind[2])
                 tensors.append(t)
@@ -146,11 +148,27 @@ def replayable(steps):
     return all(step[0] in _REPLAY for step in steps)
 
 
-def _replay(src, steps):
+# a step replayed by the op whose node the traced function recorded for it
+_NAMED_REPLAY = {
+    ("permute", "TBackward0"): lambda t, perm: t.t(),
+    ("permute", "TransposeBackward0"): lambda t, perm: _transpose(t, perm),
+    ("squeeze", "SqueezeBackward0"): lambda t, dims: t.squeeze(),
+    ("squeeze", "SqueezeBackward1"): lambda t, dims: t.squeeze(dims[0]),
+}
+
+
+def _transpose(t, perm):
+    swapped = [d for d, p in enumerate(perm) if d != p]
+    return t.transpose(*swapped) if len(swapped) == 2 else t.permute(perm)
+
+
+def _replay(src, steps, names=None):
     """A result viewing an input that needs grad, made again by the view ops on that input
-    (its `_base`, its view node), as PyTorch's compiled graphs regenerate such outputs."""
-    for kind, *args in steps:
-        src = _REPLAY[kind](src, *args)
+    (its `_base`, its view node), as PyTorch's compiled graphs regenerate such outputs;
+    `names`: the view nodes the trace recorded, one per step (None: unknown)."""
+    for i, (kind, *args) in enumerate(steps):
+        replay = _NAMED_REPLAY.get((kind, names[i])) if names else None
+        src = (replay or _REPLAY[kind])(src, *args)
     return src
 
 

@@ -83,15 +83,22 @@ def rfft(input, n=None, dim=-1, norm=None):
 
 
 def irfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_irfft(_resized_1d(_prepared(input), n, dim, c2r=True), n, dim, norm)
+    return _f.fft_irfft(_resized_1d(_complex(_prepared(input)), n, dim, c2r=True), n, dim,
+                        norm)
 
 
 def hfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_hfft(_resized_1d(_prepared(input), n, dim, c2r=True), n, dim, norm)
+    """torch.fft.hfft: the transform of a Hermitian-symmetric signal given by its first half
+    (as PyTorch: the complex-to-real transform of its conjugate)."""
+    input = _resized_1d(_complex(_prepared(input)), n, dim, c2r=True)
+    return _f.fft_hfft(input.conj(), n, dim, norm)
 
 
 def ihfft(input, n=None, dim=-1, norm=None):
-    return _f.fft_ihfft(_resized_1d(_prepared(input, "ihfft", _REAL), n, dim), n, dim, norm)
+    """torch.fft.ihfft: the inverse of hfft (the first half of a Hermitian spectrum): the
+    conjugate of a real-to-complex transform."""
+    input = _resized_1d(_prepared(input, "ihfft", _REAL), n, dim)
+    return _f.fft_ihfft(input, n, dim, norm).conj()
 
 
 def fftn(input, s=None, dim=None, norm=None):
@@ -107,16 +114,40 @@ def rfftn(input, s=None, dim=None, norm=None):
 
 
 def irfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_irfftn(_resized_nd(_prepared(input), s, dim, c2r=True), s, dim, norm)
+    return _f.fft_irfftn(_resized_nd(_complex(_prepared(input)), s, dim, c2r=True), s, dim,
+                         norm)
+
+
+def _hermitian_axes(name, input, s, dim):
+    """(the last dim's length or None, the dims) of an n-D Hermitian transform."""
+    s, axes = _f._many_dims(input, s, dim)
+    if not axes:
+        raise RuntimeError(f"{name} must transform at least one axis")
+    return (None if s is None else s[-1]), axes
 
 
 def hfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_hfftn(_resized_nd(_prepared(input), s, dim, c2r=True), s, dim, norm)
+    """torch.fft.hfftn: the n-D transform of a Hermitian-symmetric signal (last dim halved);
+    as PyTorch: a transform over the other dims, then hfft's conjugate and complex-to-real
+    transform over the last."""
+    input = _complex(_prepared(input))
+    n, axes = _hermitian_axes("hfftn", input, s, dim)
+    input = _resized_nd(input, s, dim, c2r=True)
+    if len(axes) > 1:
+        input = _f.fft_fftn(input, None, axes[:-1], norm)
+    return _f.fft_hfft(input.conj(), n, axes[-1], norm)
 
 
 def ihfftn(input, s=None, dim=None, norm=None):
-    return _f.fft_ihfftn(_resized_nd(_prepared(input, "ihfftn", _FLOATING), s, dim), s, dim,
-                         norm)
+    """torch.fft.ihfftn: the inverse of hfftn; as PyTorch: ihfft's real-to-complex transform
+    over the last dim, conjugated (in place of a lazy conj when more dims follow), then an
+    inverse transform over the other dims."""
+    input = _prepared(input, "ihfftn", _FLOATING)
+    _, axes = _hermitian_axes("ihfftn", input, s, dim)
+    half = _f.fft_ihfft(_resized_nd(input, s, dim), None, axes[-1], norm)
+    if len(axes) == 1:
+        return half.conj()
+    return _f.fft_ifftn(half.conj_physical(), None, axes[:-1], norm)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None):
@@ -143,7 +174,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None):
     return ihfftn(input, s, dim, norm)
 
 
-for _fn in (fft, ifft, rfft, irfft, hfft, ihfft, fftn, ifftn, rfftn, irfftn, hfftn, ihfftn):
+for _fn in (fft, ifft, rfft, irfft, fftn, ifftn, rfftn, irfftn):
     _fn.__doc__ = getattr(_f, "fft_" + _fn.__name__).__doc__
 
 

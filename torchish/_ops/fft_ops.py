@@ -3,7 +3,8 @@
 Argument checks run on static shapes, so the ops trace. Integer inputs are promoted to the
 default float dtype by `torchish.fft` before they get here (the registry's promotion kinds
 have no "real -> complex" result). Gradients are the pullbacks of `jnp.fft`; each op's node
-carries PyTorch's name (FftR2C / FftC2C / FftC2R, or Conj where PyTorch ends with a conj).
+carries PyTorch's name (FftR2C / FftC2C / FftC2R). PyTorch's hfft and ihfft conjugate on the
+tape (a ConjBackward0 node), so `torchish.fft` composes them from these ops and `conj`.
 """
 import jax.numpy as jnp
 
@@ -84,8 +85,7 @@ def _saved(inverse=False, swap=False, many=False, onesided=False):
     def dims(input, dim, s=None, **_):
         if not many:
             return (_wrap(dim, input.ndim),)
-        axes = _many_dims(input, s, dim)[1]
-        return axes[-1:] if swap else axes   # (hfftn ends in a C2R over its last dim)
+        return _many_dims(input, s, dim)[1]
 
     def normalization(norm=None, **_):
         norm = _check_norm(norm)
@@ -150,16 +150,17 @@ def fft_irfft(input, n=None, dim=-1, norm=None):
 @op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=(),
     saved_as=_saved(inverse=True, swap=True, onesided=None))
 def fft_hfft(input, n=None, dim=-1, norm=None):
-    """torch.fft.hfft: the transform of a Hermitian-symmetric signal given by its first half."""
+    """hfft's complex-to-real step, on the conjugated input: irfft with hfft's scaling."""
     n, axis = _one_dim(input, n, dim, c2r=True)
-    return jnp.fft.irfft(jnp.conj(input), n, axis, _SWAP[_check_norm(norm)])
+    return jnp.fft.irfft(input, n, axis, _SWAP[_check_norm(norm)])
 
 
-@op(promote=Promote.NONE, grad_fn="ConjBackward0", function=False, method=False, saves=())
+@op(promote=Promote.NONE, grad_fn="FftR2CBackward0", function=False, method=False,
+    saves=("input",), saved_as=_saved(swap=True, onesided=True))
 def fft_ihfft(input, n=None, dim=-1, norm=None):
-    """torch.fft.ihfft: the inverse of hfft (the first half of a Hermitian spectrum)."""
+    """ihfft's real-to-complex step, conjugated after: rfft with ihfft's scaling."""
     n, axis = _one_dim(input, n, dim)
-    return jnp.conj(jnp.fft.rfft(input, n, axis, _SWAP[_check_norm(norm)]))
+    return jnp.fft.rfft(input, n, axis, _SWAP[_check_norm(norm)])
 
 
 # ---- n-D (the 2-D variants are these with dim=(-2, -1)) ----------------------------------
@@ -201,19 +202,3 @@ def fft_irfftn(input, s=None, dim=None, norm=None):
     """torch.fft.irfftn: the inverse of rfftn."""
     s, axes = _many_dims(input, s, dim)
     return jnp.fft.irfftn(input, _c2r_shape(input, s, axes), axes, _check_norm(norm))
-
-
-@op(promote=Promote.NONE, grad_fn="FftC2RBackward0", function=False, method=False, saves=(),
-    saved_as=_saved(inverse=True, swap=True, many=True, onesided=None))
-def fft_hfftn(input, s=None, dim=None, norm=None):
-    """torch.fft.hfftn: the n-D transform of a Hermitian-symmetric signal (last dim halved)."""
-    s, axes = _many_dims(input, s, dim)
-    return jnp.fft.irfftn(jnp.conj(input), _c2r_shape(input, s, axes), axes,
-                          _SWAP[_check_norm(norm)])
-
-
-@op(promote=Promote.NONE, grad_fn="FftC2CBackward0", function=False, method=False, saves=())
-def fft_ihfftn(input, s=None, dim=None, norm=None):
-    """torch.fft.ihfftn: the inverse of hfftn."""
-    s, axes = _many_dims(input, s, dim)
-    return jnp.conj(jnp.fft.rfftn(input, s, axes, _SWAP[_check_norm(norm)]))

@@ -8,6 +8,7 @@ values, so masks inside traced code are only supported where the shape does not 
 """
 import functools
 import math
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -75,9 +76,22 @@ def _expand_basic(key, ndim):
     return key[:i] + (slice(None),) * fill + tuple(k for k in key[i + 1:] if k is not Ellipsis)
 
 
-def basic_steps(shape, key, user_key=None):
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _raw_bounds(k):
+    """A slice's (start, end) as PyTorch's indexing passes them, before clamping: what its
+    SliceBackward0 saves (an omitted start is 0, an omitted end INT64_MAX)."""
+    def bound(v, default):
+        return default if v is None else max(min(operator.index(v), _INT64_MAX),
+                                             -_INT64_MAX - 1)
+    return bound(k.start, 0), bound(k.stop, _INT64_MAX)
+
+
+def basic_steps(shape, key, user_key=None, raws=None):
     """View steps for a basic index key (ints, slices, None), with PyTorch's errors;
-    `user_key`: the key before its `...` was expanded (for error messages)."""
+    `user_key`: the key before its `...` was expanded (for error messages); `raws`, a list,
+    gets each step's raw slice bounds (None for other steps)."""
     steps = []
     dim = 0  # position in the output being built
     src = 0  # position in the input
@@ -97,6 +111,8 @@ def basic_steps(shape, key, user_key=None):
             # start even then (`x[-3:, 0]` of 3 rows records a SliceBackward0)
             if step != 1 or stop != n or start != 0 or k.start is not None and k.start != 0:
                 steps.append(("slice", dim, start, max(stop, start), step))
+                if raws is not None:
+                    raws.extend([None] * (len(steps) - 1 - len(raws)) + [_raw_bounds(k)])
             dim += 1
         else:
             if not -n <= k < n:
@@ -133,7 +149,9 @@ def _concrete_steps(template, offsets):
 
 def _step_field(kind, field):
     """`grad_fn._saved_<field>` of a one-step view node of this kind (SliceBackward0's dim,
-    start, end, step; SelectBackward0's dim, index), from its concrete step."""
+    start, end, step; SelectBackward0's dim, index), from its concrete step, or for a slice
+    given by a key, from the raw bounds `basic_view` appended to its offsets (an int64 read
+    back as uint64, as PyTorch's node gives a negative one)."""
     at = {"dim": 1, "start": 2, "end": 3, "step": 4, "index": 2}[field]
 
     def value(template, offsets=None, **_):
@@ -141,6 +159,8 @@ def _step_field(kind, field):
             return ABSENT
         if offsets is None:   # (freed by backward)
             raise RuntimeError(FREED)
+        if len(offsets) == 3 and field in ("start", "end"):
+            return int(offsets[at - 1]) % 2 ** 64
         return _concrete_steps(template, [int(o) for o in offsets])[0][at]
     return value
 
@@ -152,7 +172,8 @@ def _step_field(kind, field):
               "end": _step_field("slice", "end"), "step": _step_field("slice", "step"),
               "index": _step_field("select", "index"),
               "dim": lambda template, **_: template[0][1]
-              if len(template) == 1 and template[0][0] in ("slice", "select") else ABSENT})
+              if len(template) == 1 and template[0][0] in ("slice", "select", "unsqueeze")
+              else ABSENT})
 def _indexed_view(input, offsets, template):
     # index values are dynamic: one compiled function for every `x[i]`
     return apply_template(input, template, offsets)
@@ -163,17 +184,27 @@ def _records(t):
     return grad_mode.GRAD_ENABLED[0] and (t._grad_fn is not None or t._requires_grad)
 
 
-def basic_view(input, steps):
-    """`input` viewed through basic-indexing steps (select / slice / unsqueeze)."""
+def basic_view(input, steps, raws=()):
+    """`input` viewed through basic-indexing steps (select / slice / unsqueeze); `raws`: the
+    raw bounds of the key's slices, per step (None: not given), for the recorded nodes."""
     if len(steps) > 1 and _records(input):
         # PyTorch applies a key dim by dim and records a node per step (`x[0, 0]` is two
         # SelectBackward0); without a graph one fused view does the same in one dispatch
-        for step in steps:
+        for i, step in enumerate(steps):
             template, offsets = split_steps((step,))
-            input = _indexed_view(input, offsets, template)
+            input = _indexed_view(input, _with_raw(offsets, raws, i), template)
         return input
     template, offsets = split_steps(steps)
+    if raws and _records(input):
+        offsets = _with_raw(offsets, raws, 0)
     return _indexed_view(input, offsets, template)
+
+
+def _with_raw(offsets, raws, i):
+    # trailing offsets the view's template does not read: only the node's fields do, and as
+    # operands (not statics) they cost no compile per value
+    raw = raws[i] if i < len(raws) else None
+    return offsets if raw is None else offsets + list(raw)
 
 
 @op(promote=P.NONE, grad_fn="IndexBackward0", saves=("indices",), function=False,
@@ -216,11 +247,11 @@ def _to_index_tensor(k):
     return tensor(arr.astype(np.int64))
 
 
-def _normalize_key(self, key):
+def _normalize_key(self, key, raws=None):
     """(basic steps, advanced key, index tensors) for a user key; the advanced key is None
     for a basic key. As PyTorch, the basic part of a mixed key (ints, slices, None, bool
     scalars) is applied first, as view steps; the advanced key then indexes the result with
-    index tensors and full slices only."""
+    index tensors and full slices only. `raws`: as `basic_steps`'."""
     if not isinstance(key, tuple):
         if (type(key) is int or type(key) is slice) and not self.ndim:
             raise IndexError("slice() cannot be applied to a 0-dim tensor." if type(key) is slice
@@ -229,10 +260,10 @@ def _normalize_key(self, key):
                              "a number")
         key = (key,)
     if all(_is_basic(k) for k in key):
-        return basic_steps(self.shape, _expand_basic(key, self.ndim), key), None, None
+        return basic_steps(self.shape, _expand_basic(key, self.ndim), key, raws), None, None
     if any(isinstance(k, np.integer) for k in key):   # a NumPy int is an int (a select)
         return _normalize_key(self, tuple(int(k) if isinstance(k, np.integer) else k
-                                          for k in key))
+                                          for k in key), raws)
     items = [k if _is_basic(k) or isinstance(k, bool) else _to_index_tensor(k) for k in key]
     consumed = _consumed(items)
     if consumed > self.ndim:
@@ -279,6 +310,8 @@ def _normalize_key(self, key):
             if step != 1 or stop != n or start != 0 or k.start is not None and k.start != 0:
                 steps.append(("slice", dim, start, max(stop, start), step))
                 shape[dim] = len(range(start, stop, step))
+                if raws is not None:
+                    raws.extend([None] * (len(steps) - 1 - len(raws)) + [_raw_bounds(k)])
             static.append(("S", None, None, None))
         else:
             n = shape[dim]
@@ -331,13 +364,16 @@ def getitem(self, key):
         # (`x[:]`), where `x[:, :]` is an alias
         if not self.shape:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        steps = basic_steps(self.shape, (key,)) or (("slice", 0, 0, self.shape[0], 1),)
-        return basic_view(self, steps)
-    steps, static, arrays = _normalize_key(self, key)
+        raws = []
+        steps = basic_steps(self.shape, (key,), raws=raws) or (
+            ("slice", 0, 0, self.shape[0], 1),)
+        return basic_view(self, steps, raws or [_raw_bounds(key)])
+    raws = []
+    steps, static, arrays = _normalize_key(self, key, raws)
     if static is None:
-        return basic_view(self, steps)
+        return basic_view(self, steps, raws)
     if steps and _records(self):
-        return _advanced_index(basic_view(self, steps), arrays, static)
+        return _advanced_index(basic_view(self, steps, raws), arrays, static)
     return _advanced_index(self, arrays, static, steps)
 
 

@@ -11,7 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from .._warnings import warn_once
-from .linalg import _float_input, _mH, _pinv, _square, linalg_qr, linalg_svdvals
+from .linalg import (_float_input, _mH, _pinv, _saved_lu, _square, linalg_qr,
+                     linalg_svdvals)
 from .pointwise import legacy_name, not_implemented
 from .registry import Promote, op
 from .return_types import _rt
@@ -314,8 +315,19 @@ def cholesky_ex(input, *, upper=False, check_errors=False):
 
 # ---- solve / inv with info ----------------------------------------------------------------
 
+def solve_lu(which):
+    """A `saved_as` callable giving solve's `_saved_LU` / `_saved_pivots`: the factors
+    linalg.lu_factor gives of A (det's, from `_saved_lu`, are of A's transpose)."""
+    of_transpose = _saved_lu(which)
+
+    def value(A=None, **_):
+        return of_transpose(A=None if A is None else jnp.swapaxes(A, -1, -2))
+    return value
+
+
 @op(promote=P.NONE, grad_fn="LinalgSolveExBackward0", method=False,
-    returns=_SOLVE_EX, function=False)
+    returns=_SOLVE_EX, function=False, saves=("A", "result"),
+    saved_as={"LU": solve_lu("LU"), "pivots": solve_lu("pivots")})
 def linalg_solve_ex(A, B, *, left=True):
     solve_checks(A, B, left)
     info = _lu_info(jax.lax.stop_gradient(jax.lax.linalg.lu(A)[0]))
@@ -711,17 +723,8 @@ def _geev(A):
     return w, v
 
 
-def _eigenvectors(A=None, **_):
-    """eigvals' `_saved_eigenvectors`: PyTorch's eigvals runs linalg_eig, which saves both."""
-    from .._tensor import _wrap
-    if A is None:   # (freed by backward)
-        from ..autograd.graph import _FREED_MSG
-        raise RuntimeError(_FREED_MSG)
-    return _wrap(_geev(A)[1])
-
-
 @op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False,
-    saves=("result",), saved_as={"eigenvalues": "result", "eigenvectors": _eigenvectors})
+    saves=("result",), saved_as={"eigenvalues": "result"})
 def linalg_eigvals(A):
     _eig_checks(A)
     return jnp.linalg.eigvals(A)
@@ -732,6 +735,14 @@ def eig(input):
 
 
 def eigvals(A):
+    # as PyTorch's: eig's first output where A may need a gradient (reverse or forward), so
+    # the node is eig's, whose saved eigenvectors are its second output
+    from .._tensor import Tensor
+    from ..autograd import grad_mode
+    from ..autograd.forward_ad import tangent_of
+    if isinstance(A, Tensor) and (grad_mode.GRAD_ENABLED[0] and A.requires_grad
+                                  or tangent_of(A) is not None):
+        return linalg_eig(A)[0]
     return linalg_eigvals(A)
 
 

@@ -229,14 +229,18 @@ def torch_grad(x):
 def _aval(leaf):
     if isinstance(leaf, tuple):  # a view operand read from its base: (base, offsets)
         return _ViewAval((_aval(leaf[0]), leaf[1]))
-    return (leaf.shape, leaf.dtype) if hasattr(leaf, "shape") else (None, None)
+    # a number (a Python scalar operand, a slice's start) is kept, as PyTorch keeps the
+    # non-tensor arguments of a node: a second backward through `x[2:]` needs it
+    return (leaf.shape, leaf.dtype) if hasattr(leaf, "shape") else leaf
 
 
 def _zeros_like_aval(aval):
     if isinstance(aval, _ViewAval):
         return (_zeros_like_aval(aval[0]), aval[1])
+    if not isinstance(aval, tuple):
+        return aval
     shape, dtype = aval
-    return jnp.zeros(shape, dtype) if shape is not None else 0
+    return jnp.zeros(shape, dtype)
 
 
 def _op_name(node):

@@ -263,21 +263,32 @@ ABSENT = object()
 
 def _arguments(node, plan):
     """The op's static arguments and its operands' values (arrays, numbers, lists of
-    numbers; None for an absent one), by name."""
+    numbers; None for an absent one), by name. Freed by backward, a node that saved nothing
+    still has its numbers (graph.Node.release keeps them), as PyTorch's its int fields."""
     from .._ops.registry import value_of
     values = {k: value_of(v) for k, v in plan.statics.items()}
-    if node._leaves is None:
+    freed = node._leaves is None
+    if freed and node._in_avals_cache is None:
         return values
     leaves = None
     for param, kind in zip(plan.op.tensors, plan.kinds):
+        if freed and not _numbers(kind):
+            continue   # (a freed array: the callable's default None)
         if leaves is None:
-            leaves = plan.materialize(node._leaves)
+            leaves = node._in_avals_cache if freed else plan.materialize(node._leaves)
         found = [leaves[i] for i in _positions(plan, param)]
         if kind is None or not found or isinstance(found[0], _Dropped):
             values[param] = None
         else:
             values[param] = found if isinstance(kind, tuple) and kind[0] == "L" else found[0]
     return values
+
+
+def _numbers(kind):
+    """Whether an operand of this kind is a Python number or a list of them."""
+    return isinstance(kind, type) or (isinstance(kind, tuple) and len(kind) == 2
+                                      and kind[0] == "L" and all(isinstance(k, type)
+                                                                 for k in kind[1]))
 
 
 _RAW = weakref.WeakKeyDictionary()   # node -> {name: SavedTensor} (one object per name)
@@ -466,7 +477,14 @@ def _shape_at(node, position):
     if hasattr(leaf, "shape"):
         return tuple(leaf.shape)
     tensor = node._inputs[position] if node._inputs is not None else None
-    return tuple(tensor.shape) if tensor is not None else ()
+    if tensor is not None:
+        return tuple(tensor.shape)
+    kept = node._in_avals_cache   # (freed: the shapes of a node that saved nothing)
+    aval = kept[position] if kept is not None else None
+    from .graph import _ViewAval
+    if isinstance(aval, tuple) and not isinstance(aval, _ViewAval):
+        return tuple(aval[0])
+    return ()
 
 
 def _scalar_at(node, plan, param, position):
