@@ -34,7 +34,8 @@ TRANSFORM_EPOCHS = []   # the epoch each active transform started, innermost las
 
 
 class Storage:
-    __slots__ = ("data", "device", "epoch", "__weakref__")
+    # `_layout`, `_physical`: a LaidOutStorage's (unset on other storages)
+    __slots__ = ("data", "device", "epoch", "_layout", "_physical", "__weakref__")
 
     def __init__(self, data, device):
         self.data = data
@@ -42,7 +43,7 @@ class Storage:
         self.epoch = EPOCH[0]
 
     def nbytes(self):
-        return self.data.size * self.data.dtype.itemsize
+        return self.array.size * self.array.dtype.itemsize
 
     # ---- PyTorch's UntypedStorage API: bytes ----------------------------------------------
     size = __len__ = nbytes
@@ -113,6 +114,50 @@ class TypedStorage:
                 f"{self.device}) of size {self.size()}]").lstrip("\n")
 
 
+# The slot itself, also as `array`: the array a storage holds, to test its identity, dtype or
+# tracing (a LaidOutStorage's in its tensor's order: reading it makes no copy)
+_DATA = Storage.array = Storage.__dict__["data"]
+
+
+class LaidOutStorage(Storage):
+    """The storage of a result laid out in a memory order other than row-major (see
+    `_tensor.lay_out`): `array` holds the result's value as it reads, `_layout` is (the
+    permutation to memory order, the view step reading the value back from it). `data`, the
+    array in memory order, is made the first time something reads it (bytes, NumPy,
+    `as_strided`, a write through another view), then kept while `array` is."""
+    __slots__ = ()
+
+    @property
+    def data(self):
+        physical = self._physical
+        if physical is None:
+            physical = self._physical = _transpose(self._layout[0])(_DATA.__get__(self))
+        return physical
+
+    @data.setter
+    def data(self, value):   # an array in memory order: a plain storage from now on
+        self.__class__ = Storage
+        self._physical = None
+        _DATA.__set__(self, value)
+
+    def set_array(self, value):
+        """Replace the value (a write to the whole laid-out tensor: no copy in memory order)."""
+        _DATA.__set__(self, value)
+        self._physical = None
+
+
+def lay_out_storage(storage, perm, step):
+    """Turn `storage`, a plain one holding its value row-major, into a LaidOutStorage."""
+    storage.__class__ = LaidOutStorage
+    storage._layout = (perm, step)
+    storage._physical = None
+
+
+@functools.lru_cache(maxsize=None)
+def _transpose(perm):
+    return eager_jit(lambda a: jnp.transpose(a, perm))
+
+
 class InferenceStorage(Storage):
     """A storage allocated under `inference_mode`: PyTorch calls every tensor over it (views
     included) an inference tensor, while a view made in that mode of an older tensor is not one."""
@@ -149,8 +194,7 @@ class RetypedStorage(Storage):
         root.data = reinterpret(value, old.dtype, old.shape, old)
         self._seen, self._value = root.data, value
 
-
-_DATA = Storage.__dict__["data"]   # the slot itself, under SharedStorage's property
+    array = data
 
 
 class SharedStorage(Storage):
@@ -183,6 +227,8 @@ class SharedStorage(Storage):
             value = entry[0]
         _DATA.__set__(self, value)
 
+    array = data
+
 
 _HOSTS = {}   # SharedStorage -> [its NumPy array, how many arrays handed out are alive]
 
@@ -200,6 +246,8 @@ def numpy_of(tensor):
     """`tensor.numpy()` sharing memory with `tensor`'s storage (a CPU Storage of the
     tensor's own dtype), or None where it cannot (a dtype view, an inference tensor)."""
     storage = tensor._storage
+    if type(storage) is LaidOutStorage:   # (memory order from now on)
+        storage.data = storage.data
     if type(storage) is Storage:
         host = np.array(storage.data)   # writable, C-contiguous: the storage's layout
         if host.dtype != tensor.dtype.np:
@@ -506,6 +554,15 @@ def apply_template(x, template, offsets):
 @functools.lru_cache(maxsize=4096)
 def _compiled_template(template):
     return eager_jit(lambda base, offsets: apply_template(base, template, offsets))
+
+
+def read_through(storage, view):
+    """The value read through `view` from `storage` now (a laid-out storage's through its
+    layout's step: from its value, no memory-order copy)."""
+    steps = view.steps
+    if type(storage) is LaidOutStorage and steps[:1] == storage._layout[1:]:
+        return read_view(storage.array, steps[1:]) if len(steps) > 1 else storage.array
+    return read_view(storage.data, steps)
 
 
 def read_view(base, steps):

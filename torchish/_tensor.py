@@ -20,8 +20,9 @@ from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._layout import strided
 from ._meta import META, MetaArray
 from ._reverse_constant import REVERSE, reverse_constant
-from ._storage import (InferenceStorage, Storage, TypedStorage, View, base_view,
-                       contiguous_strides, extend, numpy_of, read_view, write_view)
+from ._storage import (InferenceStorage, LaidOutStorage, Storage, TypedStorage, View,
+                       _transpose, base_view, contiguous_strides, extend, lay_out_storage,
+                       numpy_of, read_through, write_view)
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -299,15 +300,15 @@ class Tensor:
         storage = self._storage
         if view is None:
             data = storage.data
-        elif self._cache_base is storage.data:
+        elif self._cache_base is storage.array:
             data = self._cache
         elif storage.device.type == "meta":   # no data to read: the view's shape and dtype
             data = MetaArray(tuple(view.size), storage.data.dtype)
         else:
-            data = read_view(storage.data, view.steps)
-            if not isinstance(data, jax.core.Tracer) or isinstance(storage.data,
+            data = read_through(storage, view)
+            if not isinstance(data, jax.core.Tracer) or isinstance(storage.array,
                                                                    jax.core.Tracer):
-                self._cache, self._cache_base = data, storage.data   # no tracer outlives its trace
+                self._cache, self._cache_base = data, storage.array   # no tracer outlives its trace
         if self._stopgrad and isinstance(data, jax.core.Tracer):
             # (REVERSE: a no_grad result inside a transform, seen through by forward mode)
             data = reverse_constant(data) if self._stopgrad is REVERSE \
@@ -322,14 +323,17 @@ class Tensor:
             return
         if not isinstance(value, (jax.Array, jax.core.Tracer)):
             value = jnp.asarray(value)
-        if value.dtype != storage.data.dtype:
-            value = value.astype(storage.data.dtype)
+        if value.dtype != storage.array.dtype:
+            value = value.astype(storage.array.dtype)
         shape = self.shape
         if value.shape != shape:
             value = jnp.broadcast_to(value, shape)
         view = self._view
         if view is None:
             storage.data = value
+        elif type(storage) is LaidOutStorage and view.steps == storage._layout[1:]:
+            storage.set_array(value)   # the whole laid-out value: memory order made on demand
+            self._cache, self._cache_base = value, value
         elif len(view.steps) == 1 and view.steps[0][0] == "permute":
             # a permutation covers the whole storage: write it back transposed, not scattered
             storage.data = jnp.transpose(value, tuple(int(i) for i in np.argsort(
@@ -366,7 +370,7 @@ class Tensor:
 
     @property
     def dtype(self):
-        return dt._BY_NP[self._storage.data.dtype]
+        return dt._BY_NP[self._storage.array.dtype]
 
     @property
     def device(self):
@@ -869,7 +873,8 @@ class Tensor:
         """As PyTorch's deepcopy copies a storage once per `memo`, a view, or a tensor whose
         storage was copied already, aliases that copy (None: copy by cloning)."""
         storage = self._storage
-        if type(storage) is not Storage or (self._view is None and id(storage) not in memo):
+        if type(storage) not in (Storage, LaidOutStorage) or (self._view is None and
+                                                               id(storage) not in memo):
             return None
         root = memo.get(id(storage))
         if root is None:   # JAX arrays are immutable: the new storage may hold the same one
@@ -1147,9 +1152,10 @@ def layout_strides(t, memory_format=None):
 
 def lay_out(t, stride):
     """Give `t`, a tensor just made (owning a row-major array, aliased by nothing), a storage
-    laid out with `stride`: the storage holds the elements in that memory order and `t`
-    becomes a permuting view of it, so `stride()`, `is_contiguous()`, `view()` and
-    `as_strided` over the copy behave as PyTorch's. Returns `t`."""
+    laid out with `stride`: `t` becomes a permuting view of a storage in that memory order, so
+    `stride()`, `is_contiguous()`, `view()` and `as_strided` over the copy behave as
+    PyTorch's. The storage keeps `t`'s value; its array in memory order is made only when
+    something reads it (see `_storage.LaidOutStorage`). Returns `t`."""
     if t._view is not None:
         return t
     value = t._storage.data
@@ -1157,11 +1163,14 @@ def lay_out(t, stride):
     if plan is None:
         return t
     perm, view = plan
-    physical = value.transpose(perm) if t._storage.device.type == "meta" else \
-        _transpose(perm)(value)
-    t._storage.data = physical
     t._view = view
-    t._cache, t._cache_base = value, physical
+    t._cache = t._cache_base = value
+    storage = t._storage
+    if type(storage) is Storage:   # the memory-order array made when something needs it
+        lay_out_storage(storage, perm, view.steps[0])
+    else:   # (meta, inference tensors: laid out now)
+        storage.data = t._cache_base = value.transpose(perm) if storage.device.type == \
+            "meta" else _transpose(perm)(value)
     return t
 
 
@@ -1181,12 +1190,6 @@ def _layout_plan(size, stride):
         # a size-1 dim with a stride no dim order gives (it is never used to address memory)
         view = extend(base_view(physical), ("as_strided", size, stride, 0))
     return perm, view
-
-
-@functools.lru_cache(maxsize=None)
-def _transpose(perm):
-    from ._eager_jit import eager_jit
-    return eager_jit(lambda a: jnp.transpose(a, perm))
 
 
 def like_layout(out, src, memory_format=None):

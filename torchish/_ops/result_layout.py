@@ -2,9 +2,10 @@
 
 An op declares a rule (`op(..., layout=...)`; the pointwise families get `iterator` by
 default); the dispatcher hands it the operands and the fresh results, and the rule gives a
-result whose strides are not row-major a storage in that memory order (`_tensor.lay_out`).
-Values never change: only `stride()`, `is_contiguous()`, `view`'s checks and `data_ptr`
-offsets do. A call whose operands all own their storage (no view: row-major) costs one test.
+result whose strides are not row-major a storage in that memory order (`_tensor.lay_out`;
+the array in memory order is made only when something reads memory). Values never
+change: only `stride()`, `is_contiguous()`, `view`'s checks and `data_ptr` offsets do. A
+call whose operands all own their storage (no view: row-major) costs one test.
 """
 import functools
 

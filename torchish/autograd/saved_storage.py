@@ -6,7 +6,10 @@ check quiet and is seen by the backward. A node therefore remembers, per saved o
 array it was read from; at backward an operand whose storage holds another array by then is
 read again (its version was checked first, so only such writes get here).
 """
-from .._storage import Storage
+from .._storage import LaidOutStorage, Storage, read_through
+
+# storages whose `array` identifies what they hold (`array`: in the tensor's own order)
+_PLAIN = (Storage, LaidOutStorage)
 
 
 def storage_refs(leaves, tensors, positions):
@@ -18,9 +21,9 @@ def storage_refs(leaves, tensors, positions):
         if t is None:
             continue
         storage = t._storage
-        if type(storage) is not Storage or storage.device.type == "meta":
+        if type(storage) not in _PLAIN or storage.device.type == "meta":
             continue   # (a NumPy-shared or dtype-viewed storage: read at record time)
-        root = storage.data
+        root = storage.array
         leaf = leaves[i]
         if type(leaf) is tuple:   # a view the op's kernel reads: (base array, offsets)
             if leaf[0] is not root:
@@ -40,8 +43,9 @@ def result_ref(out, position=None):
     """The ref of a saved output whose node's gradient formula reads it (see
     `written_result`): its storage (PyTorch saves an output's storage, not the tensor: a
     later `out.data = ...` is not seen). `position`: the node's leaf that is this output (an
-    in-place op whose backward reads what it wrote), read again when written."""
-    return (position, out._storage, None, out._storage.data)
+    in-place op whose backward reads what it wrote), read again when written; the output's
+    view reads it from its storage."""
+    return (position, out._storage, out._view, out._storage.array)
 
 
 def refresh(node):
@@ -52,17 +56,17 @@ def refresh(node):
     for k, (i, t, view, root) in enumerate(refs):
         output = isinstance(t, Storage)   # (a saved output: its storage)
         storage = t if output else t._storage
-        data = storage.data
-        if data is root or type(storage) is not Storage:
+        data = storage.array
+        if data is root or type(storage) not in _PLAIN:
             continue
         if i is None:   # a saved output
             if root is not None:
                 new_refs = new_refs or list(refs)
-                new_refs[k] = (None, t, None, None)
+                new_refs[k] = (None, t, view, None)
             continue
         leaf = node._leaves[i]
         if output:   # an in-place op's result, its node's leaf
-            new = data
+            new = data if view is None else read_through(storage, view)
             if new.shape != leaf.shape or new.dtype != leaf.dtype:
                 continue
         elif type(leaf) is tuple:
@@ -77,7 +81,7 @@ def refresh(node):
             new_refs = list(refs)
         node._leaves = list(node._leaves)
         node._leaves[i] = new
-        new_refs[k] = (i, t, None if output else t._view, data)
+        new_refs[k] = (i, t, view if output else t._view, data)
     if new_refs is not None:
         node._storage_refs = new_refs
 
@@ -85,8 +89,9 @@ def refresh(node):
 def written_result(node):
     """The saved output of a node whose formula reads it, once written since the node
     recorded (then the gradient is computed from it), else None."""
-    for i, storage, _, root in node._storage_refs:
+    for i, storage, view, root in node._storage_refs:
         if i is None and root is None:
             from .._tensor import _wrap
-            return _wrap(storage.data, storage.device)
+            return _wrap(storage.array if view is None else read_through(storage, view),
+                         storage.device)
     return None
