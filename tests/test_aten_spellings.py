@@ -162,3 +162,7 @@ def test_error_classes_device_modules_and_build_flags():
         assert m.compiled_with_cxx11_abi() is True and m.has_lapack is True
         assert not isinstance(3, m.SymInt)
     assert repr(torchish.OutOfMemoryError) == "<class 'torchish.OutOfMemoryError'>"
+
+
+def test_thread_count_is_pytorchs():
+    assert torchish.get_num_threads() == torch.get_num_threads()

@@ -1,6 +1,7 @@
 """Top-level `torch.*` functions that are not tensor ops: predicates and global switches; and
 the constants `torch.pi`, `e`, `inf`, `nan`, `newaxis`."""
 import contextlib
+import functools
 import math
 import os
 
@@ -62,23 +63,51 @@ def typename(obj):
 
 
 _threads = [1]
-_threads_set = [False]   # PyTorch's default pool has a thread per core (see multithreaded)
+_threads_set = [False]
 
 
 def set_num_threads(n):
-    """Accepted for compatibility; XLA chooses its own thread pool."""
+    """PyTorch's intra-op thread count (XLA chooses its own thread pool). Some of PyTorch's
+    CPU kernels split their work by it, with effects on the numbers (half softmax) and on
+    which kernel raises (see multithreaded): those follow it."""
+    changed = get_num_threads() != int(n)
     _threads[0] = int(n)
     _threads_set[0] = True
+    if changed:   # (softmax plans bake the work split in)
+        from ._ops.registry import REGISTRY
+        REGISTRY["softmax"].plans.clear()
+
+
+@functools.cache
+def _default_threads():
+    """PyTorch's default: OMP_NUM_THREADS, else one thread per physical core."""
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        with open("/proc/cpuinfo") as f:
+            cores, package = set(), None
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "physical id":
+                    package = value.strip()
+                elif key.strip() == "core id":
+                    cores.add((package, value.strip()))
+        if cores:
+            return len(cores)
+    except OSError:
+        pass
+    return os.cpu_count() or 1
 
 
 def multithreaded():
     """Whether PyTorch's intra-op pool would have several threads (some of its kernel choices,
     hence their error messages, depend on it)."""
-    return _threads[0] > 1 if _threads_set[0] else (os.cpu_count() or 1) > 1
+    return get_num_threads() > 1
 
 
 def get_num_threads():
-    return _threads[0]
+    return _threads[0] if _threads_set[0] else _default_threads()
 
 
 set_num_interop_threads = set_num_threads

@@ -11,7 +11,7 @@ from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .half_grad import pytorch_grad
 from .composite import composite, rebind
-from . import overloads, signed_ties
+from . import half_softmax, overloads, signed_ties
 from .arg_parser import REQUIRED, numpy_axis
 from .argcheck import _is_index
 from .registry import REGISTRY, Promote, given, omitted, op
@@ -423,9 +423,15 @@ def renorm(input, p, dim, maxnorm):
     # PyTorch's factor; its 1e-7 keeps the division finite at tiny norms
     return input * jnp.where(nrm > maxnorm, maxnorm / (nrm + 1e-7), 1.0).astype(input.dtype)
 
-@op(opmath=True, promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0", saves=("input", "result"))
+_logsumexp_half = pytorch_grad(half_softmax.logsumexp, half_softmax.logsumexp_grad)
+
+
+@op(promote=P.INT_TO_FLOAT, grad_fn="LogsumexpBackward0", saves=("input", "result"))
 def logsumexp(input, dim, keepdim=False):
-    return jax.scipy.special.logsumexp(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
+    axes = _axes(dim, input.ndim)
+    if input.dtype in (jnp.float16, jnp.bfloat16):
+        return _logsumexp_half(input, axes, keepdim, jnp.dtype(input.dtype).name)
+    return jax.scipy.special.logsumexp(input, axis=axes, keepdims=keepdim)
 
 
 @op(opmath=True, promote=P.INT_TO_LONG, grad_fn="CumsumBackward0", inplace=True, saves=())
@@ -516,8 +522,10 @@ def _along(fn, x, dim):
 # PyTorch's half kernels compute in float32 and round once; their backward reads the rounded
 # output: softmax y * (t - sum(t * y)) and log_softmax t - sum(exp(y) * t) are transposed by
 # JAX into PyTorch's y * (g - sum(g * y)) and g - exp(y) * sum(g) (see half_grad.py)
-_softmax = pytorch_grad(jax.nn.softmax, lambda t, x, y, r, axis: y * (
-    t - jnp.sum(t * y, axis=axis, keepdims=True)), half_only=True)
+_softmax_grad = lambda t, x, y, r, axis, *_: y * (  # noqa: E731
+    t - jnp.sum(t * y, axis=axis, keepdims=True))
+_softmax = pytorch_grad(jax.nn.softmax, _softmax_grad, half_only=True)
+_softmax_inner = pytorch_grad(half_softmax.softmax_inner, _softmax_grad, half_only=True)
 _log_softmax_grad = lambda t, x, y, r, axis, *_: t - jnp.sum(  # noqa: E731
     jnp.exp(y) * t, axis=axis, keepdims=True)
 _log_softmax = pytorch_grad(jax.nn.log_softmax, _log_softmax_grad, half_only=True)
@@ -545,10 +553,19 @@ def _log_softmax_of(x, axis):
 _log_softmax_of.__name__ = "log_softmax"   # (named by `_along`'s integer-input error)
 
 
+def _softmax_of(x, axis):
+    if x.dtype in (jnp.float16, jnp.bfloat16) and axis < x.ndim - 1:
+        return _softmax_inner(x, axis, jnp.dtype(x.dtype).name)
+    return _softmax(x, axis)
+
+
+_softmax_of.__name__ = "softmax"
+
+
 @op(grad_fn="SoftmaxBackward0", tensors=("input",), casts_input=True,
     saves="result")   # (backward reads the output only; the input may change in place)
 def softmax(input, dim, dtype=None):
-    return _along(_softmax, input, dim)
+    return _along(_softmax_of, input, dim)
 
 
 @op(grad_fn="LogSoftmaxBackward0", tensors=("input",), casts_input=True,

@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 
 from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
-from .optimizer import Optimizer, cast, f64, fence, nonzero
+from .optimizer import Optimizer, cast, cast_alpha, f64, fence, nonzero, rnd
 
 __all__ = ["Adadelta"]
 
@@ -50,18 +50,18 @@ class Adadelta(Optimizer):
         state["step"] = state["step"] + 1
         grad = -grad if maximize else grad
         if decay:
-            grad = grad + cast(hp["weight_decay"], grad) * param
-        eps = cast(hp["eps"], grad)
-        square_avg = (fence(state["square_avg"] * cast(rho, grad), hp)
-                      + cast(1 - rho, grad) * grad * grad)
-        std = jnp.sqrt(square_avg + eps)
-        delta = jnp.sqrt(state["acc_delta"] + eps)
+            grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
+        eps = cast_alpha(hp["eps"], grad, hp)
+        square_avg = rnd(rnd(fence(state["square_avg"] * cast(rho, grad), hp), hp)
+                         + cast(1 - rho, grad) * grad * grad, hp)
+        std = rnd(jnp.sqrt(rnd(square_avg + eps, hp)), hp)
+        delta = rnd(jnp.sqrt(rnd(state["acc_delta"] + eps, hp)), hp)
         # fenced: XLA would turn `a / sqrt(b)` into `a * rsqrt(b)`
-        delta = (delta / fence(std, hp)) * grad
-        acc_delta = (fence(state["acc_delta"] * cast(rho, grad), hp)
-                     + cast(1 - rho, grad) * delta * delta)
+        delta = rnd(rnd(delta / fence(std, hp), hp) * grad, hp)
+        acc_delta = rnd(rnd(fence(state["acc_delta"] * cast(rho, grad), hp), hp)
+                        + cast(1 - rho, grad) * delta * delta, hp)
         state["square_avg"], state["acc_delta"] = square_avg, acc_delta
-        param = param + cast(-f64(hp["lr"]), param) * delta
+        param = rnd(param + cast_alpha(-f64(hp["lr"]), param, hp) * delta, hp)
         return param, state
 
     step = step_method("Adadelta")

@@ -9,7 +9,8 @@ they stay arrays (float64 scalars from the parameter-dtype norms), so `step()` n
 import jax.numpy as jnp
 
 from ._shared import hyper, set_group_defaults, step_method, _new_step
-from .optimizer import Optimizer, Tensor, _torch, cast, div_scalar, f64, fence, lerp
+from .optimizer import (Optimizer, Tensor, _torch, cast, cast_alpha, div_scalar, f64, fence, lerp,
+                        rnd)
 
 __all__ = ["Adafactor"]
 
@@ -91,36 +92,39 @@ class Adafactor(Optimizer):
         lr = f64(hp["lr"])
         one_minus_beta2_t = step ** f64(hp["beta2_decay"])
         rho_t = jnp.minimum(lr, 1 / step ** 0.5)
-        rms = f64(jnp.sqrt(jnp.sum(param * param))) / param.size ** 0.5
+        # `norm(2).item()`: a half parameter's norm is rounded to its type first
+        rms = f64(rnd(jnp.sqrt(jnp.sum(param * param)), hp)) / param.size ** 0.5
         alpha = jnp.maximum(f64(hp["eps2"]), rms) * rho_t
 
         if decay:
-            param = param * cast(1 - fence(lr * f64(hp["weight_decay"]), hp), param)
+            param = rnd(param * cast(1 - fence(lr * f64(hp["weight_decay"]), hp), param), hp)
 
         eps1 = f64(hp["eps1"])
         if grad.ndim > 1:
             # torch: `norm(g, dim).square_().div_(size)`, the norm rounded before squaring
             sq = grad * grad
-            row_mean = div_scalar(jnp.square(jnp.sqrt(jnp.sum(sq, axis=-1, keepdims=True))),
-                                  grad.shape[-1], hp)
-            col_mean = div_scalar(jnp.square(jnp.sqrt(jnp.sum(sq, axis=-2, keepdims=True))),
-                                  grad.shape[-2], hp)
-            row_var = lerp(state["row_var"], row_mean, one_minus_beta2_t)
-            col_var = lerp(state["col_var"], col_mean, one_minus_beta2_t)
+
+            def mean_square(axis):
+                norm = rnd(jnp.sqrt(jnp.sum(sq, axis=axis, keepdims=True)), hp)
+                return rnd(div_scalar(rnd(jnp.square(norm), hp), grad.shape[axis], hp), hp)
+            row_var = rnd(lerp(state["row_var"], mean_square(-1), one_minus_beta2_t), hp)
+            col_var = rnd(lerp(state["col_var"], mean_square(-2), one_minus_beta2_t), hp)
             state["row_var"], state["col_var"] = row_var, col_var
-            row_var_mean = div_scalar(jnp.sum(row_var, axis=-2, keepdims=True),
-                                      row_var.shape[-2], hp)
-            var_estimate = div_scalar(row_var * col_var,
-                                      jnp.maximum(row_var_mean, cast(eps1, grad)), hp)
+            row_var_mean = rnd(div_scalar(jnp.sum(row_var, axis=-2, keepdims=True),
+                                          row_var.shape[-2], hp), hp)
+            var_estimate = rnd(div_scalar(rnd(row_var * col_var, hp),
+                                          jnp.maximum(row_var_mean, cast(eps1, grad)), hp), hp)
         else:
-            variance = lerp(state["variance"], grad * grad, one_minus_beta2_t)
+            variance = rnd(lerp(state["variance"], rnd(grad * grad, hp), one_minus_beta2_t), hp)
             state["variance"] = variance
             var_estimate = variance
 
-        update = 1 / jnp.sqrt(jnp.maximum(var_estimate, cast(eps1 * eps1, grad))) * grad
-        update_rms = f64(jnp.sqrt(jnp.sum(update * update)))
+        update = rnd(1 / jnp.sqrt(rnd(jnp.maximum(var_estimate, cast(eps1 * eps1, grad)), hp)),
+                     hp)
+        update = rnd(update * grad, hp)
+        update_rms = f64(rnd(jnp.sqrt(jnp.sum(update * update)), hp))
         denom = jnp.maximum(1.0, update_rms / (update.size ** 0.5 * f64(hp["d"])))
-        param = param + cast(-alpha / denom, param) * update
+        param = rnd(param + cast_alpha(-alpha / denom, param, hp) * update, hp)
         return param, state
 
     step = step_method("Adafactor")

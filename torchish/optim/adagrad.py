@@ -7,7 +7,8 @@ import jax.numpy as jnp
 
 from ._shared import _new_step, check_args, hyper, set_group_defaults, step_method
 from ._sparse_rows import adagrad_rows, rows_of
-from .optimizer import Optimizer, _check_fused_foreach, _torch, cast, f64, fence, nonzero
+from .optimizer import (Optimizer, _check_fused_foreach, _torch, cast, cast_alpha, f64, fence,
+                        nonzero, rnd)
 
 __all__ = ["Adagrad"]
 
@@ -75,12 +76,12 @@ class Adagrad(Optimizer):
         step = f64(step_t)
         grad = -grad if maximize else grad
         if decay:
-            grad = grad + cast(hp["weight_decay"], grad) * param
+            grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
         clr = f64(hp["lr"]) / (1 + fence((step - 1) * f64(hp["lr_decay"]), hp))
-        state_sum = state["sum"] + cast(1.0, grad) * grad * grad
+        state_sum = rnd(state["sum"] + cast(1.0, grad) * grad * grad, hp)
         state["sum"] = state_sum
-        std = jnp.sqrt(state_sum) + cast(hp["eps"], grad)
-        param = param + cast(-clr, param) * grad / std
+        std = rnd(rnd(jnp.sqrt(state_sum), hp) + cast_alpha(hp["eps"], grad, hp), hp)
+        param = rnd(param + cast(-clr, param) * grad / std, hp)
         return param, state
 
     def _sparse_update(self, group, params):

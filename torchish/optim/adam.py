@@ -4,8 +4,8 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from ._shared import (check_args, decay_weights, hyper, lazy_state, set_group_defaults,
                       step_method, update_moments)
-from .optimizer import (Optimizer, _check_fused_foreach, _to_scalar, cast, div_scalar, f64,
-                        nonzero)
+from .optimizer import (Optimizer, _check_fused_foreach, _to_scalar, cast, cast_alpha, div_scalar,
+                        f64, nonzero, rnd)
 
 __all__ = ["Adam"]
 
@@ -91,12 +91,12 @@ class Adam(Optimizer):
         if amsgrad:
             max_sq = jnp.maximum(state["max_exp_avg_sq"], exp_avg_sq)
             state["max_exp_avg_sq"] = max_sq
-            denom = div_scalar(jnp.sqrt(max_sq), bias_correction2_sqrt, hp)
         else:
-            denom = div_scalar(jnp.sqrt(exp_avg_sq), bias_correction2_sqrt, hp)
-        denom = denom + cast(hp["eps"], grad)
+            max_sq = exp_avg_sq
+        denom = rnd(div_scalar(rnd(jnp.sqrt(max_sq), hp), bias_correction2_sqrt, hp), hp)
+        denom = rnd(denom + cast_alpha(hp["eps"], grad, hp), hp)
 
-        param = param + cast(-step_size, param) * exp_avg / denom
+        param = rnd(param + cast(-step_size, param) * exp_avg / denom, hp)
         return param, state
 
     step = step_method("Adam")

@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 
 from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
-from .optimizer import Optimizer, cast, f64, lerp, nonzero
+from .optimizer import Optimizer, cast, cast_alpha, f64, lerp, nonzero, rnd
 
 __all__ = ["Adamax"]
 
@@ -48,14 +48,14 @@ class Adamax(Optimizer):
         step_t = state["step"] + 1
         state["step"] = step_t
         if decay:
-            grad = grad + cast(hp["weight_decay"], grad) * param
-        exp_avg = lerp(state["exp_avg"], grad, 1 - beta1)
-        exp_inf = jnp.maximum(state["exp_inf"] * cast(hp["beta2"], grad),
-                              jnp.abs(grad) + cast(hp["eps"], grad))
+            grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
+        exp_avg = rnd(lerp(state["exp_avg"], grad, 1 - beta1), hp)
+        exp_inf = jnp.maximum(rnd(state["exp_inf"] * cast(hp["beta2"], grad), hp),
+                              rnd(jnp.abs(grad) + cast_alpha(hp["eps"], grad, hp), hp))
         state["exp_avg"], state["exp_inf"] = exp_avg, exp_inf
         bias_correction = 1 - beta1 ** f64(step_t)
         clr = f64(hp["lr"]) / bias_correction
-        param = param + cast(-clr, param) * exp_avg / exp_inf
+        param = rnd(param + cast(-clr, param) * exp_avg / exp_inf, hp)
         return param, state
 
     step = step_method("Adamax")

@@ -3,8 +3,8 @@ iterates from step `t0` on), PyTorch 2.13."""
 import jax.numpy as jnp
 
 from ._shared import _new_step, set_group_defaults, step_method
-from .optimizer import (Optimizer, _check_lr, _get_scalar_dtype, _to_scalar, _torch, cast, f64,
-                        fence, nonzero)
+from .optimizer import (Optimizer, _check_lr, _get_scalar_dtype, _to_scalar, _torch, cast,
+                        cast_alpha, f64, fence, nonzero, rnd)
 
 __all__ = ["ASGD"]
 
@@ -64,14 +64,15 @@ class ASGD(Optimizer):
         step_t = state["step"] + 1
         state["step"] = step_t
         if decay:
-            grad = grad + cast(hp["weight_decay"], grad) * param
+            grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
         # torch reads eta as a Python float and scales, then steps, in two kernels
         eta = f64(state["eta"])
-        param = fence(param * cast(1 - f64(hp["lambd"]) * eta, param), hp)
-        param = param + cast(-eta, param) * grad
+        param = rnd(fence(param * cast(1 - f64(hp["lambd"]) * eta, param), hp), hp)
+        param = rnd(param + cast_alpha(-eta, param, hp) * grad, hp)
         mu = state["mu"]
         # torch copies the parameter while mu is 1 (before t0), else moves ax towards it
-        moved = state["ax"] + fence((param - state["ax"]) * mu.astype(param.dtype), hp)
+        moved = rnd(state["ax"] + rnd(fence(rnd(param - state["ax"], hp)
+                                            * mu.astype(param.dtype), hp), hp), hp)
         state["ax"] = jnp.where(mu != 1, moved, param)
         step = f64(step_t)
         lr = f64(hp["lr"])

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from ._shared import step_method
-from .optimizer import Optimizer, Tensor, _torch, cast, f64, fence, lerp
+from .optimizer import Optimizer, Tensor, _torch, cast, cast_alpha, f64, fence, lerp, rnd
 
 __all__ = ["Muon"]
 
@@ -27,7 +27,9 @@ def _mm(x, y):
 
 
 def _zeropower_via_newtonschulz(grad, hp, ns_steps):
-    """torch's `_zeropower_via_newtonschulz`: bf16 storage, float32 arithmetic per kernel."""
+    """torch's `_zeropower_via_newtonschulz`: bf16 storage, float32 arithmetic per kernel.
+    Also returns the input divided by its norm: torch divides in place, so a bfloat16 input
+    (its `.bfloat16()` no copy) is changed."""
     bf16, f32 = jnp.bfloat16, jnp.float32
     a, b, c = (jnp.asarray(hp[k]).astype(f32) for k in ("ns_a", "ns_b", "ns_c"))
     tall = grad.shape[0] > grad.shape[1]
@@ -37,12 +39,13 @@ def _zeropower_via_newtonschulz(grad, hp, ns_steps):
     norm = jnp.sqrt(jnp.sum(jnp.square(x.astype(f32)))).astype(bf16)
     norm = jnp.maximum(norm, cast(hp["eps"], norm))
     x = (x.astype(f32) / norm.astype(f32)).astype(bf16)
+    normalized = x.T if tall else x
     for _ in range(ns_steps):
         x32 = x.astype(f32)
         gram = _mm(x32, x32.T).astype(bf16).astype(f32)
         gram_update = (b * gram + c * _mm(gram, gram)).astype(bf16).astype(f32)
         x = (a * x32 + _mm(gram_update, x32)).astype(bf16)
-    return x.T if tall else x
+    return x.T if tall else x, normalized
 
 
 def _adjust_lr_ratio(adjust_lr_fn, shape):
@@ -115,14 +118,24 @@ class Muon(Optimizer):
     def _rule(static, hp, param, grad, state):
         nesterov, ns_steps, adjust_lr_fn = static
         momentum = f64(hp["momentum"])
-        buf = lerp(state["momentum_buffer"], grad, 1 - momentum)
+        buf = rnd(lerp(state["momentum_buffer"], grad, 1 - momentum), hp)
         state["momentum_buffer"] = buf
-        update = lerp(grad, buf, momentum) if nesterov else buf
-        update = _zeropower_via_newtonschulz(update, hp, ns_steps)
+        update = rnd(lerp(grad, buf, momentum), hp) if nesterov else buf
+        update, normalized = _zeropower_via_newtonschulz(update, hp, ns_steps)
+        if not nesterov and hp.get("_storage") == jnp.bfloat16:
+            state["momentum_buffer"] = normalized.astype(buf.dtype)
         lr = f64(hp["lr"])
         adjusted_lr = lr * _adjust_lr_ratio(adjust_lr_fn, param.shape)
-        param = fence(param * cast(1 - fence(lr * f64(hp["weight_decay"]), hp), param), hp)
-        param = param + cast(-adjusted_lr, param) * update.astype(param.dtype)
+        param = rnd(fence(param * cast(1 - fence(lr * f64(hp["weight_decay"]), hp), param), hp),
+                    hp)
+        # a bfloat16 update added to a float16 parameter is computed in float32: alpha too
+        alpha = cast(-adjusted_lr, param) if hp.get("_storage") == jnp.float16 else \
+            cast_alpha(-adjusted_lr, param, hp)
+        step = alpha * update.astype(param.dtype)
+        if hp.get("_storage") == jnp.bfloat16 and param.shape[0] > param.shape[1]:
+            # the update is a transposed view: torch's scalar loop rounds the product first
+            step = rnd(step, hp)
+        param = rnd(param + step, hp)
         return param, state
 
     step = step_method("Muon")

@@ -3,8 +3,8 @@ import jax.numpy as jnp
 
 from ._shared import (_new_step, check_args, decay_weights, hyper, set_group_defaults,
                       step_method, update_moments)
-from .optimizer import (Optimizer, _get_scalar_dtype, _torch, cast, div_scalar, f64, fence,
-                        nonzero)
+from .optimizer import (Optimizer, _get_scalar_dtype, _torch, cast, cast_alpha, div_scalar, f64,
+                        fence, nonzero, rnd)
 
 __all__ = ["NAdam"]
 
@@ -79,13 +79,15 @@ class NAdam(Optimizer):
         state["mu_product"] = mu_product
 
         exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2, hp)
-        denom = jnp.sqrt(div_scalar(exp_avg_sq, bias_correction2, hp))
+        denom = rnd(jnp.sqrt(rnd(div_scalar(exp_avg_sq, bias_correction2, hp), hp)), hp)
 
         mu_product = f64(mu_product)
         mu_product_next = fence(mu_product * mu_next, hp)
-        denom = denom + cast(hp["eps"], grad)
-        param = param + cast(-lr * (1.0 - mu) / (1.0 - mu_product), param) * grad / denom
-        param = param + cast((-lr * mu_next) / (1.0 - mu_product_next), param) * exp_avg / denom
+        denom = rnd(denom + cast_alpha(hp["eps"], grad, hp), hp)
+        param = rnd(param + cast(-lr * (1.0 - mu) / (1.0 - mu_product), param) * grad / denom,
+                    hp)
+        param = rnd(param + cast((-lr * mu_next) / (1.0 - mu_product_next), param)
+                    * exp_avg / denom, hp)
         return param, state
 
     step = step_method("NAdam")

@@ -22,8 +22,12 @@ term: scalar factors are computed in float64 (torch computes them as Python floa
 the parameter dtype exactly where torch's kernels cast a Python scalar, and `fence` /
 `div_scalar` stop XLA from fusing a product into an FMA or a division into a reciprocal where
 torch's separate kernels round. On CPU the results are bit-identical to torch's whenever torch's
-`sqrt` is correctly rounded. `step` counters stay float32 0-dim arrays. Nothing reads array
-values in Python, so `step()` also runs on tracers (inside `jax.jit`).
+`sqrt` is correctly rounded. A bfloat16/float16 parameter's rule runs in float32 (`_half_rule`),
+`rnd` rounding each tensor op's result to the half type as torch's kernel stores it; `cast_alpha`
+gives the scalars that torch's `add` rounds to the half type (`mul`/`div`/`addcmul`... keep them
+float32). (foreach=True and fused=True steps run the same single-tensor rule.) `step` counters
+stay float32 0-dim arrays. Nothing reads array values in Python, so `step()` also runs on tracers
+(inside `jax.jit`).
 """
 import functools
 import warnings
@@ -40,6 +44,8 @@ from .._eager_jit import eager_jit
 from .._storage import held_elsewhere
 from .._tensor import Tensor
 from .._hook_handle import RemovableHandle
+from ._rule_math import (  # noqa: F401 (the rules import them from here)
+    _half_rule, _HALF, cast, cast_alpha, div_scalar, f64, fence, lerp, rnd)
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook", "required"]
@@ -126,58 +132,6 @@ def _check_lr(lr):
 # ---------------------------------------------------------------------------------------------
 # Helpers for the pure update rules (they run inside jax.jit).
 
-def f64(x):
-    """A hyperparameter / step count as a float64 scalar: torch's Python-float arithmetic."""
-    return jnp.asarray(x).astype(jnp.float64)
-
-
-def cast(x, like):
-    """A float64 scalar as the Python number torch hands to a kernel of `like`'s dtype."""
-    return jnp.asarray(x).astype(like.dtype)
-
-
-def lerp(start, end, weight):
-    """`start.lerp_(end, weight)` with a scalar weight (ATen's formula for both regimes)."""
-    w = cast(weight, start)
-    diff = end - start
-    return jnp.where(jnp.abs(w) < 0.5, start + w * diff, end - diff * (1 - w))
-
-
-_INT_OF_SIZE = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}
-
-
-def fence(x, hp):
-    """`x`, rounded as a separate torch kernel would leave it.
-
-    XLA fuses the whole update and LLVM contracts any `a * b + c` it sees into an FMA. torch
-    runs one kernel per op: a product that a *later* op adds to (`v.mul_(beta2).addcmul_(...)`)
-    is rounded first. An xor with a runtime zero (`hp["_zero"]`) hides the product from the
-    contraction without changing a bit. The same holds for the float64 scalar arithmetic
-    (`1 - lr * weight_decay`): torch rounds each Python-float product.
-    """
-    if "_zero" not in hp:    # a differentiable step: bitcasts would cut the gradient
-        return x
-    itype = _INT_OF_SIZE[x.dtype.itemsize]
-    bits = jax.lax.bitcast_convert_type(x, itype)
-    return jax.lax.bitcast_convert_type(bits ^ jnp.asarray(hp["_zero"]).astype(itype), x.dtype)
-
-
-def div_scalar(x, c, hp):
-    """`x / c` for a tensor `x` and a Python-float `c`, divided as torch does.
-
-    XLA rewrites a division by a broadcast scalar into a multiplication by its reciprocal
-    (one more rounding), and sees through a plain `fence` of a broadcast (it sinks elementwise
-    ops below broadcasts). The divisor is therefore xor-ed with `bits(x) & 0`: zero, but per
-    element, so it is no longer a broadcast.
-    """
-    if "_zero" not in hp:    # a differentiable step (see `fence`)
-        return x / cast(c, x)
-    itype = _INT_OF_SIZE[x.dtype.itemsize]
-    zeros = jax.lax.bitcast_convert_type(x, itype) & jnp.asarray(hp["_zero"]).astype(itype)
-    bits = jax.lax.bitcast_convert_type(jnp.broadcast_to(cast(c, x), x.shape), itype)
-    return x / jax.lax.bitcast_convert_type(bits ^ zeros, x.dtype)
-
-
 def nonzero(x):
     """`x != 0` for a hyperparameter used as a branch: a Tensor counts as nonzero (no sync)."""
     return True if isinstance(x, Tensor) else bool(x != 0)
@@ -212,7 +166,10 @@ def _trace_update(rule, static, hp, params, grads, states):
             shape = p.shape + (2,)
             p, g = _as_real(p), _as_real(g)
             st = {k: (_as_real(v) if jnp.iscomplexobj(v) else v) for k, v in st.items()}
-        p, st = rule(static, hp, p, g, dict(st))
+        if p.dtype in _HALF and g.dtype == p.dtype:
+            p, st = _half_rule(rule, static, hp, p, g, dict(st))
+        else:
+            p, st = rule(static, hp, p, g, dict(st))
         if cplx:
             p = _as_complex(p)
             st = {k: (_as_complex(v) if v.shape == shape else v) for k, v in st.items()}

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from ._shared import (check_args, decay_weights, hyper, lazy_state, set_group_defaults,
                       step_method, update_moments)
-from .optimizer import Optimizer, cast, div_scalar, f64, fence, nonzero
+from .optimizer import Optimizer, cast, cast_alpha, div_scalar, f64, fence, nonzero, rnd
 
 __all__ = ["RAdam"]
 
@@ -65,7 +65,7 @@ class RAdam(Optimizer):
 
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
-        bias_corrected_exp_avg = div_scalar(exp_avg, bias_correction1, hp)
+        bias_corrected_exp_avg = rnd(div_scalar(exp_avg, bias_correction1, hp), hp)
 
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
@@ -75,11 +75,12 @@ class RAdam(Optimizer):
         rect = ((safe_rho_t - 4) * (safe_rho_t - 2) * rho_inf
                 / ((rho_inf - 4) * (rho_inf - 2) * safe_rho_t)) ** 0.5
         # `scalar / tensor` is `tensor.reciprocal() * scalar` in torch
-        adaptive_lr = (1 / (jnp.sqrt(exp_avg_sq) + cast(hp["eps"], grad))
-                       * cast(bias_correction2 ** 0.5, grad))
-        plain = bias_corrected_exp_avg * cast(lr, grad)
-        update = jnp.where(rectified, plain * adaptive_lr * cast(rect, grad), plain)
-        param = param - fence(update, hp)
+        sqrt = rnd(rnd(jnp.sqrt(exp_avg_sq), hp) + cast_alpha(hp["eps"], grad, hp), hp)
+        adaptive_lr = rnd(rnd(1 / sqrt, hp) * cast(bias_correction2 ** 0.5, grad), hp)
+        plain = rnd(bias_corrected_exp_avg * cast(lr, grad), hp)
+        update = jnp.where(rectified, rnd(rnd(plain * adaptive_lr, hp) * cast(rect, grad), hp),
+                           plain)
+        param = rnd(param - fence(update, hp), hp)
         return param, state
 
     step = step_method("RAdam")

@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 
 from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
-from .optimizer import Optimizer, cast, f64, fence, lerp, nonzero
+from .optimizer import Optimizer, cast, cast_alpha, f64, fence, lerp, nonzero, rnd
 
 __all__ = ["RMSprop"]
 
@@ -55,25 +55,26 @@ class RMSprop(Optimizer):
         grad = -grad if maximize else grad
         state["step"] = state["step"] + 1
         if decay:
-            grad = grad + cast(hp["weight_decay"], grad) * param
+            grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
 
-        square_avg = (fence(state["square_avg"] * cast(alpha, grad), hp)
-                      + cast(1 - alpha, grad) * grad * grad)
+        square_avg = rnd(rnd(fence(state["square_avg"] * cast(alpha, grad), hp), hp)
+                         + cast(1 - alpha, grad) * grad * grad, hp)
         state["square_avg"] = square_avg
         if centered:
-            grad_avg = lerp(state["grad_avg"], grad, 1 - alpha)
+            grad_avg = rnd(lerp(state["grad_avg"], grad, 1 - alpha), hp)
             state["grad_avg"] = grad_avg
-            avg = jnp.sqrt(square_avg + cast(-1.0, grad) * grad_avg * grad_avg)
+            avg = rnd(square_avg + cast(-1.0, grad) * grad_avg * grad_avg, hp)
         else:
-            avg = jnp.sqrt(square_avg)
-        avg = avg + cast(hp["eps"], grad)
+            avg = square_avg
+        avg = rnd(rnd(jnp.sqrt(avg), hp) + cast_alpha(hp["eps"], grad, hp), hp)
 
         if use_momentum:
-            buf = fence(state["momentum_buffer"] * cast(hp["momentum"], grad), hp) + grad / avg
+            buf = rnd(rnd(fence(state["momentum_buffer"] * cast(hp["momentum"], grad), hp), hp)
+                      + grad / avg, hp)
             state["momentum_buffer"] = buf
-            param = param + cast(-f64(hp["lr"]), param) * buf
+            param = rnd(param + cast_alpha(-f64(hp["lr"]), param, hp) * buf, hp)
         else:
-            param = param + cast(-f64(hp["lr"]), param) * grad / avg
+            param = rnd(param + cast(-f64(hp["lr"]), param) * grad / avg, hp)
         return param, state
 
     step = step_method("RMSprop")

@@ -3,7 +3,7 @@ successive gradients), PyTorch 2.13."""
 import jax.numpy as jnp
 
 from ._shared import _new_step, set_group_defaults, step_method
-from .optimizer import Optimizer, _check_lr, _to_scalar, _torch, cast
+from .optimizer import Optimizer, _check_lr, _to_scalar, _torch, cast, cast_alpha, rnd
 
 __all__ = ["Rprop"]
 
@@ -59,15 +59,17 @@ class Rprop(Optimizer):
         maximize, = static
         grad = -grad if maximize else grad
         state["step"] = state["step"] + 1
-        etaminus, etaplus = cast(hp["etaminus"], grad), cast(hp["etaplus"], grad)
+        # (stored into the sign tensor: in the parameter's dtype)
+        etaminus, etaplus = (cast_alpha(hp[k], grad, hp) for k in ("etaminus", "etaplus"))
         sign = jnp.sign(grad * state["prev"])
         # torch overwrites the signs with the factors in place: 1 where the product was 0
         factor = jnp.where(sign > 0, etaplus, jnp.where(sign < 0, etaminus, cast(1.0, grad)))
-        step_size = jnp.clip(state["step_size"] * factor, cast(hp["step_size_min"], grad),
-                             cast(hp["step_size_max"], grad))
+        step_size = rnd(jnp.clip(rnd(state["step_size"] * factor, hp),
+                                 cast(hp["step_size_min"], grad),
+                                 cast(hp["step_size_max"], grad)), hp)
         # after a sign change the gradient counts as 0: no move now, no sign next step
         grad = jnp.where(factor == etaminus, jnp.zeros_like(grad), grad)
-        param = param - jnp.sign(grad) * step_size
+        param = rnd(param - jnp.sign(grad) * step_size, hp)
         state["prev"], state["step_size"] = grad, step_size
         return param, state
 

@@ -1,6 +1,7 @@
 """`torchish.optim.SGD`: stochastic gradient descent with momentum / Nesterov (PyTorch 2.13)."""
 from ._shared import hyper, set_group_defaults, step_method
-from .optimizer import Optimizer, _check_fused_foreach, _check_lr, cast, f64, fence, nonzero
+from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, cast, cast_alpha, f64, fence,
+                        nonzero, rnd)
 
 __all__ = ["SGD"]
 
@@ -56,21 +57,21 @@ class SGD(Optimizer):
         use_momentum, nesterov, maximize, decay = static
         grad = -grad if maximize else grad
         if decay:
-            grad = grad + cast(hp["weight_decay"], param) * param
+            grad = rnd(grad + cast_alpha(hp["weight_decay"], param, hp) * param, hp)
         if use_momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
                 # the first step's buffer is a copy of the gradient (no dampening)
                 buf = grad
             else:
-                buf = (fence(buf * cast(hp["momentum"], buf), hp)
-                       + cast(1 - f64(hp["dampening"]), buf) * grad)
+                buf = rnd(rnd(fence(buf * cast(hp["momentum"], buf), hp), hp)
+                          + cast_alpha(1 - f64(hp["dampening"]), buf, hp) * grad, hp)
             state["momentum_buffer"] = buf
             if nesterov:
-                grad = grad + cast(hp["momentum"], grad) * buf
+                grad = rnd(grad + cast_alpha(hp["momentum"], grad, hp) * buf, hp)
             else:
                 grad = buf
-        param = param + cast(-f64(hp["lr"]), param) * grad
+        param = rnd(param + cast_alpha(-f64(hp["lr"]), param, hp) * grad, hp)
         return param, state
 
     def _sparse_update(self, group, params):
