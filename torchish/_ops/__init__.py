@@ -1,5 +1,6 @@
 """The op families. Importing them fills the registry and binds the Tensor methods."""
-from . import pointwise, reduction, shape, indexing, linalg, creation, random_ops  # noqa: F401
+from . import pointwise, reduction, shape, indexing, gather_scatter, linalg, creation  # noqa
+from . import random_ops  # noqa: F401
 from . import nn_rnn  # noqa: F401
 from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm, resample  # noqa: F401
@@ -13,8 +14,8 @@ from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
 def plain_functions():
     """Functions written in Python over ops (overload resolution, composites)."""
     out = {}
-    for mod in (shape, indexing, linalg, creation, random_ops, pointwise_math, metadata,
-                scatter, statistics, structure, linalg_decomp, random_binomial, set_ops):
+    for mod in (shape, indexing, gather_scatter, linalg, creation, random_ops, pointwise_math,
+                metadata, scatter, statistics, structure, linalg_decomp, random_binomial, set_ops):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)
     out.update(reduction.OVERLOADS)

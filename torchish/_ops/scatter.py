@@ -6,7 +6,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._warnings import warn_once
-from .indexing import _dim, _scatter_reduce, index_vector_check
+from .gather_scatter import _dim, _scatter_reduce, index_vector_check
 from .errors import scalar_overflow
 from .pointwise import legacy_name
 from .registry import Promote, op
