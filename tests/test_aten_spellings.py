@@ -166,3 +166,20 @@ def test_error_classes_device_modules_and_build_flags():
 
 def test_thread_count_is_pytorchs():
     assert torchish.get_num_threads() == torch.get_num_threads()
+
+
+def test_fill_out_of_place():
+    def run(m):
+        x = m.randn(2, 3, requires_grad=True)
+        v = m.tensor(2.0, requires_grad=True)
+        r = m.fill(x, v)
+        r.sum().backward()
+        s = m.fill(x, 3)
+        out = [r.grad_fn.name(), len(r.grad_fn.next_functions), x.grad.tolist(), v.grad.item(),
+               s.grad_fn.name(), m.fill(m.ones(2, dtype=m.int64), 2.7).tolist()]
+        for bad in (lambda: m.fill(m.ones(2, dtype=m.int8), 300), lambda: m.fill(x, m.ones(2))):
+            with pytest.raises(RuntimeError) as err:
+                bad()
+            out.append(str(err.value))
+        return out
+    assert run(torchish) == run(torch)

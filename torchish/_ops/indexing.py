@@ -494,6 +494,28 @@ def _fill(input, value):
     return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
 
 
+def _filled_name(kinds, statics):
+    return "FillBackward0" if isinstance(kinds[1], type) else "FillBackward1"
+
+
+@op(promote=P.NONE, grad_fn=_filled_name, function=False, method=False, saves=(),
+    check=_fill_check)
+def _filled(input, value):
+    return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
+
+
+def check_fill_value(value):
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                           f"with {value.ndim} dimensions.")
+
+
+def fill(input, value):
+    """`torch.fill`: a new tensor like `input` holding `value` (fill_ out of place)."""
+    check_fill_value(value)
+    return _filled(input, value)
+
+
 @op(promote=P.NONE, grad_fn="ZeroBackward0", inplace=True, function=False, method=False,
     saves=())
 def _zero(input):
@@ -691,4 +713,4 @@ Tensor.masked_scatter_ = masked_scatter_
 for _n in ("masked_select", "nonzero", "argwhere"):
     setattr(Tensor, _n, globals()[_n])
 
-PLAIN = ["where", "masked_select", "nonzero", "argwhere", "index_put", "index_put_"]
+PLAIN = ["where", "masked_select", "nonzero", "argwhere", "index_put", "index_put_", "fill"]
