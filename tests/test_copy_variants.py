@@ -24,7 +24,27 @@ CALLS = {
     "split_copy": lambda m, x: m.split_copy(x, 2, 2),
     "split_with_sizes_copy": lambda m, x: m.split_with_sizes_copy(x, [1, 3], 2),
     "alias_copy": lambda m, x: m.alias_copy(x),
+    "select_copy": lambda m, x: m.select_copy(x, 1, -1),
+    "slice_copy": lambda m, x: m.slice_copy(x, 2, -3, None, 2),
+    "slice_copy_clamped": lambda m, x: m.slice_copy(x, 1, 1, 20),
 }
+
+
+ERRORS = {
+    "select_range": lambda m: m.select_copy(m.ones(3, 4), 1, 9),
+    "select_dim": lambda m: m.select_copy(m.ones(3, 4), 2, 0),
+    "select_0d": lambda m: m.select_copy(m.tensor(1.0), 0, 0),
+    "slice_step": lambda m: m.slice_copy(m.ones(3, 4), 1, 0, 4, 0),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_errors_match_pytorch(name):
+    with pytest.raises(Exception) as theirs:
+        ERRORS[name](torch)
+    with pytest.raises(Exception) as ours:
+        ERRORS[name](torchish)
+    assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
 
 
 def _run(module, name, values):

@@ -2,8 +2,11 @@
 view op as a new tensor that owns its storage. Each runs its view op's body as an ordinary
 computing op and records `<view node>_copy` (PermuteBackward0_copy), as PyTorch's functionalized
 variants do; the gradient is the view's."""
+import jax
+
 from .opdef import REGISTRY, Promote as P, omitted
 from .declare import op
+from .shape import _wrap_dim
 
 
 def _body(view_op):
@@ -84,3 +87,28 @@ def split_with_sizes_copy(input, split_sizes, dim=0):
 @_copy("AliasBackward0_copy")
 def alias_copy(input):
     return input
+
+
+def _select_at(shape, dim, index):
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, len(shape))
+    if not -shape[d] <= index < shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(shape)} at dimension {dim}")
+    return d, index % shape[d]
+
+
+@_copy("SelectBackward0_copy")
+def select_copy(input, dim, index):
+    d, i = _select_at(input.shape, dim, index)
+    return jax.lax.index_in_dim(input, i, d, keepdims=False)
+
+
+@_copy("SliceBackward0_copy")
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    d = _wrap_dim(dim, input.ndim)
+    lo, hi, _ = slice(start, end, step).indices(input.shape[d])
+    return jax.lax.slice_in_dim(input, lo, max(lo, hi), step, d)

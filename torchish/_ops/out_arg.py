@@ -44,7 +44,7 @@ tensordot threshold topk tril triu true_divide trunc var vdot vstack where xlogy
 alias_copy as_strided_copy cholesky_inverse cholesky_solve conj_physical diagonal_copy
 expand_copy float_power gcd geqrf histogram histogramdd igamma igammac index_reduce inner lcm
 lu lu_solve lu_unpack mvlgamma narrow_copy nextafter ormqr permute_copy qr renorm slice_scatter
-split_copy split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
+select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
 unfold_copy unsqueeze_copy view_copy
 """.split())
 
@@ -109,9 +109,9 @@ def expected_dtype(res, got):
 # gives `out` a node whose backward raises (`finish_autogen_out`), instead of the refusal; an
 # `out` that requires grad is refused under the op's schema name.
 AUTOGEN_OUT = frozenset({
-    "alias_copy", "diagonal_copy", "expand_copy", "permute_copy", "split_copy",
-    "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
-    "unfold_copy", "unsqueeze_copy", "view_copy"})
+    "alias_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy", "slice_copy",
+    "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy",
+    "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy"})
 
 
 def _grad_error(name):
