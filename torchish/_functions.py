@@ -365,6 +365,32 @@ class AcceleratorError(RuntimeError):
     pass
 
 
+def out_of_memory(exc, device_type):
+    """PyTorch's error for XLA's RESOURCE_EXHAUSTED `exc` on a device of `device_type`
+    (`torch.OutOfMemoryError` on an accelerator, the CPU allocator's RuntimeError on the CPU),
+    or None for any other error."""
+    import re
+    text = str(exc)
+    if not text.startswith("RESOURCE_EXHAUSTED"):
+        return None
+    found = re.search(r"allocat\w* (\d+) bytes", text)
+    size = int(found.group(1)) if found else None
+    if device_type == "cpu":
+        return RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                            f"can't allocate memory: you tried to allocate {size} bytes. Error "
+                            "code 12 (Cannot allocate memory)")
+    what = "" if size is None else f" Tried to allocate {_memory_size(size)}."
+    return OutOfMemoryError(f"CUDA out of memory.{what} ({text})")
+
+
+def _memory_size(n):
+    """PyTorch's format_size: bytes as 'N bytes', KiB, MiB or GiB with two decimals."""
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n} bytes"
+
+
 def get_device_module(device=None):
     """The `torch.<type>` module of a device (`cpu`, `cuda`, ...); default: the CPU's."""
     import importlib

@@ -112,6 +112,14 @@ def _run_plan(plan, leaves):
         if "incompatible devices" in str(exc):
             return plan.jit(*on_one_device(leaves))
         raise translate(plan, plan.materialize(leaves), exc) from None
+    except jax.errors.JaxRuntimeError as exc:
+        from .._functions import out_of_memory
+        arrays = [x for x in jax.tree_util.tree_leaves(leaves) if isinstance(x, jax.Array)]
+        device = next(iter(arrays[0].devices())).platform if arrays else "cpu"
+        found = out_of_memory(exc, "cpu" if device == "cpu" else "cuda")
+        if found is None:
+            raise
+        raise found from exc
 
 
 def _check(definition, plan, targs, leaves):
