@@ -53,9 +53,7 @@ KNOWN_FAILURES = {
 }
 # case id -> why its outputs' grad_fn names differ from PyTorch's (float64 samples).
 KNOWN_NAME_MISMATCHES = {
-    **dict.fromkeys(("cholesky", "linalg.matrix_norm",
-                     "linalg.matrix_power", "linalg.tensorinv", "to",
-                     "index_fill", "masked_fill"),
+    **dict.fromkeys(("linalg.matrix_power", "linalg.tensorinv", "to"),
                     "PyTorch composes these of other ops (or another overload), whose last "
                     "node names the output; torchish records the op itself"),
 }
@@ -66,10 +64,6 @@ KNOWN_EDGE_MISMATCHES = {
     **dict.fromkeys(
         ("nn.functional.scaled_dot_product_attention",),
         "PyTorch's composite records inner nodes (views, pads, scalar ops) torchish's op has not"),
-    **dict.fromkeys(
-        tuple(f"fft.{k}{n}" for k in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
-              for n in ("", "2", "n")),
-        "PyTorch pads, conjugates or casts the input as separate ops before the transform"),
 }
 # Checks that are skipped for an op (not failures: the behaviour differs by design).
 SKIP_VALUES = {

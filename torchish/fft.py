@@ -75,7 +75,12 @@ def fft(input, n=None, dim=-1, norm=None):
 
 
 def ifft(input, n=None, dim=-1, norm=None):
-    return _f.fft_ifft(_resized_1d(_prepared(input), n, dim), n, dim, norm)
+    input = _resized_1d(_prepared(input), n, dim)
+    if input.is_complex():
+        return _f.fft_ifft(input, n, dim, norm)
+    # as PyTorch: a real input's inverse is the conjugate of its (full) forward transform,
+    # with the inverse's scaling (FftR2CBackward0, then ConjBackward0)
+    return _f.fft_fft(input, n, dim, _f._SWAP[_f._check_norm(norm)]).conj()
 
 
 def rfft(input, n=None, dim=-1, norm=None):
