@@ -61,6 +61,8 @@ def main():
     functions = table(torch, dir(torch))
     for module in (torch._C._linalg, torch._C._special, torch._C._fft):   # (`linalg_pinv`)
         functions.update(table(module, dir(module)))
+    # Python-level there, whose errors are those of the parser's binding they call
+    functions.update(table(torch._C._VariableFunctions, ["split"]))
     methods = table(torch.ones(2, 2), dir(torch.Tensor))
     lines = ['"""The overloads PyTorch %s\'s argument parser lists, as it prints them, for its'
              % torch.__version__.split("+")[0],

@@ -3,7 +3,7 @@ declaration (`_argcheck`) and the check a new plan runs (`_check_arguments`)."""
 import inspect
 
 from .arg_parser import _PYTHON_LEVEL
-from .errors import argument_error
+from .errors import argument_error, tensor_element_error
 from .opdef import DIM_NAMES, LIST_NAMES, Omitted, given
 
 # static parameters PyTorch types `int` besides the dims (no float, no bool)
@@ -67,18 +67,16 @@ def _check_arguments(definition, statics, kinds):
                 raise argument_error(definition, pname, "Tensor", kind)
         elif kind[0] == "?":
             if len(kind) == 4 and pname in lists:   # (PyTorch counts arguments from 0 here)
-                raise TypeError(f"expected Tensor as element {kind[2]} in argument "
-                                f"{list(definition.sig.parameters).index(pname)}, but got "
-                                f"{kind[3].__name__}")
+                raise tensor_element_error(
+                    kind[2], list(definition.sig.parameters).index(pname), kind[3])
             raise argument_error(definition, pname, "Tensor", kind[1])
         elif kind[0] == "L" and pname not in lists:
             raise argument_error(definition, pname, "Tensor", list)
         elif kind[0] == "L":   # (a number in a list of Tensors)
             bad = next((i for i, k in enumerate(kind[1]) if isinstance(k, type)), None)
             if bad is not None:
-                raise TypeError(f"expected Tensor as element {bad} in argument "
-                                f"{list(definition.sig.parameters).index(pname)}, but got "
-                                f"{kind[1][bad].__name__}")
+                raise tensor_element_error(
+                    bad, list(definition.sig.parameters).index(pname), kind[1][bad])
     if definition.joint_scalars and any(isinstance(k, type) for k in kinds) and any(
             isinstance(k, tuple) and not k[1] for k in kinds[1:]):
         got = ["NoneType" if k is None else k.__name__ if isinstance(k, type) else "Tensor"

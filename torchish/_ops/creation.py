@@ -244,8 +244,8 @@ def _size(size, name="zeros", keyword=None):
         if size:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
         if not isinstance(keyword, (list, tuple)):
-            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
-                            f"{type(keyword).__name__}")
+            from .errors import int_list_error
+            raise int_list_error(name, "size", type(keyword), None, "")
         size = (keyword,)
     elif not size:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
@@ -273,19 +273,12 @@ def _size(size, name="zeros", keyword=None):
 
 def _size_error(name, given, i, s, single, sequence):
     """PyTorch's TypeError for a factory's size `s` at `i` that is no int."""
-    from .errors import type_name
-    if single:
-        return TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
-                         f"{type_name(type(s))}")
-    if i == 0 and sequence:
-        return TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
-                         f"found element of type {type_name(type(s))} at pos 0")
-    if i == 0:   # separate sizes, the first no int: no overload takes them
-        from .overloads import parser_error
+    from .errors import int_list_error
+    if i == 0 and not single and not sequence:   # separate sizes, the first no int: no
+        from .overloads import parser_error      # overload takes them
         return parser_error(name, False, list(given), {}) or TypeError(
             f"{name}() takes 1 positional argument but {len(given)} were given")
-    return TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} "
-                     f"with error \"type must be tuple of ints,but got {type_name(type(s))}\"")
+    return int_list_error(name, "size", type(s), None if single else i, " (position 1)")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -812,33 +805,75 @@ def _to_dtype(input, dtype):
     return cast(input, dtype.np)
 
 
+_TO_OVERLOADS = []   # (read on first use)
+_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "copy"})
+
+
+def _to_common(args, kwargs):
+    """`_parse_to` for the common calls, which the first two overloads take: a device and a
+    dtype (or either) by position or keyword, the flags as bools by keyword; else None."""
+    for k, v in kwargs.items():
+        if k not in _TO_KEYWORDS or (k[0] in "nc" and v.__class__ is not builtins.bool):
+            return None
+    if not args:
+        device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    elif len(args) == 1 and isinstance(args[0], dt.dtype):
+        if "device" in kwargs or "dtype" in kwargs:
+            return None
+        device, dtype = None, args[0]
+    elif len(args) <= 2 and isinstance(args[0], (str, Device)) and "device" not in kwargs:
+        if len(args) == 2 and "dtype" in kwargs:
+            return None
+        device, dtype = args[0], args[1] if len(args) == 2 else kwargs.get("dtype")
+    else:
+        return None
+    if not (device is None or isinstance(device, (str, Device))) or not (
+            dtype is None or isinstance(dtype, dt.dtype)):
+        return None
+    return dtype, None if device is None else Device(device), kwargs.get("copy", False)
+
+
 def _parse_to(args, kwargs):
-    given = dict(kwargs)
-    dtype = dt.from_python_type(kwargs.pop("dtype", None))
-    device = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    flags = []  # positional non_blocking, copy (bools before ints: True is an int)
-    for a in args:
-        if isinstance(a, builtins.bool):
-            flags.append(a)
-        elif isinstance(a, dt.dtype):
-            dtype = a
-        elif isinstance(a, type) and a in (builtins.bool, int, float, complex):  # float64
-            dtype = dt.from_python_type(a)
-        elif isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, (str, Device, int)):
-            device = a
-        elif a is not None:
-            kwargs["?"] = a   # (no overload takes it: the parser's error below)
-    if len(flags) > 1:
-        copy = flags[1]
-    if kwargs:
-        from .overloads import parser_error
-        raise parser_error("to", True, list(args), given) or TypeError(
-            f"to() received an invalid combination of arguments: {list(kwargs)}")
-    return dtype, (None if device is None else Device(device)), copy
+    """(dtype, device, copy) of a `Tensor.to` call, as PyTorch's parser reads its overloads
+    (device and dtype; dtype; tensor; each with non_blocking and copy)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+        return args[0].dtype, args[0].device, False
+    common = _to_common(args, kwargs)
+    if common is not None:
+        return common
+    from .overloads import parse, table
+    if not _TO_OVERLOADS:
+        _TO_OVERLOADS.extend(table("to", True))
+    sigs = _TO_OVERLOADS
+    try:
+        index, bound = parse("to", sigs, args, kwargs)
+    except TypeError as error:
+        # the parser lets a number stand for the tensor (as a wrapped number: float64 for a
+        # float, ...), whose overload it tries last
+        first = args[0] if args else kwargs.get("tensor")
+        if not isinstance(first, (int, float, builtins.complex, np.number, np.bool_)):
+            raise
+        wrapped = _number_as_tensor(first)
+        try:
+            bound = parse("to", sigs[2:], (wrapped,) + tuple(args[1:]) if args else args,
+                          kwargs if args else dict(kwargs, tensor=wrapped))[1]
+        except TypeError:
+            raise error from None
+        index = 2
+    if index == 2:
+        return bound["tensor"].dtype, bound["tensor"].device, bound.get("copy", False)
+    device = bound.get("device")
+    return (dt.from_python_type(bound.get("dtype")), None if device is None else Device(device),
+            bound.get("copy", False))
+
+
+def _number_as_tensor(value):
+    """A number as PyTorch's parser wraps it for a Tensor parameter: a 0-d CPU tensor of
+    int64, float64, complex128 or bool."""
+    kind = builtins.bool if isinstance(value, (builtins.bool, np.bool_)) else int if \
+        isinstance(value, (int, np.integer)) else builtins.complex if isinstance(
+            value, (builtins.complex, np.complexfloating)) else float
+    return tensor(kind(value), dtype=dt.from_python_type(kind), device="cpu")
 
 
 def to(self, *args, **kwargs):
@@ -880,21 +915,21 @@ def _norm(device):
     return device
 
 
-def _conversion(dtype):
+def _conversion(dtype, name):
     def convert(self, memory_format=None):
         return to(self, dtype)
-    convert.__name__ = dtype.name
+    convert.__name__ = convert.__qualname__ = name   # (Python's TypeErrors name it)
     return convert
 
 
 def _bind():
     Tensor.to = to
-    Tensor.type_as = lambda self, other: to(self, other.dtype, other.device)
+    Tensor.type_as = lambda self, other: to(self, device=other.device, dtype=other.dtype)
     for name, d in (("float", dt.float32), ("double", dt.float64), ("half", dt.float16),
                     ("bfloat16", dt.bfloat16), ("long", dt.int64), ("int", dt.int32),
                     ("short", dt.int16), ("char", dt.int8), ("byte", dt.uint8),
                     ("bool", dt.bool), ("cfloat", dt.complex64), ("cdouble", dt.complex128)):
-        setattr(Tensor, name, _conversion(d))
+        setattr(Tensor, name, _conversion(d, name))
     Tensor.real = property(lambda self: real(self))
     Tensor.imag = property(lambda self: imag(self))
 

@@ -6,12 +6,13 @@ import inspect
 import sys
 
 from .._tensor import Tensor
-from .arg_parser import REQUIRED, numpy_names, parse, parsed_by_pytorch
+from .arg_parser import _PYTHON_LEVEL, REQUIRED, numpy_names, parse, parsed_by_pytorch
 from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
-from .errors import _PACKAGE, _WRAPPERS, ArgumentTypeError
+from .errors import _PACKAGE, _WRAPPERS, ArgumentTypeError, unexpected_keywords
 from .inplace import dispatch_inplace
 from .result_layout import default_layout
+from .overloads import table
 from .opdef import NON_DIFFERENTIABLE_NAMES, REGISTRY, STATIC_NAMES, OpDef, Promote
 from .recording import _saved_outputs
 from .torch_function import _REPORTED_AS, _register
@@ -28,7 +29,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        scalar_operands=None, joint_scalars=False, casts_input=False, identity_if=None,
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
        optional_tensors=None, saved_as=None, inplace_backward=None,
-       cpp_out_name=None, layout=False, undefined_grad=None):
+       cpp_out_name=None, layout=False, undefined_grad=None, ints_check=None,
+       inplace_error=None):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -118,6 +120,16 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     undefined_grad: callable(**statics) -> True where PyTorch's derivative formula
                gives every operand an undefined gradient (norms of order 0): the node's
                backward sends None, so `.grad` stays None.
+    ints_check: (static parameter names, callable(the binding's arguments by name)) raising
+               PyTorch's TypeError for them, asked by the binding before the plan lookup
+               whenever one of them is no int (a plan key cannot tell `[1.0, 3]` from
+               `[1, 3]`), where PyTorch's errors for them are no parser error of the op's own
+               (`split`: a Python-level function there, calling `split_with_sizes` for a
+               sequence).
+    inplace_error: callable(*dynamic_args) -> PyTorch's exception or None, asked when the
+               in-place form fails (its forward raises a RuntimeError, or its result's shape
+               is not self's), where PyTorch's in-place kernel says something else than the
+               out-of-place one (`addmm_`: "Bad in-place call: ...").
     layout:    the rule laying out the results' memory as PyTorch's kernel does, a callable
                (definition, operand tensors, results) from `result_layout` (default: that
                module's rule for the op's name or family; None: row-major results).
@@ -167,6 +179,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.positional = tuple(p.name for p in params[:[q.kind for q in params].index(
             inspect.Parameter.VAR_POSITIONAL)]) if definition.varargs else ()
         definition.inplace_backward = None
+        definition.ints_check = ints_check
+        definition.inplace_error = inplace_error
         REGISTRY[opname] = definition
         definition.sig = sig
         definition.bindings = {"function": function, "method": method, "inplace": inplace,
@@ -252,15 +266,23 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
                 f"        return _out(_op, ({dyn}), ({stat}), out, {fname!r})\n" + body)
     if definition.argcheck is not None:
         if definition.varargs and not dunder:   # (see `varargs_check`)
+            # (as a plan key, (0, 1.0) is (0, 1): a size after the first that is no int is
+            # found by the last one's class, or the sum's for more than two)
             v = definition.varargs
-            body = (f"    if {v} and {v}[0].__class__ is not int:\n"
-                    f"        _varargs_check(_op, {v})\n" + body)
+            body = (f"    if {v} and ({v}[0].__class__ is not int or {v}[-1].__class__ is not "
+                    f"int or len({v}) > 2 and sum({v}).__class__ is not int):\n"
+                    f"        _varargs_check(_op, {v})\n"
+                    f"        _check_dims(_op, ({stat}))\n" + body)
         for d in sequence_dims(definition):   # (see `check_dims`)
             # (as a plan key, (0, 1.0) is (0, 1): the first and last element are tested
             # inline, the middle ones of a longer sequence by `check_dims`)
             body = (f"    if {d}.__class__ in _SEQUENCES and {d} and ({d}[0].__class__ is not "
                     f"int or {d}[-1].__class__ is not int or len({d}) > 2):\n"
                     f"        _check_dims(_op, ({stat}))\n" + body)
+        if definition.ints_check is not None and not dunder:
+            names, _ = definition.ints_check
+            body = (f"    if {' or '.join(f'{n}.__class__ is not int' for n in names)}:\n"
+                    f"        _op.ints_check[1](locals())\n" + body)
         body = _catch_argument_errors(body, fname, self_param, dunder)
     if required or numpy:   # (one comparison per name: a call pays only for the `is`)
         names = required + [n for n in aliases if n not in required]
@@ -269,16 +291,28 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         body = (f"    if {' or '.join(tests)}:\n"
                 f"        {''.join(n + ', ' for n in names)}= _parse(_op, {fname!r}, "
                 f"{self_param!r}, locals(), {tuple(names)!r})\n" + body)
+    python_level = fname in _PYTHON_LEVEL or definition.name in _PYTHON_LEVEL
+    if not (dunder or python_level) and (table(fname, self_param is not None) is not None or (
+            self_param is not None and len(sig.parameters) == 1)):
+        # (PyTorch's parser words an unknown keyword its own way here; the catch-all costs
+        # a call ~20 ns, so other bindings leave the message to Python, which words it as
+        # PyTorch does)
+        params.append("**_kw")
+        body = (f"    if _kw:\n        raise _unexpected(_op, {fname!r}, {self_param!r}, "
+                f"locals(), _kw, _caller(0, {fname!r}))\n" + body)
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
                      _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
                      _REQUIRED=REQUIRED, _parse=parse, _varargs_check=varargs_check,
-                     _check_dims=check_dims, _SEQUENCES=(tuple, list))
+                     _check_dims=check_dims, _SEQUENCES=(tuple, list),
+                     _unexpected=unexpected_keywords)
     exec(src, namespace)
     fn = namespace[fname]
     fn.__doc__ = definition.body.__doc__
     fn.__module__ = "torchish"
-    fn.__qualname__ = fname
+    # (Python names a function by it in its own TypeErrors; PyTorch's Python-level methods
+    # are Tensor's)
+    fn.__qualname__ = f"Tensor.{fname}" if self_param and python_level else fname
     return fn
 
 

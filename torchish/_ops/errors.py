@@ -177,6 +177,29 @@ _TORCH_TYPES["_LegacyTensorType"] = "torch.tensortype"   # (the class of torch.F
 _TORCH_TYPES["Generator"] = "torch._C.Generator"
 
 
+def int_list_error(name, param, got, index, where):
+    """PyTorch's parser's TypeError for an `int[]` argument `param` of `name` of type `got`
+    (index None) or whose element `index` is of type `got` (`where`: " (position N)" or ""):
+    an element after the first is named without the position."""
+    if index is None:
+        return TypeError(f"{name}(): argument '{param}'{where} must be tuple of ints, not "
+                         f"{type_name(got)}")
+    if index == 0:
+        return TypeError(f"{name}(): argument '{param}'{where} must be tuple of ints, but found "
+                         f"element of type {type_name(got)} at pos 0")
+    return TypeError(f"{name}(): argument '{param}' failed to unpack the object at pos "
+                     f"{index + 1} with error \"type must be tuple of ints,but got "
+                     f"{type_name(got)}\"")
+
+
+def tensor_element_error(index, position, got):
+    """PyTorch's parser's TypeError for element `index` of type `got` of a TensorList, the
+    argument at `position` (counted from 0; None: unknown, left out)."""
+    where = "" if position is None else f" {position}"
+    return TypeError(f"expected Tensor as element {index} in argument{where}, but got "
+                     f"{type_name(got)}")
+
+
 class ArgumentTypeError(TypeError):
     """An operand of the wrong type, found while planning a public op (so the Tensor fast
     path never pays for the check); internal: the op's generated binding the user called turns
@@ -223,43 +246,25 @@ class ArgumentTypeError(TypeError):
                 got = type_name(type(values[self.param]))
             return TypeError(f"{name}(): argument '{self.param}'{where} must be "
                              f"{self.expected}, not {got}")
-        return self._element(name, self.param, where)
-
-    def _element(self, name, shown, where):
-        if self.index == 0:
-            return TypeError(f"{name}(): argument '{shown}'{where} must be {self.expected}, "
-                             f"but found element of type {type_name(self.got)} at pos 0")
-        return TypeError(f"{name}(): argument '{shown}' failed to unpack the object at pos "
-                         f"{self.index + 1} with error \"type must be tuple of ints,but got "
-                         f"{type_name(self.got)}\"")
+        return int_list_error(name, self.param, self.got, self.index, where)
 
     def _varargs(self, name, names, given):
         """PyTorch's parser on sizes given as separate arguments (`x.permute(True, 0)`) and
         as one sequence: the parameter takes one argument, an `int[]`."""
         before = names.index(self.param)
         if len(given) > 1 and self.index:   # (the first an int: all are the list's elements)
-            return self._element(name, _VARARGS_NAMES.get(self.param, self.param), "")
+            return int_list_error(name, _VARARGS_NAMES.get(self.param, self.param), self.got,
+                                  self.index, "")
         if len(given) > 1:
             return TypeError(f"{name}() takes {before + 1} positional argument"
                              f"{'s' if before else ''} but {before + len(given)} were given")
         shown = _VARARGS_NAMES.get(self.param, self.param)
         if isinstance(given[0], (list, tuple)):
-            return self._element(name, shown, f" (position {before + 1})")
-        return TypeError(f"{name}(): argument '{shown}' (position {before + 1}) must be tuple "
-                         f"of ints, not {type_name(type(given[0]))}")
+            return int_list_error(name, shown, self.got, self.index, f" (position {before + 1})")
+        return int_list_error(name, shown, type(given[0]), None, f" (position {before + 1})")
 
     def _call(self, self_param, values, caller):
-        """The call's (positional arguments, keyword arguments in call order), as far as the
-        binding's values tell them (a trailing argument equal to its default is left out)."""
-        params = [n for n in self.op.sig.parameters if n != self_param]
-        keywords = [k for k in _keywords_of_call(caller) if k in values]
-        passed = [n for n in params if n not in keywords]
-        defaults = self.op.sig.parameters
-        while passed and values.get(passed[-1]) is defaults[passed[-1]].default:
-            passed.pop()
-        args = [v for n in passed for v in (
-            values[n] if n == self.op.varargs else (values.get(n),))]
-        return args, {k: values[k] for k in keywords}
+        return call_arguments(self.op, self_param, values, caller)
 
     def _mixed(self, name, self_param, values, caller):
         """PyTorch's parser on arguments no overload takes together: what it got (keyword
@@ -283,6 +288,39 @@ class ArgumentTypeError(TypeError):
 
     def __str__(self):
         return str(self.finish(self.op.name))
+
+
+def call_arguments(op, self_param, values, caller):
+    """The call of `op`'s binding as (positional arguments, keyword arguments in call order),
+    as far as the binding's values tell them (a trailing argument equal to its default is
+    left out); `caller`: the calling frame, whose bytecode names the keywords."""
+    params = [n for n in op.sig.parameters if n != self_param]
+    keywords = [k for k in _keywords_of_call(caller) if k in values]
+    passed = [n for n in params if n not in keywords]
+    defaults = op.sig.parameters
+    while passed and (passed[-1] not in values or   # (a required one left out)
+                      values[passed[-1]] is defaults[passed[-1]].default):
+        passed.pop()
+    args = [v for n in passed for v in (values[n] if n == op.varargs else (values.get(n),))]
+    return args, {k: values[k] for k in keywords}
+
+
+def unexpected_keywords(op, name, self_param, values, extra, caller):
+    """PyTorch's TypeError for the keyword arguments `extra` that no parameter of `op`'s
+    binding `name` takes: a method without parameters takes no keywords at all; where PyTorch
+    has overloads, its parser's word on the call; else Python's own message."""
+    from .arg_parser import REQUIRED
+    from .overloads import parser_error
+    caller = _outside(caller)
+    values = {k: v for k, v in {**values, **extra}.items() if v is not REQUIRED}
+    args, kwargs = call_arguments(op, self_param, values, caller)
+    method = self_param is not None
+    if method and positional_count_of_call(caller) == len(args) + 1:
+        method, args = False, [values[self_param]] + args   # (`torch.abs_(x, foo=1)`)
+    if method and len(op.sig.parameters) == 1:
+        return TypeError(f"TensorBase.{name}() takes no keyword arguments")
+    return parser_error(name, method, args, kwargs) or TypeError(
+        f"{name}() got an unexpected keyword argument '{next(iter(extra))}'")
 
 
 # the names PyTorch's signatures give varargs parameters whose body name differs
@@ -329,6 +367,22 @@ def _entry_name():
             break
         frame = frame.f_back
     return name, frame
+
+
+def user_frame(depth):
+    """The first frame outside torchish's code, from the one `depth` frames above the
+    caller up (past wrappers: the user's call)."""
+    import sys
+    return _outside(sys._getframe(depth + 1))
+
+
+def _outside(frame):
+    # (past torchish's code, generated bindings and `overrides.entry`'s wrappers of them)
+    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or (
+            frame.f_code.co_filename == "<string>" and (
+                "_op" in frame.f_globals or "route" in frame.f_globals))):
+        frame = frame.f_back
+    return frame
 
 
 def _keywords_of_call(frame):

@@ -84,14 +84,21 @@ def dispatch_inplace(definition, targs, sargs):
                                       needs_grad and grad_mode.GRAD_ENABLED[0]
                                       and definition.differentiable)
     error = _check(definition, plan, targs, leaves)
-    out = _run(plan, leaves)
+    try:
+        out = _run(plan, leaves)
+    except RuntimeError:
+        found = _inplace_error(definition, targs)
+        if found is not None:
+            raise found from None
+        raise
     if error is not None:
         raise error
     if isinstance(out, (tuple, list)):
         out = out[0]
     if out.shape != self.shape:
-        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
-                           f"shape {list(out.shape)}")
+        raise _inplace_error(definition, targs) or RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(out.shape)}")
     record = (needs_grad and grad_mode.GRAD_ENABLED[0] and definition.differentiable
               and (self.dtype.is_floating_point or self.dtype.is_complex) and not unversioned)
     if not record and grad_mode.FUNC_LEVELS and grad_mode.FUNC_LEVELS[-1] \
@@ -109,6 +116,12 @@ def dispatch_inplace(definition, targs, sargs):
     if unversioned:
         _check_versioned(self)
     return self
+
+
+def _inplace_error(definition, targs):
+    """The op's own error for its failed in-place form (`op(inplace_error=)`), or None."""
+    check = getattr(definition, "inplace_error", None)   # (OpDefs made directly have none)
+    return None if check is None else check(*targs)
 
 
 @jax.custom_jvp

@@ -14,7 +14,7 @@ from ..autograd.saved_tensors import ABSENT
 from .einsum_equation import einsum_plan, sublist_equation
 from .pointwise import cpp_name, legacy_name, not_implemented
 from .composite import composite
-from .errors import argument_error
+from .errors import argument_error, tensor_element_error
 from .registry import REGISTRY, Promote, op
 from .return_types import _rt
 
@@ -325,7 +325,50 @@ def _add_scaled(input, prod, beta, alpha):
     return ((input if beta == 1 else _scalar(beta, input) * input) + prod).astype(dtype)
 
 
-@op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True,
+def _bad_inplace(input, shape):
+    """PyTorch's error for an in-place op whose result's shape is not its input's."""
+    if tuple(input.shape) != tuple(shape):
+        return RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
+                            f"output tensor size {list(shape)} should match")
+    return None
+
+
+def _addmm_inplace(input, mat1, mat2):
+    if mat1.ndim == 2 and mat2.ndim == 2 and mat1.shape[1] == mat2.shape[0]:
+        return _bad_inplace(input, (mat1.shape[0], mat2.shape[1]))
+    return None
+
+
+def _addmv_inplace(input, mat, vec):
+    if mat.ndim == 2 and vec.ndim == 1 and mat.shape[1] == vec.shape[0] and \
+            input.ndim <= 1 and input.numel() in (1, mat.shape[0]):
+        return _bad_inplace(input, mat.shape[:1])
+    return None
+
+
+def _baddbmm_inplace(input, batch1, batch2):
+    """(after the out-of-place checks, which expand the input to the result's shape)"""
+    from .errors import broadcast_error
+    shape = tuple(batch1.shape[:2]) + tuple(batch2.shape[2:])
+    if batch1.ndim == 3 and batch2.ndim == 3 and batch1.shape[0] == batch2.shape[0] and \
+            batch1.shape[2] == batch2.shape[1] and input.ndim <= 3 and \
+            broadcast_error([input.shape, shape]) is None:
+        return _bad_inplace(input, shape)
+    return None
+
+
+def _addr_inplace(input, vec1, vec2):
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        return None
+    if input.ndim != 2:
+        return RuntimeError(f"2D tensor expected, got {input.ndim}D tensor for input")
+    if tuple(input.shape) != (vec1.shape[0], vec2.shape[0]):
+        return RuntimeError(f"size mismatch, input: {list(input.shape)}, v1: "
+                            f"{list(vec1.shape)}, v2: {list(vec2.shape)}")
+    return None
+
+
+@op(promote=P.DEFAULT, grad_fn="AddmmBackward0", inplace=True, inplace_error=_addmm_inplace,
     saves={"mat1": ("mat2",), "mat2": ("mat1",)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     from .shape import _expand_shape
@@ -337,7 +380,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_scaled(input, _product(jnp.matmul, mat1, mat2), beta, alpha)
 
 
-@op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True,
+@op(promote=P.DEFAULT, grad_fn="AddmvBackward0", inplace=True, inplace_error=_addmv_inplace,
     saves={"mat": ("vec",), "vec": ("mat",)})
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
@@ -363,6 +406,7 @@ def _bmm_checks(b1, b2):
 
 
 @op(promote=P.DEFAULT, grad_fn="BaddbmmBackward0", inplace=True,
+    inplace_error=_baddbmm_inplace,
     saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_checks(batch1, batch2)
@@ -382,7 +426,7 @@ def _outer(a, b):
     return a[:, None] & b[None, :] if a.dtype == jnp.bool_ else jnp.outer(a, b)
 
 
-@op(promote=P.DEFAULT, grad_fn="AddrBackward0", inplace=True)
+@op(promote=P.DEFAULT, grad_fn="AddrBackward0", inplace=True, inplace_error=_addr_inplace)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     _check_1d(vec1, "vec1", "addr")
     _check_1d(vec2, "vec2", "addr")
@@ -454,8 +498,7 @@ def einsum(*args):
         shapes = None
     if shapes is None or not all(isinstance(x, Tensor) for x in operands):
         i, x = next((i, x) for i, x in enumerate(operands) if not isinstance(x, Tensor))
-        raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
-                        f"{type(x).__name__}")
+        raise tensor_element_error(i, 1, type(x))
     plan = einsum_plan(equation, shapes)
     # op by op for the graph PyTorch records, and under autocast (where einsum is not listed,
     # e.g. on the CPU): PyTorch's bmm steps run in the lower precision, its mul steps do not;
@@ -811,7 +854,16 @@ def inverse(input):
     return jnp.linalg.inv(input)
 
 
+def _solve_lu(which):
+    """`linalg_decomp.solve_lu(which)`, imported when first asked (that module imports this)."""
+    def value(**kw):
+        from .linalg_decomp import solve_lu
+        return solve_lu(which)(**kw)
+    return value
+
+
 @op(promote=P.NONE, grad_fn="LinalgSolveExBackward0", method=False, saves=("A", "result"),
+    saved_as={"LU": _solve_lu("LU"), "pivots": _solve_lu("pivots")},
     check=_info_check("torch.linalg.solve", _lu_info_of,
                       lambda k: "The solver failed because the input matrix is singular."))
 def linalg_solve(A, B, *, left=True):
@@ -1299,6 +1351,8 @@ def matrix_exp(input):
 
 def multi_dot(tensors):
     """A chain of matrix products; the first and last operands may be vectors."""
+    from .shape import tensor_elements
+    tensor_elements(tensors)
     n = len(tensors)
     if n < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")

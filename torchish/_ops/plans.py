@@ -11,6 +11,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from .._storage import apply_template
 from .argcheck import _check_arguments
+from .errors import tensor_element_error
 from .opdef import Promote, value_of
 from .recording import _edgeless_operands
 
@@ -49,9 +50,8 @@ class Plan:
         else:
             for kind in kinds:
                 if isinstance(kind, tuple) and kind[0] == "?":
-                    raise TypeError(f"expected Tensor as element {kind[2]} in argument, but "
-                                    f"got {kind[3].__name__}" if len(kind) == 4 else
-                                    f"unsupported operand of type {kind[1].__name__}")
+                    raise tensor_element_error(kind[2], None, kind[3]) if len(kind) == 4 \
+                        else TypeError(f"unsupported operand of type {kind[1].__name__}")
         if definition.kinds_check is not None:
             definition.kinds_check(kinds)
         self.op = definition

@@ -17,6 +17,7 @@ from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, REGISTRY, given, omitted, op
 from .arg_parser import REQUIRED, numpy_axis
 from .argcheck import _is_index, python_level_ints
+from .errors import int_list_error, tensor_element_error, type_name
 
 P = Promote
 
@@ -48,8 +49,7 @@ def infer_shape(shape, numel, name="view", given=None):
                 _is_index(s) or i and s.__class__ is bool):
             raise _reshape_error(given, i, s)
         if isinstance(s, (float, np.floating)):   # (int() would truncate: `x.view(n / 2, 3)`)
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                            f"{i + 1} with error \"type must be tuple of ints,but got float\"")
+            raise int_list_error(name, "size", type(s), i, "")
     shape = [int(s) for s in shape]
     inferred = False
     for i, s in enumerate(shape):
@@ -105,17 +105,22 @@ _view_shape = view
 _NOT_SIZES = (bool, float)
 
 
-def _view_method(self, *shape, dtype=None):
+def _view_method(self, *shape, dtype=None, **unknown):
     """`Tensor.view(*shape)`, or `Tensor.view(dtype)`: the same bytes read as `dtype`."""
+    if unknown:   # (the parser's word, with its overloads)
+        from .overloads import parser_error
+        given = {} if dtype is None else {"dtype": dtype}
+        raise parser_error("view", True, list(shape), {**given, **unknown})
     if dtype is None:
         if len(shape) != 1 or shape[0].__class__ is not _dtype_cls:
             sizes = _sizes(shape)
             if sizes and sizes[0].__class__ is not int and not _is_index(sizes[0]):
                 from .overloads import parser_error   # (its overload pick reads the first)
                 raise parser_error("view", True, list(shape), {})
-            if any(s.__class__ is float for s in sizes):
+            if any(s.__class__ is not int for s in sizes) and _bad_int(sizes) is not None:
                 # (before the plan cache, whose key cannot tell (2, 3.0) from (2, 3))
-                infer_shape(_sizes(shape), self.numel())
+                bad = _bad_int(sizes)
+                raise int_list_error("view", "size", type(sizes[bad]), bad, "")
             return _view_shape(self, *shape)
         dtype = shape[0]
     elif shape:
@@ -237,20 +242,15 @@ def _reshape_error(given, i, value):
     """PyTorch's TypeError for reshape's size `value` at `i` that is no int; `given`: the
     sizes as passed (several, or one sequence or value). As a function, `shape` is the
     second argument (the call's positional count tells)."""
-    from .errors import _entry_name, positional_count_of_call, type_name
+    from .errors import _entry_name, positional_count_of_call
     method = positional_count_of_call(_entry_name()[1]) != len(given) + 1
-    got = type_name(type(value))
-    if i:
-        return TypeError(f"reshape(): argument 'shape' failed to unpack the object at pos "
-                         f"{i + 1} with error \"type must be tuple of ints,but got {got}\"")
-    if len(given) > 1:
+    if i == 0 and len(given) > 1:
         taken = 1 if method else 2
         return TypeError(f"reshape() takes {taken} positional argument{'s' * (not method)} but "
                          f"{len(given) + taken - 1} were given")
-    where = f"argument 'shape' (position {2 - method}) must be tuple of ints"
-    if isinstance(given[0], (tuple, list)):
-        return TypeError(f"reshape(): {where}, but found element of type {got} at pos 0")
-    return TypeError(f"reshape(): {where}, not {got}")
+    sequence = i or isinstance(given[0], (tuple, list))
+    return int_list_error("reshape", "shape", type(value), i if sequence else None,
+                          f" (position {2 - method})")
 
 
 def view_as(input, other):
@@ -281,6 +281,8 @@ def ravel(input):
 
 
 def unflatten(input, dim, sizes):
+    if not _int_sequence(sizes):
+        raise _called_int_list_error("unflatten", "sizes", sizes, 3)
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
     sizes = [int(s) for s in _sizes(sizes)]
@@ -440,6 +442,8 @@ def expand_as(input, other):
 
 
 def broadcast_to(input, size):
+    if not _int_sequence(size):
+        raise _called_int_list_error("broadcast_to", "size", size, 2)
     return expand(input, size)
 
 
@@ -493,22 +497,31 @@ def narrow(input, dim, start, length):
 
 def _int_list_error(name, param, value, position):
     """PyTorch's parser's TypeError for an `int[]` argument that is no sequence of ints."""
-    from .errors import type_name
-    head = f"{name}(): argument '{param}'"
+    where = f" (position {position})"
     if not isinstance(value, (list, tuple)):
-        return TypeError(f"{head} (position {position}) must be tuple of ints, not "
-                         f"{type_name(type(value))}")
-    bad = next(i for i, v in enumerate(value) if not _is_index(v))
-    kind = type_name(type(value[bad]))
-    if bad == 0:
-        return TypeError(f"{head} (position {position}) must be tuple of ints, but found "
-                         f"element of type {kind} at pos 0")
-    return TypeError(f'{head} failed to unpack the object at pos {bad + 1} with error "type '
-                     f'must be tuple of ints,but got {kind}"')
+        return int_list_error(name, param, type(value), None, where)
+    bad = _bad_int(value)
+    return int_list_error(name, param, type(value[bad]), bad, where)
+
+
+def _called_int_list_error(name, param, value, position):
+    """`_int_list_error` for a Python-level function here that is also a Tensor method, whose
+    positions PyTorch counts without self (its call then passes one argument less)."""
+    from .errors import _keywords_of_call, positional_count_of_call, user_frame
+    frame = user_frame(2)
+    method = (positional_count_of_call(frame) or 0) + len(_keywords_of_call(frame)) < position
+    return _int_list_error(name, param, value, position - method)
 
 
 def _int_sequence(value):
-    return isinstance(value, (list, tuple)) and all(_is_index(v) for v in value)
+    return isinstance(value, (list, tuple)) and _bad_int(value) is None
+
+
+def _bad_int(values):
+    """The position of the first element of `values` PyTorch's parser refuses as an int: it
+    reads the first element's type only, so a later bool passes as an int."""
+    return next((i for i, v in enumerate(values)
+                 if not (_is_index(v) or (i and isinstance(v, bool)))), None)
 
 
 def _split_steps(shape, split_size_or_sections, dim):
@@ -549,7 +562,26 @@ def _saved_split(sizes):
     return saved
 
 
+def _split_ints(args):
+    """PyTorch's errors for split's size or dim that is no int: its `Tensor.split` (and
+    `torch.split`) call `split` for an int size, `split_with_sizes` otherwise, by position."""
+    input, size, dim = args["input"], args["split_size_or_sections"], args["dim"]
+    if isinstance(size, Tensor) or (size.__class__ is int and dim.__class__ is int):
+        return
+    if isinstance(size, int) and not isinstance(size, np.integer):   # (bool: no overload)
+        from .overloads import parser_error
+        error = parser_error("split", False, [input, size, dim], {})
+        if error is not None:
+            raise error
+    elif not _int_sequence(size):
+        raise _int_list_error("split_with_sizes", "split_sizes", size, 2)
+    if not _is_index(dim):
+        raise TypeError(f"split_with_sizes(): argument 'dim' (position 3) must be int, not "
+                        f"{type_name(type(dim))}")
+
+
 @op(promote=P.NONE, grad_fn=_split_name, saves=(), multi_view=True,
+    ints_check=(("split_size_or_sections", "dim"), _split_ints),
     saved_as={"split_size": _saved_split(False), "split_sizes": _saved_split(True)},
     view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections,
                                                                dim))
@@ -573,10 +605,49 @@ def chunk(input, chunks, dim=0, *, axis=REQUIRED):
     return split(input, max(1, -(-n // chunks)), dim)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+_NO_DIM = omitted(0)
+
+
+def tensor_split(input, indices_or_sections, dim=_NO_DIM):
     """Slices of `input` along `dim`: each output is its own view (SliceBackward0)."""
-    from .._tensor import Tensor
+    return _tensor_split(input, indices_or_sections, dim, False)
+
+
+def _tensor_split_method(self, indices_or_sections, dim=_NO_DIM):
+    return _tensor_split(self, indices_or_sections, dim, True)
+
+
+def _tensor_split_types(input, value, dim, method):
+    """PyTorch's parser's TypeError for `tensor_split` with `value` or `dim` of a type none
+    of its overloads takes (a sequence is read by its first element)."""
+    from .overloads import parser_error
+    from .errors import _keywords_of_call, user_frame
+    sequence = isinstance(value, (list, tuple))
+    if (_is_index(value) or isinstance(value, Tensor) or (
+            sequence and (not value or _is_index(value[0])))) and (
+            _is_index(dim) or not given(dim)):
+        if sequence and _bad_int(value) is not None:   # (the overload was picked by the first)
+            bad = _bad_int(value)
+            raise int_list_error("tensor_split", "indices", type(value[bad]), bad, "")
+        return
+    keywords = [k for k in _keywords_of_call(user_frame(3))
+                if k in ("indices_or_sections", "dim")]
+    args = [] if method else [input]
+    args += [v for k, v in (("indices_or_sections", value), ("dim", dim))
+             if k not in keywords and given(v)]
+    error = parser_error("tensor_split", method, args,
+                         {k: value if k == "indices_or_sections" else dim for k in keywords})
+    if error is not None:
+        raise error
+
+
+def _tensor_split(input, indices_or_sections, dim, method):
     from .indexing import basic_view
+    if indices_or_sections.__class__ is not int or (dim.__class__ is not int and
+                                                    dim is not _NO_DIM):
+        _tensor_split_types(input, indices_or_sections, dim, method)
+    if dim is _NO_DIM:
+        dim = 0
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -610,10 +681,14 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def _split_dim_check(name, input, sections, min_ndim, d):
     if not isinstance(sections, (int, list, tuple)) or isinstance(sections, bool):
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"(Tensor, {type(sections).__name__}), but expected one of:\n"
-                        " * (Tensor input, int sections)\n * (Tensor input, tuple of ints "
-                        "indices)")
+        from .errors import _keywords_of_call, positional_count_of_call, user_frame
+        from .overloads import parser_error
+        caller = user_frame(2)   # (as a method, the call passes one argument)
+        keywords = _keywords_of_call(caller)
+        method = (positional_count_of_call(caller) or 0) + len(keywords) == 1
+        args = [] if keywords else [sections] if method else [input, sections]
+        raise parser_error(name, method, args, {k: sections for k in keywords}) or TypeError(
+            f"{name}(): argument 'indices_or_sections' must be int or tuple of ints")
     if input.ndim < min_ndim:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension, "
                            f"but got a tensor with {input.ndim} dimensions!")
@@ -794,8 +869,7 @@ def tensor_elements(tensors):
     """PyTorch's parser on the elements of a TensorList (a `*tensors` one is argument 0 too)."""
     for i, x in enumerate(tensors):
         if not isinstance(x, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(x).__name__}")
+            raise tensor_element_error(i, 0, type(x))
 
 
 def _tensor_list(name, tensors):
@@ -1156,12 +1230,14 @@ def _split_with_sizes_method(self, split_sizes, dim=0):
 
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
-    Tensor.view = _view_method
-    Tensor.tile = _tile_method
-    Tensor.split_with_sizes = _split_with_sizes_method
+    for name, method in (("view", _view_method), ("tile", _tile_method),
+                         ("split_with_sizes", _split_with_sizes_method),
+                         ("tensor_split", _tensor_split_method)):
+        method.__qualname__ = name   # (Python's TypeErrors name it: `view() got an ...`)
+        setattr(Tensor, name, method)
     names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
              "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "chunk",
-             "tensor_split", "contiguous", "clone", "fliplr", "flipud", "hsplit",
+             "contiguous", "clone", "fliplr", "flipud", "hsplit",
              "vsplit", "dsplit", "rot90", "as_strided"]
     for n in names:
         setattr(Tensor, n, globals()[n])

@@ -141,6 +141,7 @@ FUNCTIONS = {
     'special_xlog1py': ('(Tensor input, Tensor other, *, Tensor out = None)', '(Number self, Tensor other, *, Tensor out = None)', '(Tensor input, Number other, *, Tensor out = None)'),
     'special_xlogy': ('(Tensor input, Tensor other, *, Tensor out = None)', '(Number self, Tensor other, *, Tensor out = None)', '(Tensor input, Number other, *, Tensor out = None)'),
     'special_zeta': ('(Tensor input, Tensor other, *, Tensor out = None)', '(Number self, Tensor other, *, Tensor out = None)', '(Tensor input, Number other, *, Tensor out = None)'),
+    'split': ('(Tensor input, int split_size, int dim = 0)', '(Tensor input, tuple of ints split_size, int dim = 0)'),
     'spmm': ('(Tensor input, Tensor mat2, *, Tensor out = None)', '(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)'),
     'squeeze': ('(Tensor input)', '(Tensor input, int dim)', '(Tensor input, tuple of ints dim)'),
     'squeeze_copy': ('(Tensor input, *, Tensor out = None)', '(Tensor input, int dim, *, Tensor out = None)', '(Tensor input, tuple of ints dim, *, Tensor out = None)'),
