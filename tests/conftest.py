@@ -69,17 +69,19 @@ def cpu_tensors():
 @pytest.fixture(autouse=True)
 def _restore_global_state():
     """Tests may change global state (default dtype, grad mode, print options): undo it. Also
-    the oracle's: running PyTorch's dynamo (torch.compile) turns off its distributions'
-    argument validation process-wide, and later distribution tests in that worker would
-    compare against a PyTorch that validates nothing."""
+    the distributions' default argument validation, which PyTorch's dynamo (torch.compile)
+    turns off process-wide the first time it compiles, and torchish.compile too, as PyTorch:
+    later distribution tests in that worker would compare libraries that validate nothing."""
     dtype = torchish.get_default_dtype()
     grad = torchish.is_grad_enabled()
     oracle = sys.modules.get("torch")
     validate = getattr(getattr(getattr(oracle, "distributions", None), "Distribution", None),
                        "_validate_args", None)
+    ours = torchish.distributions.Distribution._validate_args
     yield
     if validate is not None:
         oracle.distributions.Distribution.set_default_validate_args(validate)
+    torchish.distributions.Distribution.set_default_validate_args(ours)
     torchish.set_default_dtype(dtype)
     torchish.set_grad_enabled(grad)
     torchish.set_printoptions(profile="default")

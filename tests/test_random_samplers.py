@@ -129,3 +129,31 @@ def test_cuda_seeding_without_a_gpu_leaves_the_cpu_stream_alone():
         T.cuda.manual_seed_all(7)
         return a, T.rand(2).tolist(), T.initial_seed()
     assert draws(torchish) == draws(torch)
+
+
+GENERATOR_CALLS = {
+    "randn": lambda L, g: L.randn(2, generator=g),
+    "randint": lambda L, g: L.randint(0, 3, (2,), generator=g),
+    "randperm": lambda L, g: L.randperm(3, generator=g),
+    "normal": lambda L, g: L.normal(0.0, 1.0, (2,), generator=g),
+    "bernoulli": lambda L, g: L.bernoulli(L.ones(2) * 0.5, generator=g),
+    "multinomial": lambda L, g: L.multinomial(L.ones(2), 1, generator=g),
+    "rand_like": lambda L, g: L.rand_like(L.ones(2), generator=g),
+    "normal_": lambda L, g: L.ones(2).normal_(generator=g),
+    "uniform_": lambda L, g: L.ones(2).uniform_(0, 1, generator=g),
+    "Tensor.multinomial": lambda L, g: L.ones(2).multinomial(1, generator=g),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATOR_CALLS))
+def test_a_generator_that_is_not_one_is_pytorchs_type_error(name):
+    call = GENERATOR_CALLS[name]
+    for bad in (3, "g"):
+        with pytest.raises(TypeError) as theirs:
+            call(torch, bad)
+        with pytest.raises(TypeError) as ours:
+            call(torchish, bad)
+        assert str(ours.value) == str(theirs.value)
+    a = call(torchish, torchish.Generator().manual_seed(1))
+    b = call(torch, torch.Generator().manual_seed(1))
+    assert a.tolist() == b.tolist()

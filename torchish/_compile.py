@@ -142,12 +142,22 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
+    patch_torch()
     settings = dict(fullgraph=fullgraph, backend=custom, dynamic=dynamic,
                     recompile_limit=recompile_limit)
     from .nn import Module
     if isinstance(model, Module):
         return CompiledModule(model, **settings)
     return CompiledFunction(model, **settings)
+
+
+@functools.cache
+def patch_torch():
+    """What PyTorch's dynamo changes globally the first time it prepares to compile (a
+    `torch.compile` that is not disabled, or `torch.cond` on a tensor): it turns off the
+    distributions' default argument validation, so invalid parameters no longer raise."""
+    from .distributions import Distribution
+    Distribution.set_default_validate_args(False)
 
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")

@@ -1,16 +1,22 @@
 """`torch.cond` and `torch.while_loop`: control flow on tensor values that `torchish.compile`
-can trace. Eagerly they run the branch (or loop) that the values pick; inside a trace, where
-the predicate is a JAX tracer, they become `jax.lax.cond` / `jax.lax.while_loop` over the
-functions, so one compiled step holds both branches (PyTorch's compile does the same).
+can trace. Eagerly they run the branch (or loop) that the values pick. Inside a trace, where
+the predicate is a JAX tracer, cond runs both branches on the tape and selects each output
+with `where` (so tensors the branches reach through closures, a module's parameters, get
+their gradients, zeros from the branch not taken, as PyTorch's), and while_loop becomes
+`jax.lax.while_loop`.
 
-A tensor predicate records the branch as one node, CondAutogradOpBackward (PyTorch's name),
-whose backward is the branch's `jax.vjp`. A Python predicate just calls the branch, as
-PyTorch does."""
+A tensor predicate gives the outputs one CondAutogradOpBackward node (PyTorch's name) over
+the branch's own graph. A Python predicate just calls the branch, as PyTorch does."""
 import jax
 
 from . import autograd
 from ._ops.call_jax import call_jax
 from ._tensor import Tensor
+
+
+def where(condition, a, b):
+    from ._ops.indexing import where as _where
+    return _where(condition, a, b)
 
 
 def _flatten(tree):
@@ -36,28 +42,54 @@ def _as_jax(fn, device, structure):
     return run
 
 
+def _on_leaves(fn, tree):
+    """`fn` over the operands' flat tensors (the branches take the nested operands)."""
+    return lambda *leaves: fn(*jax.tree_util.tree_unflatten(tree, list(leaves)))
+
+
 def cond(pred, true_fn, false_fn, operands=()):
-    if not isinstance(pred, Tensor):
+    if isinstance(pred, (bool, int, float)):
         return (true_fn if pred else false_fn)(*operands)
+    if not isinstance(pred, Tensor):
+        raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred}.")
     if pred.numel() != 1:
         raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
-    operands = tuple(operands)
-    if not all(isinstance(t, Tensor) for t in operands):
+    if not callable(true_fn) or not callable(false_fn):
+        raise RuntimeError("Expect both branches to be callable.")
+    leaves, tree = jax.tree_util.tree_flatten(   # (None is a leaf to PyTorch's pytree here)
+        operands, is_leaf=lambda v: v is None or isinstance(v, Tensor)) \
+        if isinstance(operands, (tuple, list)) else ([None], None)
+    if not all(isinstance(t, Tensor) for t in leaves):
         raise RuntimeError("Expect operands to be a tuple of possibly nested dict/list/tuple "
-                           "that only consists of tensor leaves, but got " +
-                           ", ".join(type(t).__name__ for t in operands) + ".")
-    device = pred.device
-    structure = []
-    on_true, on_false = _as_jax(true_fn, device, structure), _as_jax(false_fn, device, structure)
+                           f"that only consists of tensor leaves, but got {operands}.")
+    true_fn, false_fn = _on_leaves(true_fn, tree), _on_leaves(false_fn, tree)
+    operands = tuple(leaves)
+    from ._compile import patch_torch
+    patch_torch()
     value = pred._data.reshape(())
     if isinstance(value, jax.core.Tracer):
-        def fn(p, *arrays):
-            return jax.lax.cond(p.astype(bool), on_true, on_false, *arrays)
-        outs = call_jax("CondAutogradOpBackward", fn, (pred.detach(),) + operands)
+        taken, other = _outputs(true_fn, operands), _outputs(false_fn, operands)
+        if taken[1] != other[1] or len(taken[0]) != len(other[0]):
+            raise RuntimeError("Expect true_fn and false_fn to return the same structure of "
+                               f"outputs, got {taken[1]} and {other[1]}.")
+        flag = pred.reshape(()).bool()
+        outs = [where(flag, a, b) for a, b in zip(taken[0], other[0])]
+        structure = taken[1]
     else:
-        chosen = on_true if bool(value) else on_false
-        outs = call_jax("CondAutogradOpBackward", lambda *arrays: chosen(*arrays), operands)
-    return jax.tree_util.tree_unflatten(structure[0], list(outs))
+        outs, structure = _outputs(true_fn if bool(value) else false_fn, operands)
+    if outs and autograd.grad_mode.is_grad_enabled() and any(o.requires_grad for o in outs):
+        outs = call_jax("CondAutogradOpBackward", lambda *a: a, outs, key=("cond", len(outs)))
+    return jax.tree_util.tree_unflatten(structure, list(outs))
+
+
+def _outputs(branch, operands):
+    """(the branch's output tensors, their tree structure), checked as PyTorch's."""
+    leaves, treedef = _flatten(branch(*operands))
+    if any(not isinstance(v, Tensor) for v in leaves):
+        raise RuntimeError("Expect outputs of true_fn and false_fn to only contain tensors or "
+                           "None. Got types " + ", ".join(type(v).__name__ for v in leaves) +
+                           ".")
+    return leaves, treedef
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):

@@ -19,7 +19,7 @@ from .._tensor import Tensor, _check_versioned, _wrap
 from .._device import jax_device
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of
-from ..random import engine_of
+from ..random import Generator, engine_of
 from .creation import _leaf, _size, empty, empty_like, layout_order
 from .registry import check_inplace
 
@@ -374,6 +374,7 @@ def _method(sampler):
 
     @functools.wraps(sampler)
     def method(self, *args, **kwargs):
+        _check_generator(sampler.__name__, True, args, kwargs)
         if _random_trace.active() and not sys._getframe(1).f_globals.get(
                 "__name__", "").startswith("torchish."):
             params = [a._data for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
@@ -385,8 +386,33 @@ def _method(sampler):
 for _name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
               "log_normal_", "cauchy_"):
     setattr(Tensor, _name, _method(globals()[_name]))
-Tensor.bernoulli = bernoulli
-Tensor.multinomial = multinomial
+
+
+def _check_generator(name, method, args, kwargs):
+    """PyTorch's TypeError for a `generator=` that is not a torch.Generator (its argument
+    parser refuses it before anything runs)."""
+    gen = kwargs.get("generator")
+    if gen is None or isinstance(gen, Generator):
+        return
+    from .overloads import parser_error
+    raise parser_error(name, method, args, kwargs) or TypeError(
+        f"{name}(): argument 'generator' must be torch.Generator, not {type(gen).__name__}")
+
+
+def _checks_generator(fn, method):
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        _check_generator(name, method, args[1:] if method else args, kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
+Tensor.bernoulli = _checks_generator(bernoulli, True)
+Tensor.multinomial = _checks_generator(multinomial, True)
 
 PLAIN = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
          "poisson", "rand_like", "randn_like", "randint_like"]
+for _name in PLAIN:
+    globals()[_name] = _checks_generator(globals()[_name], False)
