@@ -409,8 +409,8 @@ def test_one_compiled_call_per_group_and_step(monkeypatch):
     calls = []
     real = optimizer_mod._compiled
 
-    def counting(cls, static):
-        fn = real(cls, static)
+    def counting(cls, static, *foreach):
+        fn = real(cls, static, *foreach)
 
         def wrapped(*args):
             calls.append(cls)

@@ -35,6 +35,13 @@ def cast_alpha(x, like, hp):
     return cast(x if dtype is None else x.astype(jnp.float32).astype(dtype), like)
 
 
+def cast_mul(x, like, hp):
+    """The Python-scalar factor of a `mul_` that torch's foreach=True rule runs as the in-place
+    `_foreach_mul_`: that kernel rounds it to a half parameter's type (as `cast_alpha`), the
+    single-tensor `mul_` keeps it float32."""
+    return cast_alpha(x, like, hp) if hp.get("_foreach") else cast(x, like)
+
+
 def lerp(start, end, weight):
     """`start.lerp_(end, weight)` with a scalar weight (ATen's formula for both regimes)."""
     w = cast(weight, start)
@@ -69,8 +76,8 @@ def div_scalar(x, c, hp):
     ops below broadcasts). The divisor is therefore xor-ed with `bits(x) & 0`: zero, but per
     element, so it is no longer a broadcast.
     """
-    if "_zero" not in hp:    # a differentiable step (see `fence`)
-        return x / cast(c, x)
+    if "_zero" not in hp:    # a differentiable step (see `fence`): a barrier, which has a vjp
+        return x / jax.lax.optimization_barrier(jnp.broadcast_to(cast(c, x), x.shape))
     itype = _INT_OF_SIZE[x.dtype.itemsize]
     zeros = jax.lax.bitcast_convert_type(x, itype) & jnp.asarray(hp["_zero"]).astype(itype)
     bits = jax.lax.bitcast_convert_type(jnp.broadcast_to(cast(c, x), x.shape), itype)
@@ -83,7 +90,7 @@ _HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
 def _half_rule(rule, static, hp, p, g, st):
     """`rule` on a bfloat16 / float16 parameter as torch's CPU kernels run it: every tensor op
     computes in float32 (its "opmath" type) and stores its result in the half type. The rule
-    sees float32 arrays and `hp["_storage"]`, which `rnd` / `cast_alpha` read."""
+    sees float32 arrays and `hp["_storage"]`, which `rnd` / `cast_alpha` / `cast_mul` read."""
     dtype = p.dtype
     half = {k for k, v in st.items() if v.dtype == dtype}
     given = {k: (v.astype(jnp.float32) if k in half else v) for k, v in st.items()}

@@ -2,7 +2,8 @@
 `step` counter and zero state created on the first step, the param-group options that
 `__setstate__` adds to older checkpoints, `step` itself, and the pieces the Adam-family update
 rules have in common (pure JAX, run inside the compiled update)."""
-from .optimizer import _check_lr, _get_scalar_dtype, _torch, cast, cast_alpha, fence, lerp, rnd
+from .optimizer import (_check_lr, _get_scalar_dtype, _torch, cast, cast_alpha, cast_mul, fence,
+                        lerp, rnd)
 
 
 def _check_betas(betas):
@@ -89,7 +90,7 @@ def decay_weights(param, grad, lr, wd, decoupled, hp):
     """Adam/RAdam/NAdam's weight decay -> `(param, grad)`: decoupled, `param` shrinks by
     `lr * wd` (AdamW); otherwise L2, `wd * param` is added to the gradient."""
     if decoupled:
-        return rnd(fence(param * cast(1 - fence(lr * wd, hp), param), hp), hp), grad
+        return rnd(fence(param * cast_mul(1 - fence(lr * wd, hp), param, hp), hp), hp), grad
     return param, rnd(grad + cast_alpha(wd, grad, hp) * param, hp)
 
 
@@ -97,7 +98,7 @@ def update_moments(state, grad, beta1, beta2, hp):
     """The first and second moment estimates (torch's `lerp_` and `mul_(beta2).addcmul_`),
     written back into `state` and returned."""
     exp_avg = rnd(lerp(state["exp_avg"], grad, 1 - beta1), hp)
-    exp_avg_sq = rnd(rnd(fence(state["exp_avg_sq"] * cast(beta2, grad), hp), hp)
+    exp_avg_sq = rnd(rnd(fence(state["exp_avg_sq"] * cast_mul(beta2, grad, hp), hp), hp)
                      + cast(1 - beta2, grad) * grad * grad, hp)
     state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
     return exp_avg, exp_avg_sq

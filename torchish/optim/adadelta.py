@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 
 from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
-from .optimizer import Optimizer, cast, cast_alpha, f64, fence, nonzero, rnd
+from .optimizer import Optimizer, cast, cast_alpha, cast_mul, f64, fence, nonzero, rnd
 
 __all__ = ["Adadelta"]
 
@@ -52,13 +52,13 @@ class Adadelta(Optimizer):
         if decay:
             grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
         eps = cast_alpha(hp["eps"], grad, hp)
-        square_avg = rnd(rnd(fence(state["square_avg"] * cast(rho, grad), hp), hp)
+        square_avg = rnd(rnd(fence(state["square_avg"] * cast_mul(rho, grad, hp), hp), hp)
                          + cast(1 - rho, grad) * grad * grad, hp)
         std = rnd(jnp.sqrt(rnd(square_avg + eps, hp)), hp)
         delta = rnd(jnp.sqrt(rnd(state["acc_delta"] + eps, hp)), hp)
         # fenced: XLA would turn `a / sqrt(b)` into `a * rsqrt(b)`
         delta = rnd(rnd(delta / fence(std, hp), hp) * grad, hp)
-        acc_delta = rnd(rnd(fence(state["acc_delta"] * cast(rho, grad), hp), hp)
+        acc_delta = rnd(rnd(fence(state["acc_delta"] * cast_mul(rho, grad, hp), hp), hp)
                         + cast(1 - rho, grad) * delta * delta, hp)
         state["square_avg"], state["acc_delta"] = square_avg, acc_delta
         param = rnd(param + cast_alpha(-f64(hp["lr"]), param, hp) * delta, hp)

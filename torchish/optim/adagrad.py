@@ -7,8 +7,8 @@ import jax.numpy as jnp
 
 from ._shared import _new_step, check_args, hyper, set_group_defaults, step_method
 from ._sparse_rows import adagrad_rows, rows_of
-from .optimizer import (Optimizer, _check_fused_foreach, _torch, cast, cast_alpha, f64, fence,
-                        nonzero, rnd)
+from .optimizer import (Optimizer, _check_fused_foreach, _torch, cast, cast_alpha, cast_mul, f64,
+                        fence, nonzero, rnd)
 
 __all__ = ["Adagrad"]
 
@@ -81,7 +81,13 @@ class Adagrad(Optimizer):
         state_sum = rnd(state["sum"] + cast(1.0, grad) * grad * grad, hp)
         state["sum"] = state_sum
         std = rnd(rnd(jnp.sqrt(state_sum), hp) + cast_alpha(hp["eps"], grad, hp), hp)
-        param = rnd(param + cast(-clr, param) * grad / std, hp)
+        if hp.get("_foreach"):
+            # torch's foreach rule scales the gradient first, in place (`_foreach_mul_`) when
+            # the gradient is its own copy, then divides
+            scale = cast_mul(-clr, grad, hp) if decay or maximize else cast(-clr, grad)
+            param = rnd(param + rnd(grad * scale, hp) / std, hp)
+        else:
+            param = rnd(param + cast(-clr, param) * grad / std, hp)
         return param, state
 
     def _sparse_update(self, group, params):

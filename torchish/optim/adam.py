@@ -5,7 +5,7 @@ from .._tensor import Tensor
 from ._shared import (check_args, decay_weights, hyper, lazy_state, set_group_defaults,
                       step_method, update_moments)
 from .optimizer import (Optimizer, _check_fused_foreach, _to_scalar, cast, cast_alpha, div_scalar,
-                        f64, nonzero, rnd)
+                        f64, fence, nonzero, rnd)
 
 __all__ = ["Adam"]
 
@@ -63,14 +63,15 @@ class Adam(Optimizer):
 
     def _static(self, group):
         return (bool(group["amsgrad"]), bool(group["maximize"]), nonzero(group["weight_decay"]),
-                bool(group["decoupled_weight_decay"]))
+                bool(group["decoupled_weight_decay"]),
+                bool(group["differentiable"] or group["capturable"]))
 
     def _hyper(self, group):
         return hyper(group, "lr", "betas", "eps", "weight_decay")
 
     @staticmethod
     def _rule(static, hp, param, grad, state):
-        amsgrad, maximize, decay, decoupled = static
+        amsgrad, maximize, decay, decoupled, tensor_scalars = static
         lr, beta1, beta2 = f64(hp["lr"]), f64(hp["beta1"]), f64(hp["beta2"])
         wd = f64(hp["weight_decay"])
         grad = -grad if maximize else grad
@@ -82,17 +83,19 @@ class Adam(Optimizer):
 
         exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2, hp)
 
-        step = f64(step_t)
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2 = 1 - beta2 ** step
-        step_size = lr / bias_correction1
-        bias_correction2_sqrt = bias_correction2 ** 0.5
-
         if amsgrad:
             max_sq = jnp.maximum(state["max_exp_avg_sq"], exp_avg_sq)
             state["max_exp_avg_sq"] = max_sq
         else:
             max_sq = exp_avg_sq
+        if tensor_scalars:
+            return _tensor_scalar_step(hp, param, exp_avg, max_sq, step_t), state
+
+        step = f64(step_t)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
         denom = rnd(div_scalar(rnd(jnp.sqrt(max_sq), hp), bias_correction2_sqrt, hp), hp)
         denom = rnd(denom + cast_alpha(hp["eps"], grad, hp), hp)
 
@@ -100,3 +103,20 @@ class Adam(Optimizer):
         return param, state
 
     step = step_method("Adam")
+
+
+def _tensor_scalar_step(hp, param, exp_avg, max_sq, step_t):
+    """The parameter after torch's capturable / differentiable Adam step: its bias corrections
+    are tensor ops on the step counter (in its dtype), folded into the denominator."""
+    def scalar(x):
+        return cast(x, step_t)
+    bias_correction1 = 1 - scalar(hp["beta1"]) ** step_t
+    bias_correction2 = 1 - scalar(hp["beta2"]) ** step_t
+    if isinstance(hp["lr"], float):  # `lr / tensor` is `tensor.reciprocal() * lr` in torch
+        step_size_neg = -(fence(1 / bias_correction1, hp) * scalar(hp["lr"]))
+    else:
+        step_size_neg = -(hp["lr"] / bias_correction1)
+    scale = fence(jnp.sqrt(bias_correction2) * step_size_neg, hp)
+    denom = rnd(div_scalar(rnd(jnp.sqrt(max_sq), hp), scale, hp), hp)
+    denom = rnd(denom + cast(fence(1 / step_size_neg, hp) * scalar(hp["eps"]), denom), hp)
+    return rnd(param + exp_avg / denom, hp)

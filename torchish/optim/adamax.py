@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 
 from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
-from .optimizer import Optimizer, cast, cast_alpha, f64, lerp, nonzero, rnd
+from .optimizer import Optimizer, cast, cast_alpha, cast_mul, f64, lerp, nonzero, rnd
 
 __all__ = ["Adamax"]
 
@@ -50,7 +50,7 @@ class Adamax(Optimizer):
         if decay:
             grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
         exp_avg = rnd(lerp(state["exp_avg"], grad, 1 - beta1), hp)
-        exp_inf = jnp.maximum(rnd(state["exp_inf"] * cast(hp["beta2"], grad), hp),
+        exp_inf = jnp.maximum(rnd(state["exp_inf"] * cast_mul(hp["beta2"], grad, hp), hp),
                               rnd(jnp.abs(grad) + cast_alpha(hp["eps"], grad, hp), hp))
         state["exp_avg"], state["exp_inf"] = exp_avg, exp_inf
         bias_correction = 1 - beta1 ** f64(step_t)

@@ -65,18 +65,32 @@ class ASGD(Optimizer):
         state["step"] = step_t
         if decay:
             grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
-        # torch reads eta as a Python float and scales, then steps, in two kernels
-        eta = f64(state["eta"])
-        param = rnd(fence(param * cast(1 - f64(hp["lambd"]) * eta, param), hp), hp)
-        param = rnd(param + cast_alpha(-eta, param, hp) * grad, hp)
         mu = state["mu"]
-        # torch copies the parameter while mu is 1 (before t0), else moves ax towards it
-        moved = rnd(state["ax"] + rnd(fence(rnd(param - state["ax"], hp)
-                                            * mu.astype(param.dtype), hp), hp), hp)
-        state["ax"] = jnp.where(mu != 1, moved, param)
+        if hp.get("_foreach"):
+            # torch's foreach rule multiplies by the eta and mu tensors (0-dim: a half
+            # parameter's type) in `addcmul_`s, and moves ax even while mu is 1
+            step_dir = rnd(grad + cast_alpha(hp["lambd"], param, hp) * param, hp)
+            param = rnd(param + -step_dir * rnd(state["eta"].astype(param.dtype), hp), hp)
+            state["ax"] = rnd(state["ax"] + rnd(param - state["ax"], hp)
+                              * rnd(mu.astype(param.dtype), hp), hp)
+        else:
+            # torch reads eta as a Python float and scales, then steps, in two kernels
+            eta = f64(state["eta"])
+            param = rnd(fence(param * cast(1 - f64(hp["lambd"]) * eta, param), hp), hp)
+            param = rnd(param + cast_alpha(-eta, param, hp) * grad, hp)
+            # torch copies the parameter while mu is 1 (before t0), else moves ax towards it
+            moved = rnd(state["ax"] + rnd(fence(rnd(param - state["ax"], hp)
+                                                * mu.astype(param.dtype), hp), hp), hp)
+            state["ax"] = jnp.where(mu != 1, moved, param)
         step = f64(step_t)
         lr = f64(hp["lr"])
-        new_eta = lr / (1 + f64(hp["lambd"]) * lr * step) ** f64(hp["alpha"])
+        if hp.get("_foreach"):
+            # torch's foreach rule computes eta from the step tensor, in its dtype
+            base = fence(step_t * cast(f64(hp["lambd"]) * lr, step_t), hp) + 1
+            # (fenced: XLA rewrites `1 / pow(b, a)` into `pow(b, -a)`)
+            new_eta = fence(1 / fence(base ** cast(hp["alpha"], step_t), hp), hp) * cast(lr, step_t)
+        else:
+            new_eta = lr / (1 + f64(hp["lambd"]) * lr * step) ** f64(hp["alpha"])
         state["eta"] = new_eta.astype(state["eta"].dtype)
         state["mu"] = (1 / jnp.maximum(f64(1), step - f64(hp["t0"]))).astype(mu.dtype)
         return param, state

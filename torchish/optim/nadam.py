@@ -79,7 +79,10 @@ class NAdam(Optimizer):
         state["mu_product"] = mu_product
 
         exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2, hp)
-        denom = rnd(jnp.sqrt(rnd(div_scalar(exp_avg_sq, bias_correction2, hp), hp)), hp)
+        if hp.get("_foreach"):
+            denom = rnd(div_scalar(rnd(jnp.sqrt(exp_avg_sq), hp), bias_correction2 ** 0.5, hp), hp)
+        else:
+            denom = rnd(jnp.sqrt(rnd(div_scalar(exp_avg_sq, bias_correction2, hp), hp)), hp)
 
         mu_product = f64(mu_product)
         mu_product_next = fence(mu_product * mu_next, hp)

@@ -25,9 +25,10 @@ torch's separate kernels round. On CPU the results are bit-identical to torch's 
 `sqrt` is correctly rounded. A bfloat16/float16 parameter's rule runs in float32 (`_half_rule`),
 `rnd` rounding each tensor op's result to the half type as torch's kernel stores it; `cast_alpha`
 gives the scalars that torch's `add` rounds to the half type (`mul`/`div`/`addcmul`... keep them
-float32). (foreach=True and fused=True steps run the same single-tensor rule.) `step` counters
-stay float32 0-dim arrays. Nothing reads array values in Python, so `step()` also runs on tracers
-(inside `jax.jit`).
+float32). foreach=True and fused=True steps run the same single-tensor rule, except where
+torch's foreach op order rounds differently (`hp["_foreach"]`; its in-place `_foreach_mul_`
+rounds its scalar to the half type: `cast_mul`). `step` counters stay float32 0-dim arrays.
+Nothing reads array values in Python, so `step()` also runs on tracers (inside `jax.jit`).
 """
 import functools
 import warnings
@@ -45,7 +46,7 @@ from .._storage import held_elsewhere
 from .._tensor import Tensor
 from .._hook_handle import RemovableHandle
 from ._rule_math import (  # noqa: F401 (the rules import them from here)
-    _half_rule, _HALF, cast, cast_alpha, div_scalar, f64, fence, lerp, rnd)
+    _half_rule, _HALF, cast, cast_alpha, cast_mul, div_scalar, f64, fence, lerp, rnd)
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook", "required"]
@@ -158,7 +159,9 @@ def _as_complex(x):
 _JIT_CACHE = {}
 
 
-def _trace_update(rule, static, hp, params, grads, states):
+def _trace_update(rule, static, hp, params, grads, states, foreach=False):
+    if foreach:     # the rules follow torch's foreach op order where it rounds differently
+        hp = dict(hp, _foreach=True)
     new_params, new_states = [], []
     for p, g, st in zip(params, grads, states):
         cplx = jnp.iscomplexobj(p)
@@ -178,13 +181,14 @@ def _trace_update(rule, static, hp, params, grads, states):
     return new_params, new_states
 
 
-def _compiled(cls, static):
-    """The jitted update for an optimizer class and flag tuple; parameters and state are
-    donated (the caller passes copies of arrays that others still hold)."""
-    key = (cls, static)
+def _compiled(cls, static, foreach=False):
+    """The jitted update for an optimizer class, flag tuple and `foreach` flag; parameters and
+    state are donated (the caller passes copies of arrays that others still hold)."""
+    key = (cls, static, foreach)
     fn = _JIT_CACHE.get(key)
     if fn is None:
-        fn = eager_jit(functools.partial(_trace_update, cls._rule, static), donate_argnums=(1, 3))
+        fn = eager_jit(functools.partial(_trace_update, cls._rule, static, foreach=foreach),
+                       donate_argnums=(1, 3))
         _JIT_CACHE[key] = fn
     return fn
 
@@ -658,7 +662,7 @@ class Optimizer:
 
     def _compiled_update(self, group):
         """The jitted update function this group uses (exposed for tests and compile)."""
-        return _compiled(type(self), self._static(group))
+        return _compiled(type(self), self._static(group), bool(group.get("foreach")))
 
     def _update_group(self, group):
         params = [p for p in group["params"] if p.grad is not None]
@@ -700,7 +704,7 @@ class Optimizer:
         g_arrays = [p.grad._data for p in params]
         p_arrays = self._donatable_params(params, g_arrays)
         s_arrays = self._donatable(owned, tensors, p_arrays, g_arrays)
-        fn = _compiled(type(self), static)
+        fn = _compiled(type(self), static, bool(group.get("foreach")))
         new_params, new_states = fn(hp, p_arrays, g_arrays, s_arrays)
         for p, st, new_p, new_st in zip(params, tensors, new_params, new_states):
             p._set_data(new_p)

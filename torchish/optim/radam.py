@@ -76,6 +76,16 @@ class RAdam(Optimizer):
                 / ((rho_inf - 4) * (rho_inf - 2) * safe_rho_t)) ** 0.5
         # `scalar / tensor` is `tensor.reciprocal() * scalar` in torch
         sqrt = rnd(rnd(jnp.sqrt(exp_avg_sq), hp) + cast_alpha(hp["eps"], grad, hp), hp)
+        if hp.get("_foreach"):
+            # torch's foreach rule: one buffer `1 / (sqrt / rect_step) + unrect_step`, where
+            # the step not taken is 0 (1 / (sqrt / -0.0) is -0.0), then `addcmul_`
+            rect_step = jnp.where(rectified, bias_correction2 ** 0.5
+                                  * (lr * rect / bias_correction1) * -1, -0.0)
+            unrect_step = jnp.where(rectified, -0.0, (lr / bias_correction1) * -1)
+            buffer = rnd(1 / rnd(div_scalar(sqrt, rect_step, hp), hp), hp)
+            buffer = rnd(buffer + cast_alpha(unrect_step, grad, hp), hp)
+            state["exp_avg"] = exp_avg
+            return rnd(param + buffer * exp_avg, hp), state
         adaptive_lr = rnd(rnd(1 / sqrt, hp) * cast(bias_correction2 ** 0.5, grad), hp)
         plain = rnd(bias_corrected_exp_avg * cast(lr, grad), hp)
         update = jnp.where(rectified, rnd(rnd(plain * adaptive_lr, hp) * cast(rect, grad), hp),

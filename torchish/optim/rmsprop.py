@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 
 from ._shared import check_args, hyper, lazy_state, set_group_defaults, step_method
-from .optimizer import Optimizer, cast, cast_alpha, f64, fence, lerp, nonzero, rnd
+from .optimizer import Optimizer, cast, cast_alpha, cast_mul, f64, fence, lerp, nonzero, rnd
 
 __all__ = ["RMSprop"]
 
@@ -57,7 +57,7 @@ class RMSprop(Optimizer):
         if decay:
             grad = rnd(grad + cast_alpha(hp["weight_decay"], grad, hp) * param, hp)
 
-        square_avg = rnd(rnd(fence(state["square_avg"] * cast(alpha, grad), hp), hp)
+        square_avg = rnd(rnd(fence(state["square_avg"] * cast_mul(alpha, grad, hp), hp), hp)
                          + cast(1 - alpha, grad) * grad * grad, hp)
         state["square_avg"] = square_avg
         if centered:
@@ -69,7 +69,8 @@ class RMSprop(Optimizer):
         avg = rnd(rnd(jnp.sqrt(avg), hp) + cast_alpha(hp["eps"], grad, hp), hp)
 
         if use_momentum:
-            buf = rnd(rnd(fence(state["momentum_buffer"] * cast(hp["momentum"], grad), hp), hp)
+            buf = state["momentum_buffer"] * cast_mul(hp["momentum"], grad, hp)
+            buf = rnd(rnd(fence(buf, hp), hp)
                       + grad / avg, hp)
             state["momentum_buffer"] = buf
             param = rnd(param + cast_alpha(-f64(hp["lr"]), param, hp) * buf, hp)

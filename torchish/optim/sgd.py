@@ -1,7 +1,7 @@
 """`torchish.optim.SGD`: stochastic gradient descent with momentum / Nesterov (PyTorch 2.13)."""
 from ._shared import hyper, set_group_defaults, step_method
-from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, cast, cast_alpha, f64, fence,
-                        nonzero, rnd)
+from .optimizer import (Optimizer, _check_fused_foreach, _check_lr, cast_alpha, cast_mul, f64,
+                        fence, nonzero, rnd)
 
 __all__ = ["SGD"]
 
@@ -64,7 +64,7 @@ class SGD(Optimizer):
                 # the first step's buffer is a copy of the gradient (no dampening)
                 buf = grad
             else:
-                buf = rnd(rnd(fence(buf * cast(hp["momentum"], buf), hp), hp)
+                buf = rnd(rnd(fence(buf * cast_mul(hp["momentum"], buf, hp), hp), hp)
                           + cast_alpha(1 - f64(hp["dampening"]), buf, hp) * grad, hp)
             state["momentum_buffer"] = buf
             if nesterov:
