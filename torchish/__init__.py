@@ -42,6 +42,9 @@ from ._layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc,  # no
 from ._functions import *  # noqa: E402,F401,F403
 from ._aten_aliases import *  # noqa: E402,F401,F403
 from . import _python_map  # noqa: E402,F401  (Tensor.apply_, map_, map2_)
+from . import _tensor_python_methods  # noqa: E402,F401  (dim_order, resize, grad_dtype, ...)
+from ._storage_classes import *  # noqa: E402,F401,F403
+from ._empty_permuted import empty_permuted  # noqa: E402,F401
 from ._control_flow import cond, while_loop  # noqa: E402,F401
 from ._foreach import *  # noqa: E402,F401,F403
 from . import nn, optim, utils, func  # noqa: E402,F401

@@ -33,7 +33,14 @@ EPOCH = [0]
 TRANSFORM_EPOCHS = []   # the epoch each active transform started, innermost last
 
 
-class Storage:
+class _ShownAs(type):
+    """Classes printed as PyTorch's (every storage class here is its one UntypedStorage)."""
+    def __repr__(cls):
+        return f"<class 'torch.storage.{cls._shown_as}'>"
+
+
+class Storage(metaclass=_ShownAs):
+    _shown_as = "UntypedStorage"
     # `_layout`, `_physical`: a LaidOutStorage's (unset on other storages)
     __slots__ = ("data", "device", "epoch", "_layout", "_physical", "__weakref__")
 
@@ -69,7 +76,8 @@ class Storage:
         return self
 
 
-class TypedStorage:
+class TypedStorage(metaclass=_ShownAs):
+    _shown_as = "TypedStorage"
     """What `Tensor.storage()` returns (deprecated in PyTorch): the whole storage read as the
     tensor's dtype."""
 

@@ -548,7 +548,12 @@ class Tensor:
     # ---- autograd fields -------------------------------------------------------------------
     @property
     def requires_grad(self):
-        return self._grad_fn is not None or self._requires_grad
+        if self._grad_fn is not None or self._requires_grad:
+            return True
+        # as PyTorch, a view requires grad when its base does (a view made under no_grad or
+        # before `base.requires_grad_()` has no grad_fn, yet requires grad)
+        base = self._base
+        return base is not None and base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -587,6 +592,13 @@ class Tensor:
                 from ._ops.registry import refresh_view_grad_fn
                 refresh_view_grad_fn(self)
             self._view_vc = self._vc[0]
+        meta = self._creation
+        if meta is not None and meta[0] == "no_grad" and len(meta) > 1 and \
+                meta[1] != self._vc[0] and self._base is not None and self._base.requires_grad:
+            # PyTorch cannot regenerate the history of a no_grad view modified since
+            from ._ops.dispatch import _creation_error
+            raise _creation_error(self, "its base or another view of its base has been "
+                                        "modified inplace")
         return self._grad_fn
 
     @property
@@ -715,6 +727,9 @@ class Tensor:
     def data(self, other):
         if not isinstance(other, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        if self.requires_grad and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._storage = other._storage
         self._view = other._view
         self._cache, self._cache_base = other._cache, other._cache_base

@@ -725,11 +725,21 @@ def _store(var, grad, create_graph):
     elif var._grad is None:
         var._grad = _copy_grad(grad) if isinstance(grad, Tensor) else _wrap(grad,
                                                                              device=var.device)
+        if var._view is not None:   # as PyTorch, a new .grad is laid out as its dense leaf
+            _grad_layout(var, var._grad)
     elif create_graph or isinstance(grad, Tensor):
         var._grad = var._grad + _as_tensor_grad(grad)
     else:
         # PyTorch adds in place into an existing .grad when not building a graph
         var._grad._set_data(var._grad._data + grad)
+
+
+def _grad_layout(var, grad):
+    from .._tensor import _non_overlapping_and_dense, lay_out
+    size, stride = tuple(var.shape), var.stride()
+    if grad._view is None and grad.shape == var.shape and _non_overlapping_and_dense(
+            size, stride):
+        lay_out(grad, stride)
 
 
 def _leaf_hooks(var, grad, create_graph):
