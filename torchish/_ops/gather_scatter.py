@@ -15,16 +15,9 @@ from .. import _dtype as dt
 from .registry import Promote, op
 from .errors import scalar_overflow
 from .pointwise import _overload
+from .shape import _wrap_dim as _dim
 
 P = Promote
-
-
-def _dim(d, ndim):
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {d})")
-    return d % n
 
 
 def _grid(index, dim):
