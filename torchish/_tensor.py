@@ -550,10 +550,11 @@ class Tensor:
     def requires_grad(self):
         if self._grad_fn is not None or self._requires_grad:
             return True
-        # as PyTorch, a view requires grad when its base does (a view made under no_grad or
-        # before `base.requires_grad_()` has no grad_fn, yet requires grad)
-        base = self._base
-        return base is not None and base.requires_grad
+        # as PyTorch, a view made under no_grad (or inference_mode) of a base that requires
+        # grad has no grad_fn, yet requires grad
+        meta = self._creation
+        return meta is not None and meta[0] == "no_grad" and self._base is not None and \
+            self._base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag):

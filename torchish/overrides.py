@@ -397,6 +397,19 @@ def _routed_names():
 _ROUTED = []
 
 
+# PyTorch's Tensor methods written in Python (torch/_tensor.py): Python's own TypeErrors name
+# them `Tensor.<name>()`; the others, C++ methods there, just `<name>()`
+_PYTHON_METHODS = frozenset("""
+    backward dim_order eig index is_shared istft lstsq lu module_load norm register_hook
+    register_post_accumulate_grad_hook reinforce resize resize_as share_memory_ solve split
+    stft storage storage_type symeig to_sparse_coo unflatten unique unique_consecutive
+    """.split())
+
+
+def _qualified(name):
+    return "Tensor." + name if name in _PYTHON_METHODS or name.startswith("__") else name
+
+
 def _name_methods(names):
     """Give each routed Tensor method its attribute's name, which is what overrides see as
     `func.__name__` (`Tensor.__getitem__`, not the helper it is bound from); a function bound
@@ -412,11 +425,11 @@ def _name_methods(names):
                                       fn.__closure__)
             copy.__kwdefaults__, copy.__doc__ = fn.__kwdefaults__, fn.__doc__
             copy.__dict__.update(fn.__dict__)
-            copy.__module__, copy.__qualname__ = fn.__module__, "Tensor." + name
+            copy.__module__, copy.__qualname__ = fn.__module__, _qualified(name)
             setattr(Tensor, name, copy)
         else:
             owners[id(fn)] = name
-            fn.__name__, fn.__qualname__ = name, "Tensor." + name
+            fn.__name__, fn.__qualname__ = name, _qualified(name)
 
 
 def install_methods(cls):
