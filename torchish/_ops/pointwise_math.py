@@ -325,7 +325,8 @@ def logit(input, eps=None):
     return _logit(input if eps is None else jnp.clip(input, eps, 1 - eps))
 
 
-@op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method="input")
+@op(promote=P.INT_TO_FLOAT, grad_fn="PolygammaBackward0", method="input",
+    inplace_grad_fn="PolygammaBackward1")
 def polygamma(n, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
