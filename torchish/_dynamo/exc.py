@@ -52,3 +52,7 @@ class UncapturedHigherOrderOpError(TorchDynamoException):
 
 class ObservedException(TorchDynamoException):
     pass
+
+
+class TorchRuntimeError(TorchDynamoException):
+    """An op failed while the compiler ran it on fake values (cond's branch checks raise it)."""
