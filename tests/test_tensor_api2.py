@@ -67,8 +67,6 @@ def test_no_grad_view_inplace():
     same(run)
 
 
-@pytest.mark.xfail(reason="needs the creation version in dispatch's no_grad view meta "
-                          "(requested from LEAD)", strict=False)
 def test_no_grad_view_grad_fn_after_inplace():
     def run(T):
         w = T.ones(2, 3, requires_grad=True)

@@ -113,6 +113,7 @@ def _new_tensor(cls=None):
     t._stopgrad = False
     t._vc = None
     t._view_vc = None  # for views: the version at which their grad_fn was made
+    t._creation = None
     return t
 
 
@@ -229,13 +230,13 @@ def _compressed_unsupported(name):
 class Tensor:
     __slots__ = ("_storage", "_view", "_cache", "_cache_base", "_requires_grad", "_grad",
                  "_grad_fn", "_output_nr", "_base", "_acc", "_hooks", "_post_acc_hooks",
-                 "_retains_grad", "_stopgrad", "_vc", "_view_vc", "__dict__", "__weakref__")
+                 "_retains_grad", "_stopgrad", "_vc", "_view_vc", "_creation", "__dict__",
+                 "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
-    # a view's creation meta when not the default (set in its __dict__ by `_ops.registry`):
-    # ("multi", grad_fn name, output_nr) for split/unbind outputs, ("no_grad",) for a view of a
-    # tensor requiring grad made under no_grad; in-place on such views is an error
-    _creation = None
+    # `_creation`: a view's creation meta when not the default, else None (see
+    # `_ops.dispatch._view_creation`); in-place on such views is an error. A slot, not an
+    # attribute: what a tensor's __dict__ holds is saved and copied with it
 
     def __new__(cls, *args, **kwargs):
         # Legacy constructor: torch.Tensor(2, 3) (uninitialised) or torch.Tensor([1, 2]).
@@ -551,9 +552,8 @@ class Tensor:
         if self._grad_fn is not None or self._requires_grad:
             return True
         # as PyTorch, a view made under no_grad (or inference_mode) of a base that requires
-        # grad has no grad_fn, yet requires grad
-        meta = self._creation
-        return meta is not None and meta[0] == "no_grad" and self._base is not None and \
+        # grad has no grad_fn, yet requires grad (ops on it record nodes without its edge)
+        return self._creation is not None and self._base is not None and \
             self._base.requires_grad
 
     @requires_grad.setter
@@ -586,25 +586,24 @@ class Tensor:
     @property
     def grad_fn(self):
         if self._view_vc is not None and self._view_vc != self._vc[0]:
-            # the base was modified in place since this view's grad_fn was recorded: as
-            # PyTorch, the view's history is regenerated from the base (AsStridedBackward0)
+            # the base was modified in place since this view's grad_fn was recorded (or since
+            # it was made, without one): as PyTorch, its history is regenerated from the base
+            # (AsStridedBackward0), unless its creation meta forbids that
             base = self._base
-            if base is not None and base.requires_grad:
-                from ._ops.registry import refresh_view_grad_fn
-                refresh_view_grad_fn(self)
+            if base is not None and (base.requires_grad or self._grad_fn is not None):
+                if self._creation is not None:
+                    from ._ops.dispatch import _INDIRECT, _creation_error
+                    raise _creation_error(self, _INDIRECT)
+                if base.requires_grad:
+                    from ._ops.registry import refresh_view_grad_fn
+                    refresh_view_grad_fn(self)
             self._view_vc = self._vc[0]
-        meta = self._creation
-        if meta is not None and meta[0] == "no_grad" and len(meta) > 1 and \
-                meta[1] != self._vc[0] and self._base is not None and self._base.requires_grad:
-            # PyTorch cannot regenerate the history of a no_grad view modified since
-            from ._ops.dispatch import _creation_error
-            raise _creation_error(self, "its base or another view of its base has been "
-                                        "modified inplace")
         return self._grad_fn
 
     @property
     def is_leaf(self):
-        return self._grad_fn is None
+        # (through `grad_fn`: PyTorch's is_leaf raises as it does for a stale view)
+        return (self._grad_fn if self._view_vc is None else self.grad_fn) is None
 
     def _is_view(self):
         return self._base is not None

@@ -10,7 +10,7 @@ from .. import _dtype as dt
 from .._device import CPU, has_accelerator
 from .._reverse_constant import REVERSE
 from .._tensor import Tensor, _alias, _vmap_batched, _wrap
-from .._storage import LaidOutStorage, base_view, extend
+from .._storage import InferenceStorage, LaidOutStorage, base_view, extend
 from .. import overrides as _tf
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of
@@ -55,6 +55,8 @@ def _collect(targs, fuse_views=True):
                 first = v
             if v._grad_fn is not None or v._requires_grad:
                 needs_grad = True
+            elif view is not None and v._creation is not None and v.requires_grad:
+                needs_grad = True   # a view made under no_grad of a base requiring grad
         elif isinstance(v, (list, tuple)):
             sub = []
             bad = None
@@ -69,6 +71,8 @@ def _collect(targs, fuse_views=True):
                     if first is None:
                         first = x
                     if x._grad_fn is not None or x._requires_grad:
+                        needs_grad = True
+                    elif x._view is not None and x._creation is not None and x.requires_grad:
                         needs_grad = True
                 elif isinstance(x, _SCALARS):
                     sub.append(type(x))
@@ -163,7 +167,7 @@ def dispatch(definition, targs, sargs):
             _finish_view(plan, leaves, tensors, kinds, made, record, result)
             if not record and _FUNC_LEVELS:
                 _constants_in_transform(made)
-            if needs_grad or first._creation is not None:
+            if needs_grad or first._creation is not None or not grad_mode.GRAD_ENABLED[0]:
                 _view_creation(first, made, definition.multi_view, record)
             if FORWARD_AD[0]:
                 _forward_tangents(plan, leaves, tensors, made)
@@ -324,46 +328,81 @@ def _finish_view(plan, leaves, tensors, kinds, made, record, result):
 
 
 def _view_creation(src, made, multi, record):
-    """Mark views whose in-place modification PyTorch forbids (its view "creation meta")."""
-    if not grad_mode.GRAD_ENABLED[0]:
-        meta = ("no_grad",)
-        for o in made:
-            o._creation = meta
+    """Give views PyTorch's "creation meta" when not the default: ("no_grad",) or
+    ("inference",) for a view made with grad mode off, ("multi", grad_fn name, output_nr) for
+    split/unbind outputs, ("custom", ...) for a custom Function's (see autograd/function.py).
+    Such a view may not be modified in place with grad mode on, and its history cannot be
+    regenerated once its base is modified in place (`_creation_error`)."""
+    prev = src._creation
+    if prev is not None and prev[0] == "inference":
+        meta = prev   # PyTorch keeps an inference-mode view's meta through every later view
+    elif not grad_mode.GRAD_ENABLED[0]:
+        if type(src._storage) is InferenceStorage:
+            return   # (an inference tensor has no autograd metadata to keep it in)
+        meta = ("inference",) if grad_mode._INFERENCE[0] else ("no_grad",)
     elif multi and record:
         for i, o in enumerate(made):
             if o._grad_fn is not None:
                 o._creation = ("multi", o._grad_fn._name, i)
-    elif src._creation is not None:  # a view of such a view inherits its meta, under its
-        for i, o in enumerate(made):   # own grad_fn's name
-            meta = src._creation
-            if meta[0] in ("multi", "custom") and o._grad_fn is not None:
-                meta = (meta[0], o._grad_fn._name, i)
+        return
+    elif prev is None:
+        return
+    else:
+        meta = prev
+    for i, o in enumerate(made):
+        if not _DIFFERENTIABLE[o.dtype]:
+            continue
+        if meta[0] in ("multi", "custom") and o._grad_fn is not None:
+            # a view of such a view: named by its own grad_fn
+            o._creation = (meta[0], o._grad_fn._name, i)
+        else:
             o._creation = meta
+        if o._view_vc is None:
+            # the version it was made at: once its base changes, `Tensor.grad_fn` refuses
+            o._view_vc = o._vc[0]
+
+
+_DIFFERENTIABLE = {d: d.is_floating_point or d.is_complex for d in _BY_NP.values()}
+_IS_BEING = "is being modified inplace"
+_INDIRECT = "its base or another view of its base has been modified inplace"
 
 
 def _creation_error(t, action):
-    meta = t._creation
-    if meta[0] == "no_grad":
-        return RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-            "You can clarify your code by moving both the view and the inplace either both "
-            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-            "outside (if you want the inplace to be tracked).")
+    """PyTorch's error for modifying in place (`action`: `_IS_BEING`, or `_INDIRECT` for a
+    view whose base changed) a view whose creation meta forbids it."""
     from ..autograd.graph import _op_name_of
-    if meta[0] == "custom":
+    kind = t._creation[0]
+    fn = t._grad_fn
+    subject = action[:-len(" modified inplace")]
+    if kind == "inference" or kind == "no_grad" or fn is None:
+        head = "A view was created in" if fn is None else (
+            f"Output {t._output_nr} of {_op_name_of(fn._name)} is a view of a view which was "
+            "created in")
+        if kind == "inference":
+            msg = f"{head} inference mode and {subject} modified inplace in normal mode."
+        else:   # (without a grad_fn, the view was made with grad mode off)
+            msg = f"{head} no_grad mode and {subject} modified inplace with grad mode enabled."
+    else:
+        meta = t._creation
+        msg = f"Output {meta[2]} of {_op_name_of(meta[1])} is a view and {action}."
+    if kind == "multi":
         return RuntimeError(
-            f"Output {meta[2]} of {_op_name_of(meta[1])} is a view and {action}. This view was "
-            "created inside a custom Function (or because an input was returned as-is) and the "
-            "autograd logic to handle view+inplace would override the custom backward "
-            "associated with the custom Function, leading to incorrect gradients. This "
-            "behavior is forbidden. You can fix this by cloning the output of the custom "
-            "Function.")
+            f"{msg} This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one.")
+    if kind == "custom":
+        return RuntimeError(
+            f"{msg} This view was created inside a custom Function (or because an input was "
+            "returned as-is) and the autograd logic to handle view+inplace would override the "
+            "custom backward associated with the custom Function, leading to incorrect "
+            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
+            "the custom Function.")
+    block = "inference_mode" if kind == "inference" else "no_grad"
     return RuntimeError(
-        f"Output {meta[2]} of {_op_name_of(meta[1])} is a view and {action}. This view is the "
-        "output of a function that returns multiple views. Such functions do not allow the "
-        "output views to be modified inplace. You should replace the inplace operation by an "
-        "out-of-place one.")
+        f"{msg} Given that this use case is ambiguous and error-prone, it is forbidden. You "
+        f"can clarify your code by moving both the view and the inplace either both inside "
+        f"the {block} block (if you don't want the inplace to be tracked) or both outside (if "
+        "you want the inplace to be tracked).")
 
 
 def _as_view(src, steps):

@@ -13,8 +13,8 @@ from ..autograd.graph import Node, edge_of, saved_entry
 from ..autograd.double_backward import READS_RESULT
 from ..autograd.saved_storage import result_ref, storage_refs
 from .call_jax import call_jax_record
-from .dispatch import (FORWARD_AD, _META, _check, _collect, _creation_error, _forward_tangents,
-                       _run)
+from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect,
+                       _creation_error, _forward_tangents, _run)
 from .plans import _get_plan
 from .recording import (_grad_name, _pack_saved, _plan_vjp, _saved_of, op_edges,
                         saved_outputs, saved_positions)
@@ -35,11 +35,13 @@ _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to 
 _OVERLAP_OK = frozenset(("_fill", "_zero"))
 
 
-def check_inplace(self):
+def check_inplace(self, needs_grad=False):
+    """PyTorch's checks before an in-place op on `self` (`needs_grad`: whether another
+    operand requires grad, which makes the op a tracked one too)."""
     if grad_mode.GRAD_ENABLED[0]:
         if self._creation is not None and self._base is not None and (
-                self._base.requires_grad or self._creation[0] == "custom"):
-            raise _creation_error(self, "is being modified inplace")
+                needs_grad or self.requires_grad):
+            raise _creation_error(self, _IS_BEING)
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(_LEAF_MSG)
         base = self._base
@@ -70,7 +72,7 @@ def dispatch_inplace(definition, targs, sargs):
         if result is not _PROCEED:
             return result
     self = targs[0]
-    check_inplace(self)
+    check_inplace(self, needs_grad)
     unversioned = self._unversioned()   # (PyTorch refuses it at the version bump: after the write)
     if TRANSFORM_EPOCHS and getattr(self._storage, "epoch", 0) < TRANSFORM_EPOCHS[-1]:
         raise RuntimeError(_captured_mutation(definition, targs))
@@ -268,8 +270,7 @@ def _root_key(base):
 def refresh_view_grad_fn(view_tensor):
     base = view_tensor._base
     if view_tensor._creation is not None and view_tensor._creation[0] == "multi":
-        raise _creation_error(view_tensor, "its base or another view of its base has been "
-                                           "modified inplace")
+        raise _creation_error(view_tensor, _INDIRECT)
     steps = view_tensor._view.steps
     to_storage, _ = _storage_of(base)
     name = "AsStridedBackward0"

@@ -36,7 +36,7 @@ def _record(plan, leaves, tensors, outs, kinds):
     edges = op_edges(plan, tensors) if plan.edgeless else [
         None if t is None else edge_of(t) for t in tensors]
     mask = tuple([e is not None for e in edges])
-    if True not in mask:
+    if True not in mask and not _edgeless_grad(tensors, plan):
         return None
     name, vjp, saved_at, saved_outs = _record_info(plan, mask, diff_out)
     saved = None if saved_at is None else _saved_of(tensors, saved_at)
@@ -55,6 +55,20 @@ def _record(plan, leaves, tensors, outs, kinds):
     if saved_tensors.active():
         _pack_saved(node, leaves, tensors, saved_at)
     return node
+
+
+def _edgeless_grad(tensors, plan):
+    """Whether an operand requires grad without a graph edge: a view made under no_grad of a
+    base requiring grad. PyTorch records the op all the same, its node without that edge."""
+    for i, t in enumerate(tensors):
+        if t is not None and t._creation is not None and t._grad_fn is None and \
+                t.requires_grad and (not plan.edgeless or i not in dict(plan.edgeless)):
+            return True
+    return False
+
+
+def _no_grads(leaves, cts):
+    return [None] * len(leaves)
 
 
 def _pack_saved(node, leaves, tensors, positions):
@@ -78,7 +92,8 @@ def _record_info(plan, mask, diff_out):
         name = _grad_name(plan.op, plan.kinds, plan.statics)
         info = plan.records[(mask, diff_out)] = (
             name, _refuse(plan) if name == NOT_IMPLEMENTED else undefined_vjp if
-            _undefined_grads(plan) else _plan_vjp(plan, mask, diff_out),
+            _undefined_grads(plan) else _no_grads if True not in mask else
+            _plan_vjp(plan, mask, diff_out),
             saved_positions(plan.op, plan.kinds, mask),
             saved_output_positions(plan.op, plan.kinds, diff_out))
     return info

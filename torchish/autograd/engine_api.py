@@ -166,8 +166,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         edges.append(edge_of(t))
+    # (a view made under no_grad requires grad without an edge: nothing flows to it)
     captured = run_backward(roots, retain_graph, create_graph,
-                            capture=set(edges), accumulate=False)
+                            capture={e for e in edges if e is not None}, accumulate=False)
     result = []
     for i, (t, e) in enumerate(zip(inputs, edges)):
         g = captured.get(e)

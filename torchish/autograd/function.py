@@ -191,6 +191,15 @@ class Function(metaclass=_FunctionMeta):
                                                       if a is o))
                     elif o._base is not None:   # (in-place writes to it are refused)
                         o._creation = ("custom", node._name, i)
+                        o._view_vc = o._vc[0]
+        else:
+            for i, o in enumerate(outs):
+                # PyTorch marks a view returned by the Function even when nothing records
+                # (its in-place error then reads "created in no_grad mode")
+                if isinstance(o, Tensor) and o._base is not None and \
+                        o._creation is not None and id(o) not in ctx._dirty:
+                    o._creation = ("custom", None, i)
+                    o._view_vc = o._vc[0]
         if dual:
             _forward_tangents(cls, ctx, args, outs)
         return tuple(outs) if multi else outs[0]
@@ -272,6 +281,9 @@ def _own(out, args, ctx):
         out._vc[0] += 1
         return out
     if any(out is a for a in args):
+        if not grad_mode.is_grad_enabled() and out.requires_grad:
+            # nothing records: PyTorch hands back a detached alias, not a view requiring grad
+            return out.detach()
         # (a view of the input, its history replaced by the node's)
         with grad_mode.internal_no_grad():
             return out.view_as(out)
