@@ -42,7 +42,7 @@ class dtype:
         set_(self, "itemsize", self.np.itemsize)
         set_(self, "is_floating_point", category == 2)
         set_(self, "is_complex", category == 3)
-        set_(self, "is_signed", name not in ("uint8", "bool"))
+        set_(self, "is_signed", not name.startswith("uint") and name != "bool")
         set_(self, "_category", category)
         set_(self, "_legacy", legacy)  # "Float" in `torch.FloatTensor`, also in error messages
 
@@ -79,13 +79,20 @@ float32 = dtype("float32", np.float32, 2, "Float")
 float64 = dtype("float64", np.float64, 2, "Double")
 complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble")
+# PyTorch's "shell" unsigned types: few CPU kernels, no promotion with other integers (the
+# refused kernels are listed in _ops/unsigned_support.py)
+uint16 = dtype("uint16", np.uint16, 1, "UInt16")
+uint32 = dtype("uint32", np.uint32, 1, "UInt32")
+uint64 = dtype("uint64", np.uint64, 1, "UInt64")
+SHELL = frozenset((uint16, uint32, uint64))
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128)
+       complex64, complex128, uint16, uint32, uint64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
-           "short": int16, "cfloat": complex64, "cdouble": complex128, "uint8": uint8}
+           "short": int16, "cfloat": complex64, "cdouble": complex128, "uint8": uint8,
+           "uint16": uint16, "uint32": uint32, "uint64": uint64}
 
 
 def _by_name(name):
@@ -99,8 +106,6 @@ def from_np(np_dtype):
         return _BY_NP[d]
     except KeyError:
         pass
-    if d.kind == "u":  # torch has no uint16/32/64 tensors in common use
-        return int64
     raise TypeError(f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only "
                     "supported types are: float64, float32, float16, complex64, complex128, "
                     "int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
@@ -135,7 +140,20 @@ def _promote_pair(a, b):
     return a
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+class _PromotionTable(dict):
+    """The promotion of every pair; a shell unsigned type with another integer, bool or complex
+    type is missing, and looking it up raises PyTorch's error."""
+    def __missing__(self, pair):
+        a, b = pair
+        if not (isinstance(a, dtype) and isinstance(b, dtype)):
+            raise KeyError(pair)
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a._legacy} and {b._legacy}")
+
+
+_PROMOTE = _PromotionTable(
+    ((a, b), _promote_pair(a, b)) for a in ALL for b in ALL
+    if a is b or not (SHELL & {a, b}) or a.is_floating_point or b.is_floating_point)
 
 
 def promote_types(type1, type2):

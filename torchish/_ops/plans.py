@@ -14,6 +14,7 @@ from .argcheck import _check_arguments
 from .errors import tensor_element_error
 from .opdef import Promote, value_of
 from .recording import _edgeless_operands
+from .unsigned_support import check as unsigned_check
 
 _DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
@@ -59,6 +60,7 @@ class Plan:
         self.kinds = kinds
         self.out_dtype = out_dtype
         self.compute, self.result = _plan_dtypes(definition, self.statics, kinds)
+        unsigned_check(definition, self.statics, kinds, self.compute)  # (uint16/32/64)
         if definition.opmath and self.compute in _HALF:
             self.compute = dt.float32   # the result stays half: `_forward` rounds once
         if out_dtype is not None and self.result is not None and \

@@ -188,12 +188,15 @@ def _write_legacy(obj, f, protocol, convert):
 
     def on_storage(rec):
         key = keys.get(rec.storage_key)
+        legacy = _DTYPES[rec.dtype][1]
         if key is None:
             key = keys[rec.storage_key] = str(len(keys))
-            datas[key] = rec.storage
-        legacy = _DTYPES[rec.dtype][1]
+            # a dtype without a typed storage class (uint16, float8, ...) is stored, as
+            # PyTorch does, as an UntypedStorage: its bytes, counted in bytes
+            datas[key] = rec.storage if legacy else \
+                np.ascontiguousarray(rec.storage).reshape(-1).view(np.uint8)
         if legacy is None:
-            raise RuntimeError(f"the legacy format can't store dtype torch.{rec.dtype}")
+            return ("storage", _UNTYPED, key, rec.location, datas[key].size, None)
         return ("storage", _Global("torch", legacy), key, rec.location, rec.storage.size, None)
 
     with _open_for(f, "wb") as fh:
