@@ -175,6 +175,17 @@ def _src_part(src, index):
     return src[tuple(slice(0, n) for n in index.shape)]
 
 
+def _scatter_dim(input, dim, index, src, number_src=False):
+    """The checks scatter, scatter_add and scatter_reduce share, in ATen's order (its messages
+    say `scatter()` for all three); the wrapped `dim`. `number_src`: a 0-d `src` stands for a
+    number (scatter's value overload; its 0-d Tensor case is checked in `_scatter_check`)."""
+    d = _dim(dim, input.ndim)
+    _gather_check("scatter", input, d, index, src)
+    if src is not None and not (number_src and jnp.ndim(src) == 0) and src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    return d
+
+
 def _scatter_name(kinds, statics):
     return "ScatterBackward1" if isinstance(kinds[2], type) else "ScatterBackward0"
 
@@ -205,10 +216,7 @@ def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
     tensors=("input", "index", "src"), scalar_operands=("src",), check=_scatter_check,
     optional_tensors=())   # (src absent: the `value` overload, with no edge for it)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
-    d = _dim(dim, input.ndim)
-    _gather_check("scatter", input, d, index, src)
-    if src is not None and jnp.ndim(src) and src.dtype != input.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _scatter_dim(input, dim, index, src, number_src=True)
     if not index.size:  # nothing to write (PyTorch skips the shape checks too)
         return input
     s = value if src is None else src
@@ -227,10 +235,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 @op(promote=P.NONE, grad_fn="ScatterAddBackward0", inplace=True, saves=("index",),
     check=_gather_bounds_check)
 def scatter_add(input, dim, index, src):
-    d = _dim(dim, input.ndim)
-    _gather_check("scatter_add", input, d, index, src)
-    if src.dtype != input.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _scatter_dim(input, dim, index, src)
     if not index.size:
         return input
     if input.ndim == 0:
@@ -344,10 +349,7 @@ def _scatter_reduce(input, d, index, src, reduce, include_self):
     saves=("input", "index", "src", "result"),
     check=_gather_bounds_check)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    d = _dim(dim, input.ndim)
-    _gather_check("scatter_reduce", input, d, index, src)
-    if src.dtype != input.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _scatter_dim(input, dim, index, src)
     if not index.size:
         return input
     # PyTorch's forward also takes "max"/"min" (its backward then refuses them)

@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from .._warnings import warn_once
-from .linalg import (_float_input, _mH, _pinv, _saved_lu, _square, linalg_qr,
-                     linalg_svdvals)
+from .linalg_matrix import (_float_input, _mH, _pinv, _saved_lu, _square, linalg_qr,
+                            linalg_svdvals)
 from .pointwise import legacy_name, not_implemented
 from .registry import Promote, op
 from .return_types import _rt
@@ -469,9 +469,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
                            f"size: {list(LU_data.shape)} instead")
     if LU_pivots.dtype.is_floating_point or LU_pivots.dtype.is_complex or \
             str(LU_pivots.dtype) != "torch.int32":
-        raise RuntimeError(f"torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
-                           f"of torch.int32 dtype.\nNote: this function is intended to be used "
-                           f"with the output produced by torch.linalg.lu_factor")
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
+                           "of torch.int32 dtype.\nNote: this function is intended to be used "
+                           "with the output produced by torch.linalg.lu_factor")
     L, U = _lu_unpack_data(LU_data, unpack_data)
     if unpack_pivots:
         P_ = _lu_permutation(LU_data, LU_pivots)
@@ -635,7 +635,7 @@ def vander(x, *, N=None):
 def _vander_steps(x, N):
     """PyTorch's linalg.vander op by op: a column of ones beside the cumulative products of
     the expanded points."""
-    from .shape import cat
+    from .shape_copies import cat
     x = x.unsqueeze(-1) if x.ndim == 0 else x
     n = x.shape[-1] if N is None else N
     if n <= 1:
@@ -647,7 +647,7 @@ def _vander_steps(x, N):
 def cond(input, p=None):
     """The condition number: a ratio of singular values for p in (None, 2, -2), else
     norm(A, p) * norm(A^-1, p) (inf for a singular matrix)."""
-    from .linalg import linalg_matrix_norm
+    from .linalg_matrix import linalg_matrix_norm
     name = "linalg.cond"
     if input.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor must have at least 2 dimensions.")
@@ -755,7 +755,7 @@ def tensorinv(A, ind=2):
     if p != q:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) "
                            f"== prod(self.shape[:ind]), but got {q} != {p}")
-    from .linalg import inverse
+    from .linalg_matrix import inverse
     return inverse(A.reshape(p, q)).reshape(cols + rows)
 
 
@@ -771,7 +771,7 @@ def tensorsolve(A, B, dims=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim"
                            f":]) == prod(self.shape[:other.ndim]), but got {n} != "
                            f"{math.prod(A.shape[:B.ndim])}")
-    from .linalg import linalg_solve
+    from .linalg_matrix import linalg_solve
     return linalg_solve(A.reshape(-1, n), B.reshape(-1)).view(rest)
 
 

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .creation import _fma32, _fma64
+from .creation_ranges import _fma32, _fma64
 from .nn_conv import _sizes
 from .pointwise import not_implemented
 from .registry import Promote, op

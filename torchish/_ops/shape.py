@@ -1,8 +1,9 @@
-"""Shape ops. Views (view, transpose, select, split, ...) alias their input's storage: each
-declares `view=`, a function giving the view steps (see `_storage.py`) for the call."""
+"""Shape ops that view. Views (view, transpose, select, split, ...) alias their input's
+storage: each declares `view=`, a function giving the view steps (see `_storage.py`) for the
+call. The splitting views (split, chunk, unbind, ...) are in `shape_split.py`, the ops that
+copy (clone, cat, stack, flip, repeat, ...) in `shape_copies.py`."""
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -10,14 +11,11 @@ from .._storage import (RetypedStorage, View, base_view, contiguous_strides, roo
                         view_strides, _apply_steps)
 from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
-from .._tensor import (Tensor, contiguous_format, lay_out, layout_strides, like_layout,
-                       preserve_format)
-from ..autograd import grad_mode
+from .._tensor import Tensor
 from ..autograd.saved_tensors import ABSENT
-from .registry import Promote, REGISTRY, given, omitted, op
-from .arg_parser import REQUIRED, numpy_axis
+from .registry import Promote, given, omitted, op
 from .argcheck import _is_index, python_level_ints
-from .errors import int_list_error, tensor_element_error, type_name
+from .errors import int_list_error, tensor_element_error
 
 P = Promote
 
@@ -524,207 +522,6 @@ def _bad_int(values):
                  if not (_is_index(v) or (i and isinstance(v, bool)))), None)
 
 
-def _split_steps(shape, split_size_or_sections, dim):
-    d = _wrap_dim(dim, len(shape))
-    n = shape[d]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        if size == 0 and n:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
-        bounds = [(s, min(s + size, n)) for s in range(0, n, size)] if size else [(0, 0)]
-        if not bounds:
-            bounds = [(0, 0)]
-    else:
-        sections = split_size_or_sections
-        if sum(sections) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={list(sections)}")
-        bounds, s = [], 0
-        for k in sections:
-            bounds.append((s, s + k))
-            s += k
-    return [[("slice", d, a, b, 1)] for a, b in bounds]
-
-
-def _split_name(kinds, statics):
-    return "SplitBackward0" if isinstance(statics["split_size_or_sections"], int) else \
-        "SplitWithSizesBackward0"
-
-
-def _saved_split(sizes):
-    """`saved_as` of split's `split_size` (an int) or `split_sizes` (a list)."""
-    def saved(split_size_or_sections, **_):
-        if isinstance(split_size_or_sections, int) == sizes:
-            return ABSENT
-        return tuple(split_size_or_sections) if sizes else split_size_or_sections
-    return saved
-
-
-def _split_ints(args):
-    """PyTorch's errors for split's size or dim that is no int: its `Tensor.split` (and
-    `torch.split`) call `split` for an int size, `split_with_sizes` otherwise, by position."""
-    input, size, dim = args["input"], args["split_size_or_sections"], args["dim"]
-    if isinstance(size, Tensor) or (size.__class__ is int and dim.__class__ is int):
-        return
-    if isinstance(size, int) and not isinstance(size, np.integer):   # (bool: no overload)
-        from .overloads import parser_error
-        error = parser_error("split", False, [input, size, dim], {})
-        if error is not None:
-            raise error
-    elif not _int_sequence(size):
-        raise _int_list_error("split_with_sizes", "split_sizes", size, 2)
-    if not _is_index(dim):
-        raise TypeError(f"split_with_sizes(): argument 'dim' (position 3) must be int, not "
-                        f"{type_name(type(dim))}")
-
-
-@op(promote=P.NONE, grad_fn=_split_name, saves=(), multi_view=True,
-    ints_check=(("split_size_or_sections", "dim"), _split_ints),
-    saved_as={"split_size": _saved_split(False), "split_sizes": _saved_split(True)},
-    view=lambda t, split_size_or_sections, dim=0: _split_steps(t.shape, split_size_or_sections,
-                                                               dim))
-def split(input, split_size_or_sections, dim=0):
-    return [_apply_steps(input, s) for s in _split_steps(input.shape, split_size_or_sections, dim)]
-
-
-def split_with_sizes(input, split_sizes, dim=0):
-    if not _int_sequence(split_sizes):
-        raise _int_list_error("split_with_sizes", "split_sizes", split_sizes, 2)
-    return split(input, tuple(split_sizes), dim)
-
-
-def chunk(input, chunks, dim=0, *, axis=REQUIRED):
-    dim = numpy_axis("chunk", dim, axis, 0)
-    if chunks.__class__ is not int or dim.__class__ is not int:
-        python_level_ints("chunk", ("chunks", "dim"), (chunks, dim))
-    if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    n = input.shape[_wrap_dim(dim, input.ndim)]
-    return split(input, max(1, -(-n // chunks)), dim)
-
-
-_NO_DIM = omitted(0)
-
-
-def tensor_split(input, indices_or_sections, dim=_NO_DIM):
-    """Slices of `input` along `dim`: each output is its own view (SliceBackward0)."""
-    return _tensor_split(input, indices_or_sections, dim, False)
-
-
-def _tensor_split_method(self, indices_or_sections, dim=_NO_DIM):
-    return _tensor_split(self, indices_or_sections, dim, True)
-
-
-def _tensor_split_types(input, value, dim, method):
-    """PyTorch's parser's TypeError for `tensor_split` with `value` or `dim` of a type none
-    of its overloads takes (a sequence is read by its first element)."""
-    from .overloads import parser_error
-    from .errors import _keywords_of_call, user_frame
-    sequence = isinstance(value, (list, tuple))
-    if (_is_index(value) or isinstance(value, Tensor) or (
-            sequence and (not value or _is_index(value[0])))) and (
-            _is_index(dim) or not given(dim)):
-        if sequence and _bad_int(value) is not None:   # (the overload was picked by the first)
-            bad = _bad_int(value)
-            raise int_list_error("tensor_split", "indices", type(value[bad]), bad, "")
-        return
-    keywords = [k for k in _keywords_of_call(user_frame(3))
-                if k in ("indices_or_sections", "dim")]
-    args = [] if method else [input]
-    args += [v for k, v in (("indices_or_sections", value), ("dim", dim))
-             if k not in keywords and given(v)]
-    error = parser_error("tensor_split", method, args,
-                         {k: value if k == "indices_or_sections" else dim for k in keywords})
-    if error is not None:
-        raise error
-
-
-def _tensor_split(input, indices_or_sections, dim, method):
-    from .indexing import basic_view
-    if indices_or_sections.__class__ is not int or (dim.__class__ is not int and
-                                                    dim is not _NO_DIM):
-        _tensor_split_types(input, indices_or_sections, dim, method)
-    if dim is _NO_DIM:
-        dim = 0
-    if input.ndim == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
-                           "tensor with 0 dims")
-    if isinstance(indices_or_sections, Tensor):  # a 0-dim count or a 1-D list of indices
-        t = indices_or_sections
-        if t.ndim > 1:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
-                               "zero-dimensional or one-dimensional tensor, but got a tensor "
-                               f"with {t.ndim} dims")
-        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype.itemsize != 8:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have "
-                               f"dtype of long, but got {t.dtype._legacy}")
-        indices_or_sections = t.tolist()
-    d = _wrap_dim(dim, input.ndim)
-    n = input.shape[d]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
-        if k <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-        bounds = [sum(sizes[:i]) for i in range(k + 1)]
-        pairs = list(zip(bounds, bounds[1:]))
-    else:
-        idx = [0] + list(indices_or_sections) + [None]
-        pairs = []
-        for a, b in zip(idx, idx[1:]):
-            start, stop, _ = slice(a, b).indices(n)
-            pairs.append((start, max(stop, start)))
-    return tuple(basic_view(input, (("slice", d, a, b, 1),)) for a, b in pairs)
-
-
-def _split_dim_check(name, input, sections, min_ndim, d):
-    if not isinstance(sections, (int, list, tuple)) or isinstance(sections, bool):
-        from .errors import _keywords_of_call, positional_count_of_call, user_frame
-        from .overloads import parser_error
-        caller = user_frame(2)   # (as a method, the call passes one argument)
-        keywords = _keywords_of_call(caller)
-        method = (positional_count_of_call(caller) or 0) + len(keywords) == 1
-        args = [] if keywords else [sections] if method else [input, sections]
-        raise parser_error(name, method, args, {k: sections for k in keywords}) or TypeError(
-            f"{name}(): argument 'indices_or_sections' must be int or tuple of ints")
-    if input.ndim < min_ndim:
-        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension, "
-                           f"but got a tensor with {input.ndim} dimensions!")
-    if isinstance(sections, int) and (sections == 0 or input.shape[d] % sections):
-        raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size "
-                           f"of the dimension {input.shape[d]} is not divisible by the "
-                           f"split_size {sections}!")
-    return tensor_split(input, sections, d)
-
-
-def hsplit(input, indices_or_sections):
-    d = 0 if input.ndim == 1 else 1
-    return _split_dim_check("hsplit", input, indices_or_sections, 1, d)
-
-
-def vsplit(input, indices_or_sections):
-    return _split_dim_check("vsplit", input, indices_or_sections, 2, 0)
-
-
-def dsplit(input, indices_or_sections):
-    return _split_dim_check("dsplit", input, indices_or_sections, 3, 2)
-
-
-def _unbind_steps(shape, dim):
-    if not shape:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = _wrap_dim(dim, len(shape))
-    return [[("select", d, i)] for i in range(shape[d])]
-
-
-@op(promote=P.NONE, grad_fn="UnbindBackward0", saves=(), multi_view=True,
-    view=lambda t, dim=0: _unbind_steps(t.shape, dim))
-def unbind(input, dim=0):
-    return [_apply_steps(input, s) for s in _unbind_steps(input.shape, dim)]
-
-
 def _diag_step(ndim, offset, dim1, dim2):
     d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
     if d1 == d2:
@@ -799,331 +596,6 @@ def _view_steps_op(input, steps):
     return _apply_steps(input, steps)
 
 
-# ---- copies: contiguous, clone, cat, stack, flip, roll, repeat ----------------------------
-
-@op("clone", promote=P.NONE, grad_fn="CloneBackward0", saves=(), function=False,
-    method=False)
-def _clone(input):
-    return jnp.copy(input)
-
-
-def clone(input, *, memory_format=preserve_format):
-    # preserve_format keeps a dense input's strides (`x.t().clone()` is transposed too)
-    return like_layout(_clone(input), input, memory_format)
-
-
-def contiguous(input, memory_format=contiguous_format):
-    if memory_format is preserve_format:
-        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-    if input.is_contiguous(memory_format=memory_format):
-        return input
-    return clone(input, memory_format=memory_format)
-
-
-def _cat_dim(tensors, dim):
-    shapes = [x.shape for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)]
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    for i, x in enumerate(tensors):
-        if x.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                               "concatenated")
-    if not shapes:
-        return 0, shapes
-    ref = shapes[0]
-    d = _wrap_dim(dim, len(ref))
-    for i, s in enumerate(shapes):
-        if len(s) != len(ref):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
-                               f"and {len(s)}")
-        for k in range(len(ref)):
-            if k != d and s[k] != ref[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {ref[k]} but got size {s[k]} for tensor "
-                                   f"number {i} in the list.")
-    return d, shapes
-
-
-@op("cat", grad_fn="CatBackward0", saves=(), aliases=("concat", "concatenate"), method=False)
-def _cat(tensors, dim=0):
-    d, _ = _cat_dim(tensors, dim)
-    parts = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)]
-    if not parts:
-        return tensors[0]
-    return jnp.concatenate(parts, axis=d)
-
-
-@op(grad_fn="StackBackward0", saves=(), method=False)
-def stack(tensors, dim=0):
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    for i, x in enumerate(tensors[1:], 1):
-        if x.shape != tensors[0].shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(tensors[0].shape)} at entry 0 and {list(x.shape)} at "
-                               f"entry {i}")
-    return jnp.stack(tensors, axis=_unsq(tensors[0].ndim, dim))
-
-
-def tensor_elements(tensors):
-    """PyTorch's parser on the elements of a TensorList (a `*tensors` one is argument 0 too)."""
-    for i, x in enumerate(tensors):
-        if not isinstance(x, Tensor):
-            raise tensor_element_error(i, 0, type(x))
-
-
-def _tensor_list(name, tensors):
-    """A `Tensor[] tensors` argument as PyTorch's parser and kernel check it."""
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    tensor_elements(tensors)
-    if not tensors:
-        raise RuntimeError(f"{name} expects a non-empty TensorList")
-
-
-def hstack(tensors):
-    _tensor_list("hstack", tensors)
-    tensors = [atleast_1d(x) for x in tensors]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
-
-
-def vstack(tensors):
-    _tensor_list("vstack", tensors)
-    return cat([atleast_2d(x) for x in tensors], 0)
-
-
-def row_stack(tensors):
-    _tensor_list("row_stack", tensors)
-    return vstack(tensors)
-
-
-def dstack(tensors):
-    _tensor_list("dstack", tensors)
-    return cat([atleast_3d(x) for x in tensors], 2)
-
-
-def column_stack(tensors):
-    _tensor_list("column_stack", tensors)
-    return hstack([x.reshape(-1, 1) if x.ndim <= 1 else x for x in tensors])
-
-
-def _atleast(one, args):
-    """torch.atleast_Nd(tensor) -> tensor; (*tensors) or (sequence of tensors) -> tuple."""
-    if len(args) == 1 and not isinstance(args[0], (list, tuple)):
-        return one(args[0])
-    seq = args[0] if len(args) == 1 else args
-    tensor_elements(seq)
-    return tuple(one(x) for x in seq)
-
-
-def _atleast_1d(x):
-    return x.reshape(1) if x.ndim == 0 else x
-
-
-def _atleast_2d(x):
-    if x.ndim == 0:
-        return x.reshape(1, 1)
-    return x.unsqueeze(0) if x.ndim == 1 else x
-
-
-def _atleast_3d(x):
-    if x.ndim == 0:
-        return x.reshape(1, 1, 1)
-    if x.ndim == 1:
-        return x.unsqueeze(0).unsqueeze(-1)
-    if x.ndim == 2:
-        return x.unsqueeze(-1)
-    return x
-
-
-def atleast_1d(*tensors):
-    return _atleast(_atleast_1d, tensors)
-
-
-def atleast_2d(*tensors):
-    return _atleast(_atleast_2d, tensors)
-
-
-def atleast_3d(*tensors):
-    return _atleast(_atleast_3d, tensors)
-
-
-@op(promote=P.NONE, grad_fn="FlipBackward0", saves=())
-def flip(input, *dim_args, dims=None):
-    """torch.flip(input, dims); Tensor.flip also takes the dims as varargs."""
-    dims = _sizes(dim_args) if dims is None else _sizes((dims,))
-    axes = [_wrap_dim(d, input.ndim) for d in dims]
-    if len(set(axes)) != len(axes):
-        dup = next(a for i, a in enumerate(axes) if a in axes[:i])
-        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-    return jnp.flip(input, tuple(axes)) if axes and input.ndim else input
-
-
-def fliplr(input):
-    if input.ndim < 2:
-        raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, 1)
-
-
-def flipud(input):
-    if input.ndim < 1:
-        raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, 0)
-
-
-@op(promote=P.NONE, grad_fn="RollBackward0", saves=())
-def roll(input, shifts, dims=None):
-    sh = shifts if isinstance(shifts, tuple) else (shifts,)
-    dm = () if dims is None else dims if isinstance(dims, tuple) else (dims,)
-    if not sh:
-        raise RuntimeError("`shifts` required")
-    if dm and len(sh) != len(dm):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:"
-                           f"{len(dm)}")
-    if input.ndim == 0 and dm:
-        raise IndexError(f"Dimension specified as {dm[0]} but tensor has no dimensions")
-    dims = dims if dims is None else tuple(_wrap_dim(d, input.ndim) for d in dm)
-    if dims is None and len(sh) > 1:
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
-    if dims is None:
-        return jnp.roll(input.reshape(-1), shifts).reshape(input.shape)
-    return jnp.roll(input, shifts, dims)
-
-
-def _rot90_dims(ndim, dims):
-    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
-    if len(dims) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
-    a, b = (_wrap_dim(d, ndim) for d in dims)
-    if a == b:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and "
-                           f"dim1 = {b}")
-    return a, b
-
-
-@op("rot90", promote=P.NONE, grad_fn="Rot90Backward0", saves=(), function=False,
-    method=False)
-def _rot90(input, k=1, dims=(0, 1)):
-    return jnp.rot90(input, k, axes=_rot90_dims(input.ndim, dims))
-
-
-def rot90(input, k=1, dims=(0, 1)):
-    out = _rot90(input, k, dims)
-    if k % 4 == 0:  # (a contiguous clone)
-        return out
-    # ATen flips (a copy laid out as the input) and, for a quarter turn, transposes that
-    # copy in place: the result's strides are the copy's with the two dims swapped
-    stride = list(layout_strides(input))
-    if k % 2:
-        a, b = _rot90_dims(input.ndim, dims)
-        stride[a], stride[b] = stride[b], stride[a]
-    return lay_out(out, stride)
-
-
-@op(promote=P.NONE, grad_fn="RepeatBackward0", saves=(), function=False,
-    saved_as={"repeats": _saved_int_list("repeats")})
-def repeat(input, *repeats):
-    sizes = _sizes(repeats)
-    if len(sizes) < input.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
-                           "of dimensions of tensor")
-    x = input.reshape((1,) * (len(sizes) - input.ndim) + input.shape)
-    if min(sizes, default=0) < 0:
-        out = [n * r for n, r in zip(x.shape, sizes)]
-        raise RuntimeError(f"Trying to create tensor with negative dimension "
-                           f"{next(o for o in out if o < 0)}: {out}")
-    return jnp.tile(x, sizes)
-
-
-def tile(input, *dims, _position=2):
-    dims = _sizes(dims)
-    if not _int_sequence(dims):
-        raise _int_list_error("tile", "dims", dims[0] if len(dims) == 1 else dims, _position)
-    dims = (1,) * (input.ndim - len(dims)) + tuple(dims)
-    return repeat(input, dims)
-
-
-def cat(tensors, dim=0, *, axis=REQUIRED, out=None):
-    dim = numpy_axis("cat", dim, axis, 0)
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return _cat(tensors, dim)
-
-
-concat = concatenate = cat
-
-
-@op("repeat_interleave", promote=P.NONE, grad_fn="RepeatInterleaveBackward0", saves=(),
-    tensors=("input",))
-def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    if not isinstance(repeats, int):
-        repeats = np.asarray(repeats, np.int64)  # static counts: the output shape is known
-    if dim is None:
-        return jnp.repeat(input.reshape(-1), repeats)
-    d = _wrap_dim(dim, input.ndim)
-    n = input.shape[d] if input.ndim else 1
-    if not isinstance(repeats, int) and repeats.size not in (1, n):
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                           f"repeats.size(0) = {repeats.size} and input.size(0) = {n}")
-    return jnp.repeat(input, repeats, axis=d) if input.ndim else jnp.repeat(
-        input.reshape(1), repeats)
-
-
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    """Repeat counts given as a tensor are read on the host: they decide the output shape."""
-    from .._tensor import Tensor
-    if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
-        from .creation import arange
-        counts = input
-        return _repeat_interleave(arange(counts.numel(), device=counts.device),
-                                  tuple(counts.tolist()), 0)
-    if isinstance(input, Tensor) and input.requires_grad and grad_mode.is_grad_enabled():
-        return _repeat_interleave_steps(input, repeats, dim, output_size)
-    if isinstance(repeats, Tensor):
-        repeats = repeats.item() if repeats.ndim == 0 else tuple(repeats.tolist())
-    if dim is None and not isinstance(repeats, int) and len(repeats) != input.numel():
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                           f"repeats.size(0) = {len(repeats)} and input.size(0) = "
-                           f"{input.numel()}")
-    return _repeat_interleave(input, repeats, dim)
-
-
-def _repeat_interleave_steps(input, repeats, dim, output_size):
-    """PyTorch's repeat_interleave op by op (the graph it records): a count per element
-    selects with index_select; one count for all expands a new dim and flattens it away."""
-    from .._tensor import Tensor
-    if dim is None:
-        input, dim = input.flatten(), 0
-    if isinstance(repeats, Tensor):
-        d = _wrap_dim(dim, input.ndim)
-        n = input.shape[d] if input.ndim else 1
-        if repeats.ndim == 0 or (repeats.ndim == 1 and repeats.shape[0] == 1):
-            repeats = repeats.reshape(1).expand(n)
-        elif repeats.ndim == 1:
-            if repeats.shape[0] != n:
-                raise RuntimeError(f"repeats must have the same size as input along dim, but "
-                                   f"got repeats.size(0) = {repeats.shape[0]} and "
-                                   f"input.size({d}) = {n}")
-        else:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        return input.index_select(d, repeat_interleave(repeats, output_size=output_size))
-    d = _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
-    if repeats < 0:
-        raise RuntimeError("Repeats can not be negative")
-    input = input.unsqueeze(d + 1)
-    shape = list(input.shape)
-    shape[d + 1] = repeats
-    if output_size is not None and output_size != input.shape[d] * repeats:
-        raise RuntimeError("allocated size does not match required size")
-    return input.expand(shape).clone().flatten(d, d + 1)
-
-
 def _unfold_geometry(shape, dimension, size, step):
     d = _wrap_dim(dimension, len(shape))
     n = shape[d] if shape else 1
@@ -1147,6 +619,13 @@ def unfold(input, dimension, size, step):
     if input.ndim == 0:
         return input.reshape(1)
     return _apply_steps(input, [("unfold", d, size, step)])
+
+
+def tensor_elements(tensors):
+    """PyTorch's parser on the elements of a TensorList (a `*tensors` one is argument 0 too)."""
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise tensor_element_error(i, 0, type(x))
 
 
 def broadcast_shapes(*shapes):
@@ -1218,38 +697,20 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
-def _tile_method(self, *dims):
-    return tile(self, *dims, _position=1)   # (PyTorch counts a method's arguments after self)
-
-
-def _split_with_sizes_method(self, split_sizes, dim=0):
-    if not _int_sequence(split_sizes):
-        raise _int_list_error("split_with_sizes", "split_sizes", split_sizes, 1)
-    return split(self, tuple(split_sizes), dim)
-
-
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
-    for name, method in (("view", _view_method), ("tile", _tile_method),
-                         ("split_with_sizes", _split_with_sizes_method),
-                         ("tensor_split", _tensor_split_method)):
-        method.__qualname__ = name   # (Python's TypeErrors name it: `view() got an ...`)
-        setattr(Tensor, name, method)
-    names = ["repeat_interleave", "select", "narrow", "reshape", "view_as", "reshape_as",
-             "flatten", "ravel", "unflatten", "expand_as", "broadcast_to", "chunk",
-             "contiguous", "clone", "fliplr", "flipud", "hsplit",
-             "vsplit", "dsplit", "rot90", "as_strided"]
+    _view_method.__qualname__ = "view"   # (Python's TypeErrors name it: `view() got an ...`)
+    Tensor.view = _view_method
+    names = ["select", "narrow", "reshape", "view_as", "reshape_as", "flatten", "ravel",
+             "unflatten", "expand_as", "broadcast_to", "as_strided"]
     for n in names:
         setattr(Tensor, n, globals()[n])
 
 
 _bind_plain()
 
-from .structure import block_diag, cartesian_prod  # noqa: E402  (public via PLAIN)
+from .structure import block_diag, cartesian_prod  # noqa: E402,F401  (public via PLAIN)
 
-PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "broadcast_shapes",
-         "broadcast_tensors", "cartesian_prod", "block_diag", "select", "narrow", "reshape",
-         "flatten", "ravel", "unflatten", "broadcast_to", "split_with_sizes", "chunk", "tensor_split",
-         "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
-         "atleast_3d", "fliplr", "flipud", "tile", "meshgrid", "hsplit", "vsplit", "dsplit",
-         "rot90", "as_strided"]
+PLAIN = ["broadcast_shapes", "broadcast_tensors", "cartesian_prod", "block_diag", "select",
+         "narrow", "reshape", "flatten", "ravel", "unflatten", "broadcast_to", "meshgrid",
+         "as_strided"]

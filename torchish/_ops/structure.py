@@ -13,7 +13,8 @@ from ..autograd import grad_mode
 from .composite import composite
 from .errors import type_name
 from .registry import Promote, op
-from .shape import _meta, _wrap_dim, meshgrid, retype, stack
+from .shape import _meta, _wrap_dim, meshgrid, retype
+from .shape_copies import stack
 
 P = Promote
 
@@ -117,7 +118,7 @@ def _diff_steps(input, n=1, dim=-1, prepend=None, append=None):
     """PyTorch's diff op by op: cat the ends on, then `n` differences of narrowed slices
     (n = 0 copies the input, ends or not, into zeros: CopyBackwards)."""
     from .creation import zeros_like
-    from .shape import cat
+    from .shape_copies import cat
     d = _diff_check(input, n, dim, prepend, append)
     if n == 0:
         return zeros_like(input).copy_(input)

@@ -190,7 +190,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """`grad(..., is_grads_batched=True)`: the first dim of every grad_output is a batch of
     vectors. PyTorch vmaps the backward pass; here it runs once per vector (the graph kept
     for all but the last) and the gradients are stacked, the same values."""
-    from .._ops.shape import stack
+    from .._ops.shape_copies import stack
     from .._tensor import Tensor
     if isinstance(grad_outputs, Tensor) or grad_outputs is None:
         grad_outputs = [grad_outputs] * (1 if grad_outputs is not None else len(outputs))

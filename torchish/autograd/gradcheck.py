@@ -27,7 +27,7 @@ def _outputs(func, inputs):
 
 def _numerical(func, inputs, at, n_out, eps):
     """jac[o][k]: (numel of input at[k], numel of output o) by central differences."""
-    from .._ops.shape import stack
+    from .._ops.shape_copies import stack
     jac = [[None] * len(at) for _ in range(n_out)]
     for k, i in enumerate(at):
         x = inputs[i]
@@ -54,7 +54,7 @@ def _forward_mode(func, inputs, at, n_out):
     """jac[o][k] as `_numerical`'s, column by column from forward-mode AD (dual tensors)."""
     from . import forward_ad
     from .._ops.creation import zeros
-    from .._ops.shape import stack
+    from .._ops.shape_copies import stack
     from .._tensor import Tensor
     jac = [[None] * len(at) for _ in range(n_out)]
     for k, i in enumerate(at):
@@ -108,7 +108,7 @@ def _mismatch(kind, expected, actual, outputs, at, atol, rtol):
 def _analytical(outputs, inputs, at):
     from .engine_api import grad
     from .._ops.creation import zeros
-    from .._ops.shape import stack
+    from .._ops.shape_copies import stack
     diff = [inputs[i] for i in at]
     jac = []
     for out in outputs:

@@ -644,7 +644,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 def stack_module_state(models):
     """Each parameter stacked over `models` as a new leaf requiring grad (buffers stacked)."""
-    from .._ops.shape import stack
+    from .._ops.shape_copies import stack
     params = {}
     for k, p in models[0].named_parameters():
         params[k] = stack([dict(m.named_parameters())[k].detach() for m in models])
