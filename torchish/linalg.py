@@ -1,7 +1,8 @@
 """`torchish.linalg`: PyTorch's linalg namespace over the registry's linalg ops."""
 from . import _autocast
-from ._ops import linalg as _l
-from ._ops.linalg_decomp import LINALG as _DECOMP
+from ._ops import linalg as _l, linalg_matrix as _m
+from ._ops.linalg_decomp import LINALG as _DECOMP, _with_out
+from ._ops.linalg_ldl import LINALG as _LDL
 from ._ops.reduction import norm as _norm
 from ._ops.return_types import _rt
 from ._unsupported import module_getattr
@@ -9,22 +10,22 @@ from ._unsupported import module_getattr
 
 
 def inv(A):   # (torch.inverse / torch.det name it `input`)
-    return _l.inverse(A)
+    return _m.inverse(A)
 
 
 def det(A):
-    return _l.det(A)
+    return _m.det(A)
 
 
-solve = _l.linalg_solve
-cholesky = _l.linalg_cholesky
-svdvals = _l.linalg_svdvals
-eigvalsh = _l.linalg_eigvalsh
-pinv = _l.linalg_pinv
-matrix_exp = _l.linalg_matrix_exp
-matrix_power = _l.matrix_power
-matrix_rank = _l.linalg_matrix_rank
-solve_triangular = _l.linalg_solve_triangular
+solve = _m.linalg_solve
+cholesky = _m.linalg_cholesky
+svdvals = _m.linalg_svdvals
+eigvalsh = _m.linalg_eigvalsh
+pinv = _m.linalg_pinv
+matrix_exp = _m.linalg_matrix_exp
+matrix_power = _m.matrix_power
+matrix_rank = _m.linalg_matrix_rank
+solve_triangular = _m.linalg_solve_triangular
 multi_dot = _l.multi_dot
 
 _QR = _rt("linalg_qr", ("Q", "R"))
@@ -44,22 +45,22 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def qr(A, mode="reduced"):
-    return _QR(*_l.linalg_qr(A, mode))
+    return _QR(*_m.linalg_qr(A, mode))
 
 
 def svd(A, full_matrices=True, *, driver=None):
-    return _SVD(*_l.linalg_svd(A, full_matrices))
+    return _SVD(*_m.linalg_svd(A, full_matrices))
 
 
 def eigh(input, UPLO="L"):
-    return _EIGH(*_l.linalg_eigh(input, UPLO))
+    return _EIGH(*_m.linalg_eigh(input, UPLO))
 
 
 def slogdet(A):
     from ._ops.return_types import _LINALG_SLOGDET
-    _l._float_input("linalg.slogdet", A)
-    _l._square("linalg.slogdet", A)
-    return _LINALG_SLOGDET(*_l.linalg_slogdet(A))
+    _m._float_input("linalg.slogdet", A)
+    _m._square("linalg.slogdet", A)
+    return _LINALG_SLOGDET(*_m.linalg_slogdet(A))
 
 
 @_autocast.casts("linalg_vector_norm")
@@ -170,4 +171,5 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 globals().update(_DECOMP)  # lu, lstsq, the *_ex variants ... (_ops/linalg_decomp.py)
+globals().update({name: _with_out(f"linalg_{name}", fn) for name, fn in _LDL.items()})
 __getattr__ = module_getattr(__name__)

@@ -43,7 +43,7 @@ sinc sinh softmax sort sqrt square stack std sub subtract sum take take_along_di
 tensordot threshold topk tril triu true_divide trunc var vdot vstack where xlogy zeros
 alias_copy as_strided_copy cholesky_inverse cholesky_solve conj_physical diagonal_copy
 expand_copy float_power gcd geqrf histogram histogramdd igamma igammac index_reduce inner lcm
-lu lu_solve lu_unpack mvlgamma narrow_copy nextafter ormqr permute_copy qr renorm slice_scatter
+lu lu_solve lu_unpack mvlgamma narrow_copy nextafter orgqr ormqr permute_copy qr renorm slice_scatter
 select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
 unfold_copy unsqueeze_copy view_copy
 """.split())
