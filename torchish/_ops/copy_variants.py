@@ -3,10 +3,13 @@ view op as a new tensor that owns its storage. Each runs its view op's body as a
 computing op and records `<view node>_copy` (PermuteBackward0_copy), as PyTorch's functionalized
 variants do; the gradient is the view's."""
 import jax
+import jax.numpy as jnp
+import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from .opdef import REGISTRY, Promote as P, omitted
 from .declare import op
-from .shape import _wrap_dim
+from .shape import _wrap_dim, check_strided
 
 
 def _body(view_op):
@@ -17,6 +20,7 @@ _permute, _view, _expand, _t = _body("permute"), _body("view"), _body("expand"),
 _transpose, _unsqueeze, _squeeze = _body("transpose"), _body("unsqueeze"), _body("squeeze")
 _diagonal, _unfold, _unbind, _split = (_body("diagonal"), _body("unfold"), _body("unbind"),
                                        _body("split"))
+_as_strided = _body("as_strided")
 
 
 def _copy(grad_fn):
@@ -112,3 +116,61 @@ def slice_copy(input, dim=0, start=None, end=None, step=1):
     d = _wrap_dim(dim, input.ndim)
     lo, hi, _ = slice(start, end, step).indices(input.shape[d])
     return jax.lax.slice_in_dim(input, lo, max(lo, hi), step, d)
+
+
+def _strided_index(size, stride, offset):
+    """Flat storage positions of a (size, stride, offset) layout."""
+    idx = np.full(tuple(size), offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        idx = idx + (np.arange(n) * st).reshape(shape)
+    return idx
+
+
+@op(promote=P.NONE, grad_fn="AsStridedBackward0_copy", saves=(), method=False,
+    function=False, tensors=("input",), saved_as={"geometry": None})
+def _as_strided_copy(input, size, stride, storage_offset=None, geometry=None):
+    return _as_strided(input, size, stride, storage_offset, geometry)
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    """(exported by `_aten_aliases`) `as_strided` over the input's own storage, copied."""
+    size, stride = tuple(size), tuple(stride)
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    check_strided(size, stride, offset, input.dtype.itemsize, input.untyped_storage().nbytes())
+    geometry = None if input._view is None else (
+        tuple(input.shape), input.stride(), input.storage_offset())
+    return _as_strided_copy(input, size, stride, storage_offset, geometry)
+
+
+@_copy("ViewAsRealBackward0_copy")
+def view_as_real_copy(input):
+    if not jnp.iscomplexobj(input):
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return jnp.stack([jnp.real(input), jnp.imag(input)], axis=-1)
+
+
+def _complex_check(input):
+    if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {input.dtype._legacy}")
+    if not input.ndim:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input.requires_grad and is_grad_enabled():
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation "
+                           "for outputs with complex dtype.")
+
+
+@op(promote=P.NONE, grad_fn="ViewAsComplexBackward0_copy", saves=(), method=False,
+    function=False, tensors=("input",), differentiable=False)
+def _view_as_complex_copy(input):
+    return jax.lax.complex(input[..., 0], input[..., 1])
+
+
+def view_as_complex_copy(input):
+    """(exported by `_aten_aliases`: PyTorch refuses a complex result that would need grad)"""
+    _complex_check(input)
+    return _view_as_complex_copy(input)

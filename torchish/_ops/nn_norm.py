@@ -579,7 +579,10 @@ def _normalized_axes(input, normalized_shape, sep):
     shape = ntuple(normalized_shape, 1) if not isinstance(normalized_shape, (list, tuple)) \
         else tuple(normalized_shape)
     k = len(shape)
-    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*{sep}{', '.join(map(str, shape))}], but got input of size"
                            f"{_sizes(input.shape)}")

@@ -24,6 +24,14 @@ for _name in _FAMILIES:
             _value = _entry(_value, "torch.nn.functional." + _fn, python=True)
         globals()[_fn] = _value
 
+
+def conv_tbc(input, weight, bias, pad=0):
+    """PyTorch's `F.conv_tbc` is `torch.conv_tbc`: a 1-d convolution over (time, batch,
+    channel) input."""
+    from .._aten_aliases import conv_tbc as aten
+    return aten(input, weight, bias, pad)
+
+
 from .._unsupported import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)
