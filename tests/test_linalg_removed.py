@@ -1,29 +1,17 @@
 """The linear-algebra functions PyTorch removed in 1.9 but still exposes to raise an error
 (torch.lstsq, solve, eig, symeig, matrix_rank and the Tensor methods): the same exception
 type and text as real PyTorch, for valid calls and for calls its signatures refuse."""
-import warnings
 
 import pytest
 
 import torchish
-from torchish._ops import linalg_removed as _mod
+from error_compare import raises_same
 
 torch = pytest.importorskip("torch")
 
 
 def _fn(name):
-    # (the public name once torchish/_ops/__init__.py takes this module in)
-    return getattr(torchish, name, None) or getattr(_mod, name)
-
-
-def _same_error(ours, theirs):
-    with pytest.raises(Exception) as expected:
-        theirs()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(type(expected.value)) as got:
-            ours()
-    assert str(got.value) == str(expected.value)
+    return getattr(torchish, name)
 
 
 @pytest.mark.parametrize("name,args,kwargs", [
@@ -37,7 +25,7 @@ def test_functions_raise_as_pytorch(name, args, kwargs):
         a = T.eye(3)
         fn = getattr(torch, name) if T is torch else _fn(name)
         return fn(a, *(a if x == 2 else x for x in args), **kwargs)
-    _same_error(lambda: call(torchish), lambda: call(torch))
+    raises_same(lambda: call(torchish), lambda: call(torch))
 
 
 @pytest.mark.parametrize("name,args", [("lstsq", (2,)), ("solve", (2,)), ("eig", ()),
@@ -46,7 +34,7 @@ def test_methods_raise_as_pytorch(name, args):
     def call(T):
         a = T.eye(3)
         return getattr(a, name)(*(a if x == 2 else x for x in args))
-    _same_error(lambda: call(torchish), lambda: call(torch))
+    raises_same(lambda: call(torchish), lambda: call(torch))
 
 
 def test_matrix_rank_is_not_a_method():
@@ -56,6 +44,6 @@ def test_matrix_rank_is_not_a_method():
 
 @pytest.mark.parametrize("name", ["lstsq", "solve"])
 def test_signature_errors_as_pytorch(name):
-    _same_error(lambda: _fn(name)(torchish.eye(2)), lambda: getattr(torch, name)(torch.eye(2)))
-    _same_error(lambda: getattr(torchish.eye(2), name)(),
+    raises_same(lambda: _fn(name)(torchish.eye(2)), lambda: getattr(torch, name)(torch.eye(2)))
+    raises_same(lambda: getattr(torchish.eye(2), name)(),
                 lambda: getattr(torch.eye(2), name)())

@@ -220,18 +220,6 @@ def test_view_of_view_base_modified():
     assert "Output 0 of Slice is a view of a view" in same(run)
 
 
-def test_base_modified_inside_no_grad_then_grad_fn_inside():
-    def run(T):
-        w = T.ones(2, 3, requires_grad=True)
-        with T.no_grad():
-            a = w[0]
-            before = a.grad_fn
-            w.mul_(2)
-            inside = _outcome(lambda: a.grad_fn)
-        return before, inside, _outcome(lambda: a.grad_fn)
-    same(run)
-
-
 def test_multi_output_and_custom_views_base_modified():
     def run(T):
         class F(T.autograd.Function):
