@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import torchish
-from error_compare import raises_same
+from differential import raises_same
 
 torch = pytest.importorskip("torch")
 

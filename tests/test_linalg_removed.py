@@ -5,7 +5,7 @@ type and text as real PyTorch, for valid calls and for calls its signatures refu
 import pytest
 
 import torchish
-from error_compare import raises_same
+from differential import raises_same
 
 torch = pytest.importorskip("torch")
 

@@ -2,32 +2,17 @@
 used with grad mode on, compared with PyTorch: the nodes ops on them record (without the
 view's edge), what backward and autograd.grad do with them, and PyTorch's errors for in-place
 ops on them or on their base."""
-import warnings
 
 import pytest
 
 import torchish
+from differential import outcome, same_printed
 
 torch = pytest.importorskip("torch")
 
-LIBS = [torch, torchish]
 
-
-def _outcome(f):
-    try:
-        return f()
-    except Exception as e:   # compared across the two libraries: type and message
-        return (type(e).__name__, str(e))
-
-
-def same(f):
-    got = []
-    for T in LIBS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            got.append(str(_outcome(lambda: f(T))))
-    assert got[1] == got[0]
-    return got[0]
+def same(run):
+    return same_printed(run, torch)
 
 
 def graph(t):
@@ -93,8 +78,8 @@ def test_non_leaf_base_and_parameter():
 def test_autograd_grad_and_inputs():
     def run(T):
         a, v = _no_grad_view(T)
-        out = [_outcome(lambda: T.autograd.grad((v * 2).sum(), a)),
-               _outcome(lambda: T.autograd.grad((v * 2).sum(), v)),
+        out = [outcome(lambda: T.autograd.grad((v * 2).sum(), a)),
+               outcome(lambda: T.autograd.grad((v * 2).sum(), v)),
                T.autograd.grad((v * 2).sum(), [a, v], allow_unused=True)]
         y = (v * 2).sum()
         y.backward(inputs=[v])
@@ -141,7 +126,7 @@ def test_inplace_on_no_grad_view():
     def run(T):
         a, v = _no_grad_view(T)
         b = T.ones(2, requires_grad=True)
-        out = [_outcome(lambda: v.mul_(2)), _outcome(lambda: v.copy_(b)), a._version]
+        out = [outcome(lambda: v.mul_(2)), outcome(lambda: v.copy_(b)), a._version]
         with T.no_grad():
             v.mul_(2)   # allowed: both inside no_grad
         return out + [a.tolist()]
@@ -156,8 +141,8 @@ def test_inplace_on_no_grad_view_of_plain_tensor():
         b = T.ones(2, requires_grad=True)
         x = T.ones(3, requires_grad=True)
         ok = v.add_(1)   # nothing requires grad: not tracked, allowed
-        return [ok, graph(v * b), _outcome(lambda: v.copy_(b)), c.tolist(),
-                _outcome(lambda: T.arange(3)[:2].copy_(x[:2]))]
+        return [ok, graph(v * b), outcome(lambda: v.copy_(b)), c.tolist(),
+                outcome(lambda: T.arange(3)[:2].copy_(x[:2]))]
     assert "A view was created in no_grad mode" in same(run)
 
 
@@ -165,7 +150,7 @@ def test_inplace_on_view_of_no_grad_view():
     def run(T):
         a, v = _no_grad_view(T)
         w = v[0:1]
-        return _outcome(lambda: w.mul_(2)), graph(w)
+        return outcome(lambda: w.mul_(2)), graph(w)
     assert "Output 0 of Slice is a view of a view which was created in no_grad" in same(run)
 
 
@@ -176,8 +161,8 @@ def test_multi_output_views_under_no_grad():
             p, q = a.split(2)
             u = a.unbind()
             c = a.chunk(2)
-        return [p.requires_grad, p.is_leaf, graph(p * 2), _outcome(lambda: p.mul_(2)),
-                _outcome(lambda: u[0].mul_(2)), _outcome(lambda: c[1].add_(1))]
+        return [p.requires_grad, p.is_leaf, graph(p * 2), outcome(lambda: p.mul_(2)),
+                outcome(lambda: u[0].mul_(2)), outcome(lambda: c[1].add_(1))]
     same(run)
 
 
@@ -187,7 +172,7 @@ def test_split_of_no_grad_view_in_grad_mode():
         with T.no_grad():
             v = x[:]
         p, q = v.split(2)
-        return graph(p), _outcome(lambda: p.mul_(2))
+        return graph(p), outcome(lambda: p.mul_(2))
     assert "Output 0 of Split is a view and is being" in same(run)
 
 
@@ -205,8 +190,8 @@ def test_base_modified_then_grad_fn(where):
             with T.no_grad():
                 {"no_grad_base": a, "no_grad_other_part": a[2:],
                  "no_grad_view_itself": v}[where].mul_(2)
-        return [_outcome(lambda: graph(v)), v.requires_grad, _outcome(lambda: v.is_leaf),
-                _outcome(lambda: graph(v * 2)), _outcome(lambda: graph(v))]
+        return [outcome(lambda: graph(v)), v.requires_grad, outcome(lambda: v.is_leaf),
+                outcome(lambda: graph(v * 2)), outcome(lambda: graph(v))]
     assert "its base or another view of its base has been modified inplace" in same(run)
 
 
@@ -216,7 +201,7 @@ def test_view_of_view_base_modified():
         w = v[0:1]
         with T.no_grad():
             a.mul_(2)
-        return _outcome(lambda: w.grad_fn), _outcome(lambda: w * 2)
+        return outcome(lambda: w.grad_fn), outcome(lambda: w * 2)
     assert "Output 0 of Slice is a view of a view" in same(run)
 
 
@@ -235,7 +220,7 @@ def test_multi_output_and_custom_views_base_modified():
         y = F.apply(a)
         p, q = a.split(2)
         a.mul_(2)
-        return _outcome(lambda: y.grad_fn), _outcome(lambda: p.grad_fn)
+        return outcome(lambda: y.grad_fn), outcome(lambda: p.grad_fn)
     same(run)
 
 
@@ -248,15 +233,15 @@ def test_inference_mode_view():
             v = a[:2]
         b = T.ones(2, requires_grad=True)
         out = [v.requires_grad, v.is_leaf, v.is_inference(), graph(v * 2), graph(v * b),
-               graph(v.exp()), _outcome(lambda: v.mul_(2))]
+               graph(v.exp()), outcome(lambda: v.mul_(2))]
         w = v[0:1]
-        out += [graph(w), w.is_inference(), _outcome(lambda: w.mul_(2))]
+        out += [graph(w), w.is_inference(), outcome(lambda: w.mul_(2))]
         with T.no_grad():
             v2 = v[:1]
-        out.append(_outcome(lambda: v2.mul_(2)))
+        out.append(outcome(lambda: v2.mul_(2)))
         with T.no_grad():
             a.mul_(2)
-        return out + [_outcome(lambda: v.grad_fn), _outcome(lambda: w.grad_fn)]
+        return out + [outcome(lambda: v.grad_fn), outcome(lambda: w.grad_fn)]
     assert "created in inference mode" in same(run)
 
 
@@ -266,10 +251,10 @@ def test_inference_tensors_in_autograd():
             t = T.ones(3)
             tv = t[:2]
         b = T.ones(2, requires_grad=True)
-        out = [_outcome(lambda: graph(tv * b)), _outcome(lambda: graph(tv + b)),
-               _outcome(lambda: tv.mul_(2)), _outcome(lambda: t.requires_grad_())]
+        out = [outcome(lambda: graph(tv * b)), outcome(lambda: graph(tv + b)),
+               outcome(lambda: tv.mul_(2)), outcome(lambda: t.requires_grad_())]
         with T.no_grad():
-            out.append(_outcome(lambda: tv.mul_(2)))
+            out.append(outcome(lambda: tv.mul_(2)))
         return out
     assert "Inference tensors cannot be saved for backward" in same(run)
 
@@ -324,21 +309,21 @@ def test_custom_function_view_outputs():
         with T.no_grad():
             y = View.apply(a)
             g = Same.apply(a)
-        out = [y.requires_grad, y.is_leaf, _outcome(lambda: graph(y)),
-               _outcome(lambda: y.mul_(2)), g.requires_grad, g.is_leaf, g._base is None,
+        out = [y.requires_grad, y.is_leaf, outcome(lambda: graph(y)),
+               outcome(lambda: y.mul_(2)), g.requires_grad, g.is_leaf, g._base is None,
                g._version]
         y2 = View.apply(a * 1)
-        out += [graph(y2), _outcome(lambda: y2.mul_(2)),
-                _outcome(lambda: Same.apply(a).mul_(2))]
+        out += [graph(y2), outcome(lambda: y2.mul_(2)),
+                outcome(lambda: Same.apply(a).mul_(2))]
         with T.no_grad():
             w = y2[0:1]
-        out += [_outcome(lambda: w.mul_(2)), graph(w * 1)]
+        out += [outcome(lambda: w.mul_(2)), graph(w * 1)]
         c = T.ones(3)
         s = Same.apply(c)
         h = View.apply(c)
         b = T.ones(2, requires_grad=True)
-        return out + [s is c, s.requires_grad, s._base is c, _outcome(lambda: h.mul_(2)),
-                      _outcome(lambda: h.copy_(b))]
+        return out + [s is c, s.requires_grad, s._base is c, outcome(lambda: h.mul_(2)),
+                      outcome(lambda: h.copy_(b))]
     assert "created inside a custom Function" in same(run)
 
 

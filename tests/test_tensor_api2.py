@@ -1,34 +1,19 @@
 """Tensor/storage API details compared with PyTorch: views made under no_grad or
 inference_mode, dim_order, const_data_ptr, storage_type, is_set_to, resize/resize_as,
 grad_dtype, polygamma_ and the top-level storage classes."""
-import warnings
 
 import pytest
 
 import torchish
+from differential import outcome, same_printed
 
 torch = pytest.importorskip("torch")
 
 LIBS = [torch, torchish]
 
 
-def _outcome(f):
-    try:
-        return f()
-    except Exception as e:   # compared across the two libraries: type and message
-        return (type(e).__name__, str(e))
-
-
-def both(f):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return [_outcome(lambda: f(T)) for T in LIBS]
-
-
-def same(f):
-    ref, got = both(f)
-    assert str(got) == str(ref)   # (dtypes, sizes: each library's own objects)
-    return ref
+def same(run):
+    return same_printed(run, torch)
 
 
 def test_no_grad_views_require_grad():
@@ -60,7 +45,7 @@ def test_no_grad_view_inplace():
         w = T.ones(2, 3, requires_grad=True)
         with T.no_grad():
             a = w[0]
-        out = [_outcome(lambda: a.mul_(2))]
+        out = [outcome(lambda: a.mul_(2))]
         with T.no_grad():
             a.mul_(2)
         return out + [w.tolist(), a.requires_grad]
@@ -74,8 +59,8 @@ def test_no_grad_view_grad_fn_after_inplace():
             a = w[0]
             before = a.grad_fn
             w.mul_(2)
-            inside = _outcome(lambda: a.grad_fn)
-        return before, inside, _outcome(lambda: a.grad_fn)
+            inside = outcome(lambda: a.grad_fn)
+        return before, inside, outcome(lambda: a.grad_fn)
     same(run)
 
 
@@ -94,11 +79,11 @@ def test_dim_order():
         y = T.empty(2, 3, 4, 5).permute(0, 2, 3, 1)
         return [x.dim_order(), y.dim_order(), T.empty(2, 3).expand(4, 2, 3).dim_order(),
                 T.tensor(1.).dim_order(), y.dim_order(ambiguity_check=True)] + [
-            _outcome(lambda c=c: x.dim_order(ambiguity_check=c))
+            outcome(lambda c=c: x.dim_order(ambiguity_check=c))
             for c in (True, [T.contiguous_format], [T.contiguous_format, T.channels_last],
                       3, [3], [])] + [T.empty(2, 3, 4).expand(2, 2, 3, 4)[0].dim_order(
                           ambiguity_check=[])] + [
-            _outcome(lambda t=t: t.dim_order(ambiguity_check=[T.contiguous_format,
+            outcome(lambda t=t: t.dim_order(ambiguity_check=[T.contiguous_format,
                                                               T.channels_last]))
             for t in (y, T.empty(2, 3).expand(4, 2, 3), T.empty(3, 2).t(), T.empty(2, 2, 2)[0])]
     same(run)
@@ -121,8 +106,8 @@ def test_resize_and_resize_as():
         r.backward(T.arange(6.).reshape(3, 2))
         s = w.resize_as(T.ones(6))
         return [r.tolist(), type(r.grad_fn).__name__, w.grad.tolist(), s.shape,
-                _outcome(lambda: w.resize(4)), _outcome(lambda: T.ones(2, 3).resize(7)),
-                _outcome(lambda: w.resize_as(T.ones(7)))]
+                outcome(lambda: w.resize(4)), outcome(lambda: T.ones(2, 3).resize(7)),
+                outcome(lambda: w.resize_as(T.ones(7)))]
     same(run)
     for T in LIBS:
         with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
@@ -136,7 +121,7 @@ def test_grad_dtype():
         w.grad_dtype = T.float64
         out.append(w.grad_dtype)
         w.grad_dtype = None
-        return out + [w.grad_dtype, _outcome(lambda: setattr(w * 2, "grad_dtype", T.float64))]
+        return out + [w.grad_dtype, outcome(lambda: setattr(w * 2, "grad_dtype", T.float64))]
     same(run)
 
 
@@ -166,8 +151,7 @@ def test_storage_classes():
                 x.storage().data_ptr() == x.untyped_storage().data_ptr(),
                 repr(type(x.untyped_storage())), repr(type(x.t().contiguous().untyped_storage())),
                 repr(type(s)), repr(T.FloatStorage), repr(x.storage_type())]
-    ref, got = both(run)
-    assert [str(v) for v in got] == [str(v) for v in ref]
+    same(run)
 
 
 def test_empty_permuted():
@@ -178,7 +162,7 @@ def test_empty_permuted():
         return [x.stride(), x.is_contiguous(), x.transpose(1, 2).is_contiguous(), x.tolist(),
                 y.dtype, y.requires_grad, y.stride(),
                 T.empty_permuted((2, 1, 4), (2, 1, 0)).stride(), T.empty_permuted((), ()).shape] + [
-            _outcome(lambda o=o: T.empty_permuted((2, 3, 4), o)) for o in ((0, 2), (0, 2, 2),
+            outcome(lambda o=o: T.empty_permuted((2, 3, 4), o)) for o in ((0, 2), (0, 2, 2),
                                                                             (0, 5, 1))]
     same(run)
 
@@ -213,6 +197,6 @@ def test_data_setter_keeps_grad_dtypes():
         q = T.nn.Parameter(T.ones(2), requires_grad=False)
         q.data = T.zeros(2, dtype=T.int64)
         p.data = T.zeros(2, dtype=T.float64)
-        return [_outcome(lambda: setattr(p, "data", T.zeros(2, dtype=T.int64))), x.dtype,
+        return [outcome(lambda: setattr(p, "data", T.zeros(2, dtype=T.int64))), x.dtype,
                 q.dtype, p.dtype]
     same(run)

@@ -1,0 +1,39 @@
+"""Differential-test helpers: run the same code under real PyTorch and torchish and compare
+what comes out, results or errors (type and message)."""
+import warnings
+
+import pytest
+
+
+def raises_same(ours, theirs):
+    """Call `theirs` (PyTorch) then `ours` (torchish): both must raise, the same type with the
+    same message. Warnings on the way are not the subject: ignored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as expected:
+            theirs()
+        with pytest.raises(type(expected.value)) as got:
+            ours()
+    assert str(got.value) == str(expected.value)
+    return got.value
+
+
+def outcome(f):
+    """f()'s result, or the error it raised as (type name, message)."""
+    try:
+        return f()
+    except Exception as e:   # compared across the two libraries: type and message
+        return (type(e).__name__, str(e))
+
+
+def same_printed(run, torch):
+    """`run(T)` under PyTorch and torchish (warnings ignored) prints the same, result or error
+    (each library's own objects: compared as text). Returns that text."""
+    import torchish
+    got = []
+    for T in (torch, torchish):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got.append(str(outcome(lambda: run(T))))
+    assert got[1] == got[0]
+    return got[0]
