@@ -39,12 +39,22 @@ class _ShownAs(type):
         return f"<class 'torch.storage.{cls._shown_as}'>"
 
 
+class _NoArg:
+    """The default of Storage's first argument: `UntypedStorage()`, no size given."""
+
+
 class Storage(metaclass=_ShownAs):
+    """torch.UntypedStorage (exported as it): the base tensor's array, read and written as
+    bytes by the public API. Internal code builds one as `Storage(array, device)`; the public
+    forms (`()`, `(n)`, `(sequence of ints)`, `device=`) are told apart by the first
+    argument's type (an int, a sequence: never an array)."""
     _shown_as = "UntypedStorage"
     # `_layout`, `_physical`: a LaidOutStorage's (unset on other storages)
     __slots__ = ("data", "device", "epoch", "_layout", "_physical", "__weakref__")
 
-    def __init__(self, data, device):
+    def __init__(self, data=_NoArg, device=None):
+        if type(data) in _PUBLIC_ARGS:
+            data, device = _public_storage(data, device)
         self.data = data
         self.device = device
         self.epoch = EPOCH[0]
@@ -64,62 +74,196 @@ class Storage(metaclass=_ShownAs):
         return 1
 
     def _bytes(self):
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot access data pointer of Tensor that doesn't have "
+                                      "storage")
         return np.asarray(self.data).reshape(-1).view(np.uint8)
 
+    def _write_bytes(self, raw):
+        """Replace the storage's bytes by `raw` (uint8, same count): every alias sees it."""
+        old = self.data
+        value = raw.view(old.dtype).reshape(old.shape)
+        self.data = jax.device_put(value, storage_device(self))
+
+    def _index(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step "
+                                   "of 1 is supported")
+            return slice(start, max(start, stop))
+        if not isinstance(index, int):
+            raise TypeError(f"can't index a torch.UntypedStorage with {type(index).__name__}")
+        n = self.nbytes()
+        if not -n <= index < n:   # (a negative one is shown counted from the end)
+            raise IndexError(f"index {index + n if index < 0 else index} out of range for "
+                             f"storage of size {n}")
+        return index % n
+
     def __getitem__(self, index):
-        return self._bytes()[index].tolist()
+        index = self._index(index)
+        if isinstance(index, slice):   # (PyTorch's shares the bytes; this is a copy)
+            return Storage(jnp.asarray(self._bytes()[index]), self.device)
+        return int(self._bytes()[index])
+
+    def __setitem__(self, index, value):
+        index = self._index(index)
+        raw = np.array(self._bytes())
+        raw[index] = int(value) & 0xFF   # bytes wrap, as PyTorch's
+        self._write_bytes(raw)
+
+    def __iter__(self):
+        return iter(self.tolist())
 
     def tolist(self):
         return self._bytes().tolist()
 
+    def __repr__(self):
+        info = f"[torch.storage.UntypedStorage(device={self.device}) of size {self.nbytes()}]"
+        if self.device.type == "meta":
+            return "...\n" + info
+        return " " + "\n ".join(str(b) for b in self.tolist()) + "\n" + info
+
+    __str__ = __repr__
+
+    def copy_(self, src, non_blocking=None):
+        if not isinstance(src, Storage):
+            src = src.untyped()   # a TypedStorage
+        if src.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src "
+                               f"was {src.nbytes()} bytes")
+        self._write_bytes(np.array(src._bytes()))
+        return self
+
+    def fill_(self, value):
+        self._write_bytes(np.full(self.nbytes(), int(value) & 0xFF, np.uint8))
+        return self
+
+    def resize_(self, size):
+        """New byte count: kept bytes, zeros after (PyTorch's are uninitialized). The array
+        becomes flat, of its dtype where the bytes divide into it, else of bytes."""
+        raw = self._bytes()[:size]
+        raw = np.concatenate([raw, np.zeros(size - raw.size, np.uint8)])
+        item = self.data.dtype.itemsize
+        value = raw.view(self.data.dtype) if size % item == 0 else raw
+        self.data = jax.device_put(value, storage_device(self))
+        return self
+
+    def clone(self):
+        return Storage(jnp.array(self.data, copy=True), self.device)
+
+    def cpu(self):
+        if self.device.type == "cpu":
+            return self
+        from ._device import CPU
+        return Storage(jnp.asarray(self._bytes()), CPU)
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return "torch.storage.UntypedStorage"
+        raise NotImplementedError("UntypedStorage.type(dtype) is not supported")
+
+    def is_shared(self):
+        return self in _SHARED
+
+    def share_memory_(self):
+        _SHARED.add(self)   # (one process: its memory is everyone's)
+        return self
+
+    def is_pinned(self, device="cuda"):
+        return False
+
+    def pin_memory(self, device="cuda"):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
     def untyped(self):
         return self
 
-
-class TypedStorage(metaclass=_ShownAs):
-    _shown_as = "TypedStorage"
-    """What `Tensor.storage()` returns (deprecated in PyTorch): the whole storage read as the
-    tensor's dtype."""
-
-    def __init__(self, storage, dtype):
-        self._untyped_storage = storage
-        self.dtype = dtype
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
 
     @property
-    def device(self):
-        return self._untyped_storage.device
+    def is_sparse(self):
+        return False
 
-    def untyped(self):
-        return self._untyped_storage
+    @classmethod
+    def from_buffer(cls, buffer, byte_order=None, count=-1, offset=0, *, dtype=None):
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        item = dtype.itemsize
+        if item > 1 and byte_order is None:
+            raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+        raw = np.frombuffer(buffer, np.uint8)[offset:]
+        if count < 0:
+            if raw.size % item:
+                raise ValueError(f"buffer size ({raw.size}) must be a multiple of element "
+                                 f"size ({item})")
+            count = raw.size // item
+        raw = raw[:count * item]
+        if item > 1 and byte_order != sys.byteorder and byte_order != "native":
+            raw = raw.reshape(-1, item)[:, ::-1].reshape(-1)   # to this machine's order
+        from ._device import CPU
+        return Storage(jnp.asarray(np.array(raw)), CPU)
 
-    def element_size(self):
-        return self.dtype.itemsize
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """The first `nbytes` bytes of the file (a copy: `shared=True` writes are not
+        written back to the file)."""
+        with open(filename, "rb") as fh:
+            raw = np.frombuffer(fh.read(nbytes), np.uint8)
+        if raw.size < nbytes:
+            raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: "
+                               "Cannot allocate memory (12)")
+        from ._device import CPU
+        return Storage(jnp.asarray(np.array(raw)), CPU)
 
-    def nbytes(self):
-        return self._untyped_storage.nbytes()
 
-    def size(self):
-        return self.nbytes() // self.element_size()
+Storage.__name__ = Storage.__qualname__ = "UntypedStorage"
+UntypedStorage = Storage   # (the name pickle looks the class up by)
+_SHARED = weakref.WeakSet()
+# What a public constructor's first argument can be (an internal one's is an array)
+_PUBLIC_ARGS = frozenset((type, type(None), int, bool, float, str, list, tuple, range, bytes))
 
-    __len__ = size
 
-    def data_ptr(self):
-        return self._untyped_storage.data_ptr()
-
-    def _elements(self):
-        data = np.asarray(self._untyped_storage.data).reshape(-1)
-        return data if data.dtype == self.dtype.np else data.view(np.uint8).view(self.dtype.np)
-
-    def __getitem__(self, index):
-        return self._elements()[index].tolist()
-
-    def tolist(self):
-        return self._elements().tolist()
-
-    def __repr__(self):
-        body = "\n".join(f" {v}" for v in self.tolist())
-        return (f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device="
-                f"{self.device}) of size {self.size()}]").lstrip("\n")
+def _public_storage(arg, device):
+    from ._device import CPU, device as Device
+    from ._meta import MetaArray
+    if arg is _NoArg:
+        arg = 0
+    if type(device) is int:   # (two positional arguments)
+        raise TypeError(
+            f"torch.UntypedStorage() received an invalid combination of arguments - got "
+            f"({type(arg).__name__}, int), but expected one of:\n"
+            " * (*, int allocator = None, torch.device device = None)\n"
+            " * (int size, *, int allocator = None, torch.device device = None)\n"
+            " * (object sequence, *, int allocator = None, torch.device device = None)\n")
+    if arg is None or type(arg) is float:
+        raise RuntimeError("torch.UntypedStorage(): Expected a sequence type, but got "
+                           f"{type(arg).__name__}")
+    if isinstance(arg, int):
+        n = arg
+    else:
+        items = list(arg)
+        for v in items:
+            if not isinstance(v, int):
+                raise RuntimeError(
+                    "torch.UntypedStorage(): tried to construct a storage from a sequence "
+                    f"({type(arg).__name__}), but one of the items was of type "
+                    f"{type(v).__name__} instead of int")
+        n = len(items)
+    if device is None:
+        device = CPU
+    elif not isinstance(device, Device):
+        device = Device(device)
+    if device.type == "meta":
+        return MetaArray((n,), np.dtype(np.uint8)), device
+    if isinstance(arg, int):
+        data = np.zeros(n, np.uint8)   # (PyTorch's are uninitialized)
+    else:
+        data = (np.asarray(items, np.int64) & 0xFF).astype(np.uint8)
+    from ._device import jax_device
+    return jax.device_put(data, jax_device(device)), device
 
 
 # The slot itself, also as `array`: the array a storage holds, to test its identity, dtype or
@@ -637,3 +781,8 @@ def view_strides(old_size, old_stride, new_size):
     if view_d != -1:
         return None
     return tuple(new_stride)
+
+
+# torch.TypedStorage lives with the other public classes (after Storage: it builds on it)
+from . import _storage_classes  # noqa: E402
+TypedStorage = _storage_classes.TypedStorage

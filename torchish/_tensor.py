@@ -20,9 +20,9 @@ from ._device import CPU, device as _device_cls, from_jax_device, with_index
 from ._layout import strided
 from ._meta import META, MetaArray
 from ._reverse_constant import REVERSE, reverse_constant
-from ._storage import (InferenceStorage, LaidOutStorage, Storage, TypedStorage, View,
+from ._storage import (InferenceStorage, LaidOutStorage, Storage, TypedStorage,
                        _transpose, base_view, contiguous_strides, extend, lay_out_storage,
-                       numpy_of, read_through, write_view)
+                       numpy_of, read_through, root_storage, write_view)
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -432,11 +432,16 @@ class Tensor:
         return self._storage.data_ptr() + self.storage_offset() * self.dtype.itemsize
 
     def untyped_storage(self):
-        return self._storage
+        storage = self._storage
+        if type(storage) is Storage:
+            return storage
+        # a dtype view's: its root's, as in PyTorch (a laid-out, NumPy-shared or inference
+        # storage is returned as is: its own subclass of torch.UntypedStorage)
+        return root_storage(storage)
 
     def storage(self):
         _warn_typed_storage()
-        return TypedStorage(self._storage, self.dtype)
+        return TypedStorage(self.untyped_storage(), self.dtype)
 
     @property
     def is_cuda(self):
