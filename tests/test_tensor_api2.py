@@ -200,3 +200,11 @@ def test_data_setter_keeps_grad_dtypes():
         return [outcome(lambda: setattr(p, "data", T.zeros(2, dtype=T.int64))), x.dtype,
                 q.dtype, p.dtype]
     same(run)
+
+
+def test_size_and_stride_of_a_0d_tensor():
+    def run(T):
+        x = T.tensor(1.)
+        return [outcome(lambda: f(d)) for f in (x.size, x.stride) for d in (0, -1, 1)] + [
+            x.size(), x.stride(), T.ones(2, 3).size(-1), outcome(lambda: T.ones(2).size(2))]
+    same(run)

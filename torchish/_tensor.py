@@ -367,7 +367,7 @@ class Tensor:
             where = "" if "dim" in _keywords_of_call(sys._getframe(1)) else " (position 1)"
             raise TypeError(f"size(): argument 'dim'{where} must be int, not "
                             f"{type_name(type(dim))}")
-        return self.shape[_wrap_dim(dim, self.ndim)]
+        return self.shape[_metadata_dim(dim, self.ndim)]
 
     @property
     def dtype(self):
@@ -407,7 +407,7 @@ class Tensor:
         view = self._view or base_view(self._storage.data.shape)
         if dim is None:
             return tuple(view.stride)
-        return view.stride[_wrap_dim(dim, self.ndim)]
+        return view.stride[_metadata_dim(dim, self.ndim)]
 
     def storage_offset(self):
         return self._view.offset if self._view is not None else 0
@@ -1068,6 +1068,14 @@ def _wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def _metadata_dim(dim, ndim):
+    """`size(dim)` / `stride(dim)`'s dim: a 0-d tensor has no size or stride to read, even at
+    the dims other ops accept for it (0 and -1)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 # ---- memory layout of copies (clone, contiguous, *_like) -----------------------------------
