@@ -41,15 +41,23 @@ def bilinear(input1, input2, weight, bias=None):
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
                            f"{input2.ndim}")
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    for d in range(input1.ndim - 1):   # (names the first mismatching batch dim, as ATen does)
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {input1.shape[d]} and {input2.shape[d]}")
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
                            f"{input1.shape[-1]} but expected {weight.shape[1]}")
     if input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
                            f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    # ATen checks only the bias's first dim (a 0-d bias fails in size(0) with an IndexError);
+    # other mismatches surface from the broadcasting add below
+    if bias is not None and bias.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
     batch = input1.shape[:-1]
     out = _nn._bilinear_core(input1.reshape(-1, input1.shape[-1]),
                              input2.reshape(-1, input2.shape[-1]), weight)
