@@ -558,8 +558,7 @@ class Tensor:
             return True
         # as PyTorch, a view made under no_grad (or inference_mode) of a base that requires
         # grad has no grad_fn, yet requires grad (ops on it record nodes without its edge)
-        return self._creation is not None and self._base is not None and \
-            self._base.requires_grad
+        return self._base is not None and self._base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag):

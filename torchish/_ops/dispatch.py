@@ -55,8 +55,10 @@ def _collect(targs, fuse_views=True):
                 first = v
             if v._grad_fn is not None or v._requires_grad:
                 needs_grad = True
-            elif view is not None and v._creation is not None and v.requires_grad:
-                needs_grad = True   # a view made under no_grad of a base requiring grad
+            elif view is not None and v._base is not None and v._base.requires_grad:
+                # a view without history of a base requiring grad (made under no_grad, or
+                # before the base's requires_grad_()): recorded, without its edge
+                needs_grad = True
         elif isinstance(v, (list, tuple)):
             sub = []
             bad = None
@@ -72,7 +74,7 @@ def _collect(targs, fuse_views=True):
                         first = x
                     if x._grad_fn is not None or x._requires_grad:
                         needs_grad = True
-                    elif x._view is not None and x._creation is not None and x.requires_grad:
+                    elif x._view is not None and x._base is not None and x._base.requires_grad:
                         needs_grad = True
                 elif isinstance(x, _SCALARS):
                     sub.append(type(x))

@@ -58,10 +58,11 @@ def _record(plan, leaves, tensors, outs, kinds):
 
 
 def _edgeless_grad(tensors, plan):
-    """Whether an operand requires grad without a graph edge: a view made under no_grad of a
-    base requiring grad. PyTorch records the op all the same, its node without that edge."""
+    """Whether an operand requires grad without a graph edge: a view without history of a base
+    requiring grad (made under no_grad, or before the base's requires_grad_()). PyTorch records
+    the op all the same, its node without that edge."""
     for i, t in enumerate(tensors):
-        if t is not None and t._creation is not None and t._grad_fn is None and \
+        if t is not None and t._base is not None and t._grad_fn is None and \
                 t.requires_grad and (not plan.edgeless or i not in dict(plan.edgeless)):
             return True
     return False
