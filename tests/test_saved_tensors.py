@@ -706,3 +706,12 @@ def test_saved_window_arguments_reductions_and_strides():
     """Int-list arguments read back one int per spatial dim, `reduction` as ATen's enum, an
     operand's strides as they were."""
     assert _window_fields(torchish) == _window_fields(torch)
+
+
+def test_hook_regions_bind_none():
+    torch = pytest.importorskip("torch")
+    for T in (torch, torchish):
+        with T.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x) as h:
+            assert h is None
+        with T.autograd.graph.save_on_cpu() as h:
+            assert h is None

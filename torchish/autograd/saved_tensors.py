@@ -29,8 +29,7 @@ class saved_tensors_hooks:
     def __enter__(self):
         if _DISABLED[0] is not None:
             raise RuntimeError(_DISABLED[0])
-        _HOOKS.append((self.pack_hook, self.unpack_hook))
-        return self
+        _HOOKS.append((self.pack_hook, self.unpack_hook))   # (`with ... as h`: h is None)
 
     def __exit__(self, *exc):
         _HOOKS.pop()
