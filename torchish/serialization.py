@@ -29,8 +29,8 @@ from ._serialization.format import _ascii, _np_dtype
 from ._storage import contiguous_strides, root_storage
 from ._serialization.reader import (_unpickle,  # noqa: F401 (tests call it)
                                     get_unsafe_globals_in_checkpoint, read_checkpoint)
-from ._serialization.records import (LoadedStorage, RecordBackend, TensorRecord, _check_bounds,
-                                     _Global, _Reduce, _set_obj_state)
+from ._serialization.records import (LoadedStorage, RecordBackend, StorageRecord, TensorRecord,
+                                     _check_bounds, _Global, _Reduce, _set_obj_state)
 from ._serialization.writer import write_checkpoint
 
 __all__ = ["save", "load", "TensorRecord", "LoadedStorage", "write_checkpoint",
@@ -112,6 +112,15 @@ def _make_converter():
                             param_cls is not None and isinstance(t, param_cls),
                             _location_tag(t.device), dict(state) if state else None)
 
+    def storage_record(st, dtype, typed):
+        # keyed by the root storage, as a tensor over it is: one `data/<n>` entry for both
+        root = root_storage(st)
+        flat = flats.get(id(root))
+        if flat is None:
+            flat = flats[id(root)] = np.asarray(root.data).reshape(-1)
+            keep.append(root)
+        return StorageRecord(flat, id(root), dtype, _location_tag(root.device), typed)
+
     def convert(obj):
         t = type(obj)
         if t is int or t is str or t is float:
@@ -121,6 +130,10 @@ def _make_converter():
             return rep
         if isinstance(obj, T.Tensor):
             rep = record(obj) if obj.layout is T.strided else _sparse(obj)
+        elif isinstance(obj, T.TypedStorage):
+            rep = storage_record(obj.untyped(), obj.dtype.name, True)
+        elif isinstance(obj, T.UntypedStorage):
+            rep = storage_record(obj, "uint8", False)
         elif t is T.dtype:
             return _Global("torch", obj.name)
         elif t is T.Size:
@@ -162,6 +175,28 @@ class _TorchishBackend(RecordBackend):
         self.tensor_class = T.Tensor
         self.parameter_class = _parameter_class(T)
         self.map_location = map_location
+        self._shells = []
+
+    def wrap(self, storage):
+        """A storage's persistent id unpickles, as in torch.load, to a TypedStorage; its
+        UntypedStorage is set in `finish`, once the tensors over it are built, to theirs."""
+        ts = self.T.TypedStorage.__new__(self.T.TypedStorage)
+        ts.dtype = self.dtype(storage.dtype)
+        ts._loaded = storage
+        self._shells.append(ts)
+        return ts
+
+    def unwrap(self, storage):
+        return storage._loaded if isinstance(storage, self.T.TypedStorage) else storage
+
+    def finish(self):
+        shells, self._shells = self._shells, []
+        for ts in shells:
+            st = ts.__dict__.pop("_loaded")
+            base = next(iter(st._tensors.values()), None)
+            if base is None:   # a bare storage no tensor uses: a flat tensor holds it
+                base = self._base(st, st.dtype, st.data, (st.data.size,))
+            ts._untyped_storage = base.untyped_storage()
 
     def dtype(self, name):
         d = getattr(self.T, name, None)

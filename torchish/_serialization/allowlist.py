@@ -21,16 +21,18 @@ def _rebuild_functions(b):
         return d if isinstance(d, str) else b.dtype_name(d)
 
     def v1(storage, offset, size, stride):
+        storage = b.unwrap(storage)
         return b.tensor(storage, offset, size, stride, False, storage.dtype)
 
     def v2(storage, offset, size, stride, requires_grad, backward_hooks, metadata=None):
+        storage = b.unwrap(storage)
         return b.tensor(storage, offset, size, stride, requires_grad, storage.dtype,
                         metadata)
 
     def v3(storage, offset, size, stride, requires_grad, backward_hooks, dtype,
            metadata=None):
-        return b.tensor(storage, offset, size, stride, requires_grad, dtype_of(dtype),
-                        metadata)
+        return b.tensor(b.unwrap(storage), offset, size, stride, requires_grad,
+                        dtype_of(dtype), metadata)
 
     def meta(dtype, size, stride, requires_grad):
         return b.meta(dtype_of(dtype), size, stride, requires_grad)

@@ -159,11 +159,14 @@ def _read_zip(fh, path, weights_only, backend, use_mmap, encoding):
             return loaded[key]
         dtype = _storage_dtype(storage_type)
         data = read_storage(key, _np_dtype(dtype), numel)
-        st = loaded[key] = backend.restore(LoadedStorage(key, dtype, data, location))
+        st = loaded[key] = backend.wrap(backend.restore(LoadedStorage(key, dtype, data,
+                                                                      location)))
         return st
 
     pkl = io.BytesIO(zf.read(prefix + "data.pkl"))
-    return _unpickle(pkl, weights_only, backend, persistent_load, encoding)
+    result = _unpickle(pkl, weights_only, backend, persistent_load, encoding)
+    backend.finish()
+    return result
 
 
 def _storage_dtype(storage_type):
@@ -208,20 +211,21 @@ def _read_legacy(fh, weights_only, backend, encoding):
             dtype = _storage_dtype(storage_type)
             st = LoadedStorage(key, dtype, np.zeros(numel, _np_dtype(dtype)), _ascii(location),
                                pending=True)
-            storages[key] = backend.restore(st)
+            storages[key] = backend.wrap(backend.restore(st))
         return storages[key]
 
     result = _unpickle(fh, weights_only, backend, persistent_load, encoding)
     keys = small_pickle()
     big = not sys_info.get("little_endian", True)
     for key in keys:
-        st = storages[key]
+        st = backend.unwrap(storages[key])
         (numel,) = struct.unpack("<q" if not big else ">q", fh.read(8))
         np_dtype = st.data.dtype
         values = _from_bytes(fh.read(numel * np_dtype.itemsize), np_dtype, big)
         st.data[...] = values
         st.pending = False
         backend.fill(st)
+    backend.finish()
     return result
 
 

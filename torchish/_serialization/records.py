@@ -119,6 +119,22 @@ class _StorageRef:
         self.record = record
 
 
+class StorageRecord:
+    """A bare storage in a checkpoint (`torch.save(t.untyped_storage())`, `t.storage()`): it
+    pickles as its persistent id alone, sharing `data/<n>` with tensors of the same
+    `storage_key`. `storage` is the flat NumPy array of its bytes (any dtype), `dtype` the
+    TypedStorage's dtype name ("uint8" for an UntypedStorage, `typed` False)."""
+    __slots__ = ("storage", "storage_key", "dtype", "location", "typed")
+
+    def __init__(self, storage, storage_key, dtype, location="cpu", typed=False):
+        self.storage, self.storage_key, self.dtype = storage, storage_key, dtype
+        self.location, self.typed = location, typed
+
+    def __repr__(self):
+        kind = f"TypedStorage(dtype={self.dtype})" if self.typed else "UntypedStorage"
+        return f"StorageRecord({kind}, nbytes={self.storage.nbytes}, key={self.storage_key!r})"
+
+
 def _record_reduce(rec):
     """How torch pickles a tensor (`Tensor._reduce_ex_internal`, `Parameter.__reduce_ex__`)."""
     dtype = rec.dtype
@@ -219,6 +235,18 @@ class RecordBackend:
 
     def restore(self, storage):
         return storage
+
+    # What a storage's persistent id unpickles to (`wrap`), the LoadedStorage back from that
+    # (`unwrap`, for the rebuild functions), and `finish`, called once the pickle is read (and a
+    # legacy file's data filled in): a backend may complete the wrapped storages there.
+    def wrap(self, storage):
+        return storage
+
+    def unwrap(self, storage):
+        return storage
+
+    def finish(self):
+        pass
 
     def tensor(self, storage, offset, size, stride, requires_grad, dtype, metadata=None):
         if storage.dtype != dtype:

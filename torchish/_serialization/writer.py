@@ -11,8 +11,8 @@ import zlib
 
 import numpy as np
 
-from .format import _DTYPES, _MAGIC_NUMBER, _PROTOCOL_VERSION
-from .records import _UNTYPED, _Global, _StorageRef
+from .format import _DTYPES, _MAGIC_NUMBER, _PROTOCOL_VERSION, _np_dtype
+from .records import _UNTYPED, StorageRecord, _Global, _StorageRef
 
 
 # ---- the zip writer (what caffe2's PyTorchStreamWriter + miniz produce) ---------------------
@@ -120,7 +120,32 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:
             return self._on_storage(obj.record)
+        if type(obj) is StorageRecord:
+            return self._on_storage(obj)
         return None
+
+
+def _storage_type(rec):
+    """(storage class name or None for UntypedStorage, dtype kept for the one-dtype-per-storage
+    check, numel written in the persistent id) for a TensorRecord or StorageRecord."""
+    flat = rec.storage
+    if type(rec) is StorageRecord:
+        if not rec.typed:
+            return None, "uint8", flat.nbytes
+        legacy = _DTYPES.get(rec.dtype, (None, None))[1]
+        if legacy is None:   # (TypedStorage._pickle_storage_type's error)
+            raise KeyError(f"dtype torch.{rec.dtype} is not recognized")
+        return legacy, rec.dtype, flat.nbytes // _np_dtype(rec.dtype).itemsize
+    legacy = _DTYPES.get(rec.dtype, (None, None))[1]
+    # a tensor of a dtype without a storage class is saved over an UntypedStorage (uint8)
+    return (legacy, rec.dtype, flat.size) if legacy else (None, "uint8", flat.nbytes)
+
+
+def _check_dtype(dtypes, key, dtype, flat):
+    # one dtype per saved storage; an empty one (address 0 in PyTorch) is not checked
+    if flat.size and dtypes.setdefault(key, dtype) != dtype:
+        raise RuntimeError("Cannot save multiple tensors or storages that view the same "
+                           "data as different types")
 
 
 def write_checkpoint(obj, f, *, convert=None, pickle_protocol=2,
@@ -135,19 +160,15 @@ def write_checkpoint(obj, f, *, convert=None, pickle_protocol=2,
     keys, storages, dtypes = {}, [], {}
 
     def on_storage(rec):
-        key = keys.get(rec.storage_key)
         flat = rec.storage
-        legacy = _DTYPES.get(rec.dtype, (None, None))[1]
+        legacy, dtype, numel = _storage_type(rec)
+        _check_dtype(dtypes, rec.storage_key, dtype, flat)
+        key = keys.get(rec.storage_key)
         if key is None:
             key = keys[rec.storage_key] = str(len(keys))
             storages.append((key, flat))
-            dtypes[key] = rec.dtype if legacy else "uint8"
-        elif dtypes[key] != (rec.dtype if legacy else "uint8"):
-            raise RuntimeError("Cannot save multiple tensors or storages that view the same "
-                               "data as different types")
-        if legacy is None:
-            return ("storage", _UNTYPED, key, rec.location, flat.size * flat.itemsize)
-        return ("storage", _Global("torch", legacy), key, rec.location, flat.size)
+        return ("storage", _Global("torch", legacy) if legacy else _UNTYPED, key, rec.location,
+                numel)
 
     buf = io.BytesIO()
     _Pickler(buf, pickle_protocol, convert, on_storage).dump(obj)
@@ -184,20 +205,21 @@ def _open_for(f, mode):
 
 # ---- the legacy format ---------------------------------------------------------------------
 def _write_legacy(obj, f, protocol, convert):
-    keys, datas = {}, {}
+    keys, datas, dtypes = {}, {}, {}
 
     def on_storage(rec):
+        flat = rec.storage
+        legacy, dtype, numel = _storage_type(rec)
+        _check_dtype(dtypes, rec.storage_key, dtype, flat)
         key = keys.get(rec.storage_key)
-        legacy = _DTYPES[rec.dtype][1]
         if key is None:
             key = keys[rec.storage_key] = str(len(keys))
-            # a dtype without a typed storage class (uint16, float8, ...) is stored, as
-            # PyTorch does, as an UntypedStorage: its bytes, counted in bytes
-            datas[key] = rec.storage if legacy else \
-                np.ascontiguousarray(rec.storage).reshape(-1).view(np.uint8)
-        if legacy is None:
-            return ("storage", _UNTYPED, key, rec.location, datas[key].size, None)
-        return ("storage", _Global("torch", legacy), key, rec.location, rec.storage.size, None)
+            # the data section counts elements of the first saver's dtype: a dtype without a
+            # typed storage class (uint16, float8, ...) and an UntypedStorage count bytes
+            datas[key] = np.ascontiguousarray(flat).reshape(-1).view(np.uint8).view(
+                _np_dtype(dtype))
+        return ("storage", _Global("torch", legacy) if legacy else _UNTYPED, key, rec.location,
+                numel, None)
 
     with _open_for(f, "wb") as fh:
         for header in (_MAGIC_NUMBER, _PROTOCOL_VERSION,
