@@ -184,8 +184,6 @@ def test_to_copy_records_one_to_copy_node():
     assert run(torchish) == run(torch)
 
 
-@pytest.mark.xfail(reason="PyTorch's addbmm_ resizes a broadcastable self to the result's "
-                          "shape (addbmm_out with self as out); torchish refuses it", strict=True)
 def test_addbmm_inplace_resizes_a_broadcastable_self():
     def run(T):
         s = T.ones(4)

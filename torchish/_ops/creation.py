@@ -19,6 +19,7 @@ from .._tensor import (Size, Tensor, _wrap, contiguous_format, lay_out, layout_s
 from .registry import Promote, op, call_jax
 from .plans import bool_to
 from .indexing import check_fill_value
+from . import unsigned_support
 from .result_layout import suggest_memory_format
 
 P = Promote
@@ -130,6 +131,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = data if dtype is None else data.astype(dtype.np)
         t = _wrap(arr)
         return _factory_requires_grad(t) if requires_grad else t
+    if dtype is dt.uint64:
+        return _leaf(_uint64_array(data), device, requires_grad)
     inferred = _infer_dtype(data)
     d = dtype or inferred
     if d is None:  # a list of tensors: their promoted dtype
@@ -142,14 +145,48 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = None
     if arr is None or arr.dtype == object:
         if any(type(x) is int and not -2 ** 63 <= x < 2 ** 63 for x in _flatten(data)):
-            raise ValueError("Overflow when unpacking long long")
+            if not (d.is_floating_point or d.is_complex or d is dt.bool):
+                raise ValueError("Overflow when unpacking long long")
+            # a float target reads each int as a double, however large
+            arr = _to_numpy(data, dt.complex128 if d.is_complex else dt.float64)
+    if arr is None or arr.dtype == object:
         _check_nested(data)
-    if d is dt.int64 and arr.dtype.kind == "u":
+    if arr.dtype.kind == "u" and not (d.is_floating_point or d.is_complex or d is dt.bool):
+        # (NumPy gives uint64 for ints above int64; PyTorch reads them as long long)
         raise ValueError("Overflow when unpacking long long")
     _check_overflow(arr, d)
     with np.errstate(over="ignore"):   # (a float too large for float32 is inf, silently)
         arr = arr.astype(d.np)
     return _leaf(arr, device, requires_grad)
+
+
+def _uint64_array(data):
+    """Python data as uint64, exactly: PyTorch reads each element as an unsigned 64-bit
+    integer (no floats, no wrapping of negatives), where NumPy would infer float64 for ints
+    above int64 and wrap negative ones."""
+    if any(isinstance(x, Tensor) for x in _flatten(data)):
+        raise TypeError("an integer is required")
+    try:
+        obj = np.array(data, dtype=object)
+    except ValueError:
+        obj = None
+    if obj is None or any(isinstance(x, (list, tuple)) for x in obj.flat):
+        try:
+            _check_nested(data)   # ragged: PyTorch's message
+        except TypeError:   # (a sequence where a number belongs)
+            raise TypeError("an integer is required") from None
+    values = []
+    for x in obj.flat:   # in order: the first bad element decides the error
+        if isinstance(x, str):
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        if not isinstance(x, int):   # (NumPy scalars and floats too)
+            raise TypeError("an integer is required")
+        if x < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if x >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+        values.append(int(x))
+    return np.array(values, dtype=np.uint64).reshape(obj.shape)
 
 
 def _check_overflow(arr, d):
@@ -420,15 +457,27 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if d in dt.SHELL:   # no eye kernel for uint16/32/64
+        unsigned_support.refuse("eye", d)
     return _leaf(np.eye(n, n if m is None else m, dtype=d.np), device, requires_grad)
 
 
+def _check_indices(name, row, col, dtype):
+    for label, v in (("row", row), ("col", col)):
+        if v < 0:   # (sic: PyTorch prints no space before the number)
+            raise RuntimeError(f"{label} must be non-negative, got{v}")
+    if dtype in dt.SHELL:
+        unsigned_support.refuse(name, dtype)
+
+
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    _check_indices("tril_indices", row, col, dtype)
     r, c = np.tril_indices(row, offset, col)
     return _leaf(np.stack([r, c]).astype((dtype or dt.int64).np), device, False)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    _check_indices("triu_indices", row, col, dtype)
     r, c = np.triu_indices(row, offset, col)
     return _leaf(np.stack([r, c]).astype((dtype or dt.int64).np), device, False)
 
@@ -498,14 +547,14 @@ def cast(x, np_dtype):
     if jnp.iscomplexobj(x) and not jnp.issubdtype(np_dtype, jnp.complexfloating):
         x = jnp.real(x)
     target = np.dtype(np_dtype)
-    if jnp.issubdtype(x.dtype, jnp.floating) and target.kind in "iu" and (
-            target.kind == "i" or target.itemsize == 1):
-        wide = np.int64 if target == np.int64 else np.int32
-        limit = float(2 ** (np.iinfo(wide).bits - 1))
-        if x.dtype.itemsize < 4:   # (half types: compared in float32, where the limit fits)
+    if jnp.issubdtype(x.dtype, jnp.floating) and target.kind in "iu":
+        fp16 = x.dtype == np.float16
+        if x.dtype.itemsize < 4:   # (half types: compared in float32, where the limits fit)
             x = x.astype(np.float32)
-        outside = jnp.isnan(x) | (x >= limit) | (x < -limit)
-        return jnp.where(outside, np.iinfo(wide).min, x.astype(wide)).astype(target)
+        if target.kind == "i" or target.itemsize <= 2:
+            wide = np.int64 if target == np.int64 else np.int32
+            return unsigned_support.truncate(x, wide).astype(target)
+        return unsigned_support.float_to_unsigned(x, target, fp16)
     if x.dtype == bool and target.kind != "b":
         return bool_to(x, np_dtype)
     return x.astype(np_dtype)
@@ -729,6 +778,8 @@ class _LegacyTensorType(type):
 def _legacy_types(module="torch", device_type="cpu"):
     out = {}
     for d in dt.ALL:
+        if d in dt.SHELL:   # PyTorch has no UInt16Tensor/... classes (type strings work)
+            continue
         name = d._legacy + "Tensor"
         out[name] = _LegacyTensorType(name, (), {"dtype": d, "__module__": module,
                                                  "device_type": device_type})

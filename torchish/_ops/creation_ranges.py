@@ -14,6 +14,7 @@ from .._warnings import user_stacklevel
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .creation import _leaf, _scalar, full, ones
+from . import unsigned_support
 
 
 # ---- range factories, bit for bit --------------------------------------------------------
@@ -90,6 +91,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = dt.get_default_dtype() if is_float else dt.int64
+    if dtype in dt.SHELL:   # refused before any range check
+        unsigned_support.refuse("arange", dtype)
     integral = not (dtype.is_floating_point or dtype.is_complex)
     # PyTorch converts the scalars to the accumulation type first (int64 for integer dtypes)
     xs, xe, xst = ((int(v) for v in (start, end, step)) if integral else (start, end, step))
@@ -150,9 +153,12 @@ def _check_steps(steps):
 
 
 def _check_kernel_dtype(name, d, steps):
-    # the CPU kernels have no bool instance; 0 or 1 steps return before reaching them
+    # the CPU kernels have no bool (nor uint16/32/64) instance; 0 or 1 steps return before
+    # reaching them
     if steps > 1 and d is dt.bool:
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+    if steps > 1 and d in dt.SHELL:
+        unsigned_support.refuse(name, d)
 
 
 def _check_0dim(name, start, end):

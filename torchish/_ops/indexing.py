@@ -24,6 +24,7 @@ from ..autograd.graph import _FREED_MSG as FREED
 from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, op, check_inplace
 from .errors import scalar_overflow
+from . import unsigned_support
 
 P = Promote
 
@@ -619,6 +620,8 @@ def masked_select(input, mask):
 
 def nonzero(input, *, as_tuple=False):
     from .creation import tensor
+    if input.dtype in dt.SHELL:   # PyTorch has no nonzero kernel for uint16/32/64
+        unsigned_support.refuse("nonzero", input.dtype)
     arr = np.asarray(input._data)
     idx = np.nonzero(arr) if arr.ndim else np.nonzero(arr.reshape(1))
     if as_tuple:

@@ -46,6 +46,7 @@ expand_copy float_power gcd geqrf histogram histogramdd igamma igammac index_red
 lu lu_solve lu_unpack mvlgamma narrow_copy nextafter orgqr ormqr permute_copy qr renorm slice_scatter
 select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy svd t_copy transpose_copy triangular_solve unbind_copy
 unfold_copy unsqueeze_copy view_copy
+lstsq matrix_rank solve symeig
 """.split())
 
 # Reductions that accumulate in out's dtype when no `dtype=` is given.

@@ -21,7 +21,9 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of
 from ..random import Generator, engine_of
 from .creation import _leaf, _size, empty, empty_like, layout_order
+from .creation_ranges import _CPP_DTYPE
 from .registry import check_inplace
+from . import unsigned_support
 
 
 def _traced(t):
@@ -33,6 +35,18 @@ def _key(generator):
         return _random_trace.split()
     seed = engine_of(generator).fork_jax_key()
     return jax.random.PRNGKey(seed & 0x7FFFFFFFFFFFFFFF)
+
+
+def _refuse(name, d):
+    # PyTorch has no sampling kernels for uint16/32/64 (one set lookup for other dtypes)
+    if d in dt.SHELL:
+        unsigned_support.refuse(name, d)
+
+
+def _floats_only(kernel, d):
+    """The normal-based kernels have float (and complex) instances only."""
+    if not (d.is_floating_point or d.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{d._legacy}\'')
 
 
 def _fill(self, values, node=None, params=()):
@@ -90,6 +104,7 @@ def _in_memory_order(self, draw, *arrays):
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
+    _refuse("uniform_", self.dtype)
     if _traced(self):
         u = jax.random.uniform(_key(generator), self.shape, jnp.float32 if
                                self.dtype is not dt.float64 else jnp.float64)
@@ -101,6 +116,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:   # (the number as C++ prints it: -1, not -1.0)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    _floats_only("normal_kernel_cpu", self.dtype)
     if _traced(self):
         n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
                               self.dtype is not dt.float64 else jnp.float64)
@@ -111,6 +127,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
+        _refuse("bernoulli_tensor", self.dtype)
         if _traced(self):
             values = jax.random.bernoulli(_key(generator), p._data, self.shape)
         elif self.is_meta:
@@ -121,7 +138,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
                 generator).bernoulli_tensor(pr, self.dtype.name), probs)
         return _fill(self, values.astype(self.dtype.np), "BernoulliBackward1", (p,))
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    _refuse("bernoulli_", self.dtype)
     if _traced(self):
         values = jax.random.bernoulli(_key(generator), p, self.shape).astype(self.dtype.np)
     else:
@@ -132,6 +150,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 def random_(self, from_=None, to=None, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
+    if from_ is None and to is None:
+        _refuse("random_", self.dtype)
     if _traced(self):
         hi = to if to is not None else (from_ if from_ is not None else 2 ** 24)
         lo = 0 if to is None else from_
@@ -147,8 +167,12 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
         shape, self.dtype.name, from_, to)), "RandomBackward0")
 
 
-def _simple(name, node, jax_sampler):
+def _simple(name, node, jax_sampler, check=None):
+    """An in-place sampler; `check(dtype, *args)` validates its parameters and dtype first
+    (the engine validates them again on the eager path)."""
     def sampler(self, *args, generator=None):
+        if check is not None:
+            check(self.dtype, *args)
         if _traced(self):
             return _fill(self, jax_sampler(_key(generator), self.shape, *args)
                          .astype(self.dtype.np), node)
@@ -159,14 +183,50 @@ def _simple(name, node, jax_sampler):
     return sampler
 
 
+def _continuous(label, d, spelled):
+    """PyTorch's refusal of an integer dtype for a continuous distribution; exponential_
+    names the dtype as in `torch.IntTensor` (Int, UInt32), cauchy_ by its C++ type (int,
+    unsigned int)."""
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(f"{label} distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {spelled}")
+
+
+def _check_exponential(d, lambd=1.0):
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _continuous("Exponential", d, d._legacy)
+
+
+def _check_cauchy(d, median=0.0, sigma=1.0):
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _continuous("Cauchy", d, _CPP_DTYPE.get(d.name, d.name))
+
+
+def _check_geometric(d, p):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if d is dt.bool:
+        raise NotImplementedError('"geometric_cpu" not implemented for \'Bool\'')
+    _refuse("geometric_", d)
+
+
+def _check_log_normal(d, mean=1.0, std=2.0):
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    _floats_only("log_normal_cpu", d)
+
+
 exponential_ = _simple("exponential", "ExponentialBackward0",
-                       lambda k, s, lambd=1.0: jax.random.exponential(k, s) / lambd)
+                       lambda k, s, lambd=1.0: jax.random.exponential(k, s) / lambd,
+                       _check_exponential)
 geometric_ = _simple("geometric", "GeometricBackward0",
-                     lambda k, s, p: jax.random.geometric(k, p, s))
+                     lambda k, s, p: jax.random.geometric(k, p, s), _check_geometric)
 log_normal_ = _simple("log_normal", "LogNormalBackward0", lambda k, s, mean=1.0, std=2.0:
-                      jnp.exp(jax.random.normal(k, s) * std + mean))
+                      jnp.exp(jax.random.normal(k, s) * std + mean), _check_log_normal)
 cauchy_ = _simple("cauchy", "CauchyBackward0", lambda k, s, median=0.0, sigma=1.0:
-                  median + sigma * jax.random.cauchy(k, s))
+                  median + sigma * jax.random.cauchy(k, s), _check_cauchy)
 
 
 # ---- functions ---------------------------------------------------------------------------
@@ -234,6 +294,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtype or dt.int64
+    _refuse("randperm", d)
     if _random_trace.active():
         return _leaf(jax.random.permutation(_key(generator), n).astype(d.np), device,
                      requires_grad)

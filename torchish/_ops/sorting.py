@@ -759,6 +759,9 @@ def bincount(input, weights=None, minlength=0):
     from .. import _dtype as dt
     from .pointwise import not_implemented
     from .registry import record_not_implemented
+    if input.dtype in dt.SHELL:   # PyTorch has no bincount kernel for uint16/32/64
+        from . import unsigned_support
+        unsigned_support.refuse("bincount", input.dtype)
     arr = _host(input)
     if arr.dtype.kind not in "iub" or arr.dtype.kind == "b":
         raise not_implemented("bincount_cpu", arr)

@@ -10,10 +10,16 @@ time and an allowed one costs nothing after its first call).
 The kernel is chosen by the dtype the kernel computes in (the op's promoted dtype), as
 PyTorch's: `a + 1.5` or `a / b` compute in float and work, `a + 1` computes in uint32 and is
 refused; ops without promotion (indexing, flips) are refused on their operand's dtype.
+
+Also here: float -> uint32/uint64 conversion as PyTorch's CPU kernels do it (wrapping negative
+values; XLA would saturate), for `creation.cast`.
 """
+import jax.numpy as jnp
+import numpy as np
+
 from .. import _dtype as dt
 
-__all__ = ["check", "refuse", "NON_DISPATCHED"]
+__all__ = ["check", "refuse", "NON_DISPATCHED", "truncate", "float_to_unsigned"]
 
 _SHELL = dt.SHELL
 
@@ -120,7 +126,8 @@ NON_DISPATCHED = {
     "normal_": "normal_kernel_cpu", "randn": "normal_kernel_cpu",
     "bernoulli_": "bernoulli_scalar_cpu_", "uniform_": "check_uniform_bounds",
     "rand": "check_uniform_bounds", "geometric_": "geometric_cpu",
-    "log_normal_": "log_normal_cpu",
+    "log_normal_": "log_normal_cpu", "bernoulli_tensor": "bernoulli_tensor_cpu_self_",
+    "random_": "random_kernel_cpu",
 }
 
 
@@ -176,3 +183,34 @@ def check(definition, statics, kinds, compute):
         if kernel is None:
             return
     raise _error(kernel, d)
+
+
+# ---- float -> integer conversion (used by creation.cast) ----------------------------------
+
+def truncate(x, wide):
+    """float -> `wide` signed ints as x86's truncating conversion: out of range or NaN is the
+    type's minimum."""
+    limit = float(2 ** (np.iinfo(wide).bits - 1))
+    outside = jnp.isnan(x) | (x >= limit) | (x < -limit)
+    return jnp.where(outside, np.iinfo(wide).min, x.astype(wide))
+
+
+def float_to_unsigned(x, target, fp16):
+    """float -> uint32/uint64 as PyTorch's (vectorised) CPU kernels: values in range are exact,
+    negative ones wrap through the signed type of the same width's truncation (-3.0 ->
+    2**32 - 3), values past the top give 0; NaN and too negative values give the signed
+    minimum's bits (2**31, 2**63), except from float16 to uint32, which gives 0."""
+    bits = target.itemsize * 8
+    top = float(2 ** bits)
+    if bits == 32:
+        low = truncate(x, np.int32).astype(target)
+        if fp16:
+            low = jnp.where(jnp.isfinite(x), low, 0).astype(target)
+        high = jnp.where(x < top, x, 0).astype(target)
+        return jnp.where(x >= 0, high, low)
+    # (uint64: above int64 split off 2**63, which float32 and float64 subtract exactly)
+    half = float(2 ** 63)
+    big = (x >= half) & (x < top)
+    high = jnp.where(big, x - half, 0).astype(target) + np.uint64(2 ** 63)
+    low = truncate(x, np.int64).astype(target)
+    return jnp.where(big, high, jnp.where(x >= top, np.uint64(0), low))
