@@ -12,6 +12,7 @@ from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
 from ..autograd.double_backward import READS_RESULT
 from ..autograd.saved_storage import result_ref, storage_refs
+from ..autograd.saved_tensors import MUTATION_WATCH
 from .call_jax import call_jax_record
 from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect,
                        _creation_error, _forward_tangents, _run)
@@ -33,11 +34,16 @@ _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to 
 
 # PyTorch's fill_/zero_ write one value everywhere and do not check for internal overlap
 _OVERLAP_OK = frozenset(("_fill", "_zero"))
+# ops whose in-place form is their `out=` form with `self` as out, which resizes `self` to
+# the result's shape (a broadcastable `self`, as the op checked)
+_RESIZES_SELF = frozenset(("addbmm",))
 
 
 def check_inplace(self, needs_grad=False):
     """PyTorch's checks before an in-place op on `self` (`needs_grad`: whether another
     operand requires grad, which makes the op a tracked one too)."""
+    if MUTATION_WATCH:
+        MUTATION_WATCH[0].before_write(self)
     if grad_mode.GRAD_ENABLED[0]:
         if self._creation is not None and self._base is not None and (
                 needs_grad or self.requires_grad):
@@ -97,6 +103,9 @@ def dispatch_inplace(definition, targs, sargs):
         raise error
     if isinstance(out, (tuple, list)):
         out = out[0]
+    if out.shape != self.shape and definition.name in _RESIZES_SELF:
+        from .out_arg import _resize
+        _resize(self, tuple(out.shape))
     if out.shape != self.shape:
         raise _inplace_error(definition, targs) or RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape "

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 
 from .._eager_jit import EagerJit, eager_jit
 from . import anomaly, fused_backward, grad_mode, saved_storage, saved_tensors
-from .saved_tensors import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
-                           saved_tensors_hooks)
+from .saved_tensors import (allow_mutation_on_saved_tensors,  # noqa: F401
+                           disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
 
 _SEQ = itertools.count()
 BACKWARD_RUNS = [0]  # how many backward passes ran (compile tells forwards from steps)

@@ -1,6 +1,6 @@
 """What a node saves for backward, seen from Python: hooks on saved tensors
-(`torch.autograd.graph.saved_tensors_hooks`, `save_on_cpu`, `disable_saved_tensors_hooks`) and
-the `grad_fn._saved_<name>` attributes.
+(`torch.autograd.graph.saved_tensors_hooks`, `save_on_cpu`, `disable_saved_tensors_hooks`,
+`allow_mutation_on_saved_tensors`) and the `grad_fn._saved_<name>` attributes.
 
 While a hooks region is active, each tensor an op saves (the operands PyTorch's derivative
 formula keeps, and saved outputs) goes through the innermost `pack_hook` when the op records;
@@ -10,6 +10,7 @@ unpacked too; the gradient reads it for the ops whose derivative PyTorch writes 
 result (`double_backward.FROM_RESULT`), other pullbacks recompute it from the operands; an
 in-place op packs the `self` it saves as it was before the write (PyTorch's clone of it).
 """
+import contextlib
 import math
 import weakref
 
@@ -48,6 +49,67 @@ class save_on_cpu(saved_tensors_hooks):
             device, tensor = packed
             return tensor.to(device, non_blocking=pin_memory)
         super().__init__(pack, unpack)
+
+
+class _AllowMutationOnSavedContext:
+    """What `allow_mutation_on_saved_tensors()` yields: the tensors saved in its region, by
+    identity, until an in-place op writes to them."""
+
+    def __init__(self):
+        self.saved = {}   # id(tensor) -> the packed records of it not yet cloned
+
+    def before_write(self, tensor):
+        records = self.saved.pop(id(tensor), None)
+        if records:
+            from .._tensor import _wrap
+            clone = _wrap(tensor._data, tensor.device)
+            for record in records:
+                record.clone = clone
+
+
+class _SavedRecord:
+    __slots__ = ("tensor", "clone")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.clone = None
+
+
+# the active allow_mutation_on_saved_tensors region (`_ops.inplace.check_inplace` calls its
+# `before_write` before every in-place write)
+MUTATION_WATCH = []
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Tensors saved for backward inside may be modified in place: a saved tensor is cloned
+    just before an in-place op writes to it (that tensor itself, as PyTorch's: writing to its
+    base does not), and backward reads the clone. A JAX array never changes, so the clone is
+    the array the tensor holds then, for free. Backward must run inside the same region."""
+    if MUTATION_WATCH:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    context = _AllowMutationOnSavedContext()
+
+    def pack(tensor):
+        record = _SavedRecord(tensor)
+        context.saved.setdefault(id(tensor), []).append(record)
+        return context, record
+
+    def unpack(packed):
+        owner, record = packed
+        if not MUTATION_WATCH or owner is not MUTATION_WATCH[0]:
+            # (PyTorch's text, its missing space included)
+            raise AssertionError("Trying to backward outside of the "
+                                 "'allow_mutation_on_saved_tensors' contextin which the graph "
+                                 "was originally recorded.")
+        return record.tensor if record.clone is None else record.clone
+
+    MUTATION_WATCH.append(context)
+    try:
+        with saved_tensors_hooks(pack, unpack):
+            yield context
+    finally:
+        MUTATION_WATCH.clear()
 
 
 class disable_saved_tensors_hooks:
