@@ -7,6 +7,7 @@ value is turned into a Python value.
 """
 import builtins
 import contextlib
+import functools
 import os
 import sys
 import traceback
@@ -39,12 +40,14 @@ _GUARD_MESSAGE = ("Consider annotating your code using torch._check*(). Could no
                   "data-dependent expression of a captured scalar.\n")
 
 
-def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
+def call_user(entry, fn, fullgraph, args, kwargs, breaks=None, constants=False):
     """Run the user's function while tracing: `print()` recorded (replayed per call; of a
     tensor, a silent graph break), `.item()`/`.tolist()` captured when asked, and JAX's
     data-dependence errors turned into a `CompileError` naming the user's line. `breaks`: the
     `_Breaks` of a `torch._dynamo.explain` trace, which records where PyTorch breaks the graph
-    and carries on where it can (constant prints, `.item()`, `graph_break()`)."""
+    and carries on where it can (constant prints, `.item()`, `graph_break()`). `constants`:
+    the step's backward is one `jax.vjp` of the trace, so `_COMPILE_LEVEL` makes what the
+    tape would leave out of its graph (no_grad results) reverse-mode constants there."""
     real_print = builtins.print
 
     def recorded_print(*a, **kw):
@@ -66,6 +69,15 @@ def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
         noted = None if config.capture_scalar_outputs else breaks
         Tensor.item = _captured_item(entry, methods[0], noted)
         Tensor.tolist = _captured_tolist(entry, methods[1], noted)
+    from . import autograd
+    real_grad, real_backward = autograd.grad, autograd.backward
+    if not config.trace_autograd_ops:
+        autograd.grad = _autograd_grad_break
+    levels = grad_mode.FUNC_LEVELS
+    depth = len(levels)
+    if constants:
+        autograd.backward = functools.partial(_backward_below_level, real_backward)
+        levels.append(_COMPILE_LEVEL)
     _EXPLAIN[0], outer = breaks, _EXPLAIN[0]
     try:
         result = fn(*args, **kwargs)
@@ -104,8 +116,54 @@ def call_user(entry, fn, fullgraph, args, kwargs, breaks=None):
     finally:
         _EXPLAIN[0] = outer
         builtins.print = real_print
+        autograd.grad, autograd.backward = real_grad, real_backward
+        del levels[depth:]
         if capture:
             Tensor.item, Tensor.tolist = methods
+
+
+class _CompileLevel:
+    """What `call_user` pushes on `grad_mode.FUNC_LEVELS` while tracing a step: as inside a
+    reverse-mode `torch.func` transform, results made under no_grad (or inference_mode) are
+    reverse-mode constants and an in-place write under no_grad keeps the old gradient, so
+    the step's `jax.vjp` sees the graph PyTorch's tape records."""
+    jvp = False
+
+
+_COMPILE_LEVEL = _CompileLevel()
+
+
+def _backward_below_level(backward, *args, **kwargs):
+    """`torch.autograd.backward` (and `Tensor.backward`) inside a traced step: the tape's own
+    backward, run without `_COMPILE_LEVEL` (not a transform, which refuses a backward)."""
+    from .autograd import graph
+    levels = grad_mode.FUNC_LEVELS
+    try:
+        if not (levels and levels[-1] is _COMPILE_LEVEL):
+            return backward(*args, **kwargs)
+        levels.pop()
+        try:
+            return backward(*args, **kwargs)
+        finally:
+            levels.append(_COMPILE_LEVEL)
+    finally:
+        LAST_BACKWARD[0] = next(graph._SEQ)   # (nodes recorded later are newer)
+
+
+LAST_BACKWARD = [-1]   # the node sequence number at the traced step's last backward
+
+
+_AUTOGRAD_GRAD_BREAK = (
+    "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`\n"
+    "  Explanation: Attempted to call `torch.autograd.grad` with config "
+    "`torch._dynamo.config.trace_autograd_ops` set to `False`.\n"
+    "  Hint: Change `torch._dynamo.config.trace_autograd_ops` to `True`.\n")
+
+
+def _autograd_grad_break(*args, **kwargs):
+    """`torch.autograd.grad` while tracing: PyTorch breaks the graph there (the compiled
+    backward of the results could not see the gradients it computes as its own graph)."""
+    raise _SilentBreak(_AUTOGRAD_GRAD_BREAK)
 
 
 # ---- torch._dynamo.explain: where PyTorch would break the graph ----------------------------
@@ -291,6 +349,9 @@ def _capture_scalar(entry, t):
     with grad_mode.no_grad():
         # (detach last: a view of a detached tensor loses its stop-gradient in a trace)
         s = t.reshape(()).detach().to(target).clone()   # (its own storage: see `pending`)
+    # already a constant: no reverse-mode constant read over it (`_COMPILE_LEVEL`), so that
+    # every use reads the one traced value `_of_captured_only` looks for
+    s._stopgrad = False
     entry.scalars.append(s)
     return s
 

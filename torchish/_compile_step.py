@@ -21,7 +21,7 @@ from . import _random_trace
 from .autograd import grad_mode, graph
 from .compiler import STANCE as _STANCE, _IN_BROKEN
 from ._compile_capture import CompileError, _GuardOnData, _SilentBreak, call_user, \
-    symbolic_numbers
+    symbolic_numbers, LAST_BACKWARD
 from ._compile_plan import _Plan, _MISSING, _LEAF, _VIEW
 from ._compile_writeback import write_back, replayable
 
@@ -81,6 +81,36 @@ def _log_item_break(user_stack):
 _ITEM_LOGGED = []
 
 
+class _HookedGraph(_SilentBreak):
+    """The traced results' graph has a tensor hook (or `retain_grad()`, or a custom Function)
+    on a tensor made inside the step: the compiled backward (one `jax.vjp`, see `_compile_writeback._attach_grad`)
+    would skip it, so the signature runs eagerly."""
+
+
+# custom Functions whose backward is the derivative of their forward (JAX's is as good)
+_TRACED_FUNCTIONS = frozenset({"CheckpointFunctionBackward"})
+
+
+def _check_no_hooks(result):
+    """Raise `_HookedGraph` if a node of the graph behind `result`'s tensors holds a hook, or
+    is a custom Function's (its own backward, which the step's `jax.vjp` would not run)."""
+    from .autograd.function import _FunctionNode
+    todo = [t._grad_fn for t in jax.tree_util.tree_leaves(
+        result, is_leaf=lambda x: isinstance(x, Tensor))
+        if isinstance(t, Tensor) and t._grad_fn is not None]
+    seen = set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or not isinstance(node, graph.Node):
+            continue   # (an AccumulateGrad's hooks belong to a leaf the backward reaches)
+        seen.add(id(node))
+        if node._tensor_hooks or node._retain or node._pre_hooks or node._hooks or (
+                isinstance(node, _FunctionNode) and node._name not in _TRACED_FUNCTIONS):
+            raise _HookedGraph("torchish.compile: a hook or custom autograd.Function "
+                               "backward inside the compiled graph")
+        todo += [e[0] for e in node._edges or () if e is not None]
+
+
 # ---- one compiled signature ----------------------------------------------------------------
 
 class _ViewWritten(CompileError):
@@ -130,6 +160,7 @@ class _Entry:
         self.fun = None          # the same computation as a JAX function (for backward)
         self.uses_rng = None
         self.vjp = {}
+        self.live = {}           # picked outputs -> which inputs they differentiably reach
         self.prints = []         # print() calls of the traced Python, replayed on every call
         self.gm = None           # the GraphModule a custom backend got (runs its callable)
         self.jaxpr = None        # the traced computation (explain, GraphModule)
@@ -301,6 +332,8 @@ class _Compiled:
             return entry
         except (_ViewWritten, _GradsWritten, _StateCreated):
             raise
+        except _HookedGraph:
+            return _BROKEN   # (as PyTorch's results, with fullgraph=True as well)
         except CompileError as exc:
             if self.fullgraph:
                 # PyTorch compiles `float(t)`/`int(t)` then (a symbolic number); torchish
@@ -471,19 +504,25 @@ class _Compiled:
             fenced[:] = _fence_outer_graphs(values, plan.tensors)
             fences = {id(t): t._grad_fn for t, _ in fenced}
             runs_before = graph.BACKWARD_RUNS[0]
+            # a compiled Module's forward records no tape where nothing needs its graph;
+            # else it is traced as a step is (what no_grad makes in it stays constant)
+            untaped = self.forward_only and not (grad_mode.is_grad_enabled() and any(
+                t.requires_grad for t in holders))
             _TRACING[0] += 1
             try:
                 with _random_trace.traced_key(key, record=lambda used: setattr(
                         entry, "uses_rng", used)):
                     call = (entry, self.fn, self.fullgraph, args, kwargs, self.breaks)
-                    if self.forward_only:
+                    if untaped:
                         with grad_mode.no_grad():
                             result = call_user(*call)
                     else:
-                        result = call_user(*call)
+                        result = call_user(*call, constants=True)
             finally:
                 _TRACING[0] -= 1
             entry.ran_backward = graph.BACKWARD_RUNS[0] != runs_before
+            if not (entry.ran_backward or untaped) and grad_mode.is_grad_enabled():
+                _check_no_hooks(result)
             if any(t._grad is not g for t, g in uncarried):
                 raise _GradsWritten("torchish.compile: a forward that sets `.grad`")
             tail = n - len(spread)
@@ -500,12 +539,17 @@ class _Compiled:
                    and isinstance(x, (jax.Array, jax.core.Tracer))]
             out = [t._data for t in tensors] + raw
             if entry.ran_backward:
+                if any(getattr(t._grad_fn, "_seq", -1) > LAST_BACKWARD[0] for t in tensors):
+                    # a result with a graph made after the step's backward: PyTorch runs
+                    # that part eagerly (it breaks the graph at `backward()`), so it keeps
+                    # a live graph; the step's results carry only spent ones
+                    raise _SilentBreak(_BACKWARD_BREAK)
                 entry.spent_results = tuple(j for j, t in enumerate(tensors)
                                             if t._grad_fn is not None)
             kinds, it_t, it_a = [], iter(range(len(tensors))), iter(range(len(tensors), len(out)))
             scalar_ids = set(map(id, entry.scalars))
             ctx = _ResultContext(entry, plan, values, storages, ins, holders, fenced, fences,
-                                 n - len(spread), n_views, not self.forward_only)
+                                 n - len(spread), n_views, not untaped)
             for x in leaves:
                 if isinstance(x, Tensor):
                     i = next(it_t)
@@ -671,7 +715,9 @@ class _ResultContext:
                     and x._base is not None and x._base.requires_grad):
                 return ("R", i, x.device, self.slot_of[st], x._view.steps, None)
         if st in self.slot_of:
-            return ("V", self.slot_of[st], x._view)
+            # (made from a detached alias: PyTorch's `_base` is that alias, not the input)
+            return ("V", self.slot_of[st], x._view, x._base is not None and not (
+                id(x._base) in self.arg_pos or id(x._base) in self.plan.tindex))
         steps = _relative(x._view)
         if st in self.spread_of and steps:
             k = self.spread_of[st]

@@ -86,7 +86,10 @@ def write_back(entry, plan, storages, holders, owners, arrays, lrs, rng_key, out
             elif kind[0] == "P":
                 flat.append(plan.tensors[kind[1]])
             elif kind[0] == "V":
-                flat.append(_input_view(owners[kind[1]], kind[2]))
+                t = _input_view(owners[kind[1]], kind[2])
+                if kind[3] and t._base is not None:
+                    t._base = t._base.detach()   # (so it does not require grad by its base)
+                flat.append(t)
             elif kind[0] == "W":
                 src = values[kind[2]] if kind[1] else plan.spread[kind[2]]
                 flat.append(_view_of(src, kind[3]))
@@ -206,6 +209,14 @@ def _attach_grad(entry, plan, storages, owners, tensors, picks, arrays, lrs, rng
     diff, edges = owner_edges(plan, owners)
     if not diff or not tensors:
         return
+    live = entry.live.get(picks)
+    if live is None:
+        live = entry.live[picks] = _differentiable_inputs(entry.jaxpr, picks)
+    if not all(live[i] for i in diff):
+        # an input the results reach only through no_grad or detached values gets no edge,
+        # so its `.grad` stays None, as PyTorch's graph never reaches it
+        kept = [k for k, i in enumerate(diff) if live[i]]
+        diff, edges = tuple(diff[k] for k in kept), [edges[k] for k in kept]
     vjp = entry.vjp.get((diff, picks))
     if vjp is None:
         fun = jax.jit(entry.fun)
@@ -240,6 +251,39 @@ def _attach_grad(entry, plan, storages, owners, tensors, picks, arrays, lrs, rng
         if t.dtype.is_floating_point or t.dtype.is_complex:
             t._grad_fn = node
             t._output_nr = j
+
+
+_CONSTANT_PRIMITIVES = frozenset({"stop_gradient", "torchish_reverse_constant"})
+
+
+def _differentiable_inputs(jaxpr, picks):
+    """Per input of the traced step: whether an output in `picks` depends on it other than
+    through a reverse-mode constant (a value made under no_grad, a detached one) or an integer
+    value (an index: PyTorch's graph has no edge through it)."""
+    from ._jaxpr_deps import _inner
+    jaxpr = jaxpr.jaxpr
+    picked = set(picks)
+    needed = {id(v) for j, v in enumerate(jaxpr.outvars) if j in picked}
+
+    def walk(jx, needed):
+        for eqn in reversed(jx.eqns):
+            flags = [id(v) in needed and _inexact(v) for v in eqn.outvars]
+            if not any(flags) or eqn.primitive.name in _CONSTANT_PRIMITIVES:
+                continue
+            sub = _inner(eqn)
+            if sub is not None:
+                inner = walk(sub, {id(v) for v, f in zip(sub.outvars, flags) if f})
+                needed.update(id(v) for v, u in zip(eqn.invars, sub.invars) if id(u) in inner)
+            else:
+                needed.update(id(v) for v in eqn.invars)
+        return needed
+
+    needed = walk(jaxpr, needed)
+    return [id(v) in needed for v in jaxpr.invars]
+
+
+def _inexact(var):
+    return jnp.issubdtype(var.aval.dtype, jnp.inexact)
 
 
 def _attach_spent(entry, plan, owners, tensors):
