@@ -56,9 +56,7 @@ CASES = {
                                     "(v[:2] * b).sum().backward()\nreturn b * 1",
 }
 
-XFAIL = {"data_read": "needs Tensor.data to read as a reverse-mode constant when traced "
-                      "(requested: _tensor.py)",
-         "no_grad_setitem_on_leaf": "a no_grad setitem on a leaf drops its old gradient when "
+XFAIL = {"no_grad_setitem_on_leaf": "a no_grad setitem on a leaf drops its old gradient when "
                                     "traced (torch.func.grad too; requested: the setitem path "
                                     "should keep it as _ops/inplace.py does)"}
 

@@ -723,6 +723,7 @@ class Tensor:
     def data(self):
         t = _alias(self)
         t._base = None   # (as for detach())
+        t._stopgrad = True
         t._vc = [0]  # unlike detach(), `.data` does not share the version counter
         _own_version(t)
         return t
