@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .. import _meta
 from .._tensor import Tensor, _check_versioned, _wrap
-from .._storage import TRANSFORM_EPOCHS, Storage, read_view, write_view
+from .._storage import TRANSFORM_EPOCHS, Storage, read_through, read_view, write_view
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
 from ..autograd.double_backward import READS_RESULT
@@ -115,8 +115,10 @@ def dispatch_inplace(definition, targs, sargs):
     if not record and grad_mode.FUNC_LEVELS and grad_mode.FUNC_LEVELS[-1] \
             and not grad_mode.GRAD_ENABLED[0]:
         # under no_grad inside `torch.func.grad`: the new values, the old gradient (PyTorch's
-        # graph of `self` is unchanged)
-        old = self._data
+        # graph of `self` is unchanged). The old values as stored: a view made under no_grad
+        # reads as a reverse-mode constant, which would drop that gradient
+        old = self._storage.data if self._view is None else read_through(self._storage,
+                                                                          self._view)
         out = _with_gradient_of(out, old) if self.requires_grad and out.dtype == old.dtype \
             else jax.lax.stop_gradient(out)
     if FORWARD_AD[0]:   # (before the write: a tangent's node reads the operands' old edges)
