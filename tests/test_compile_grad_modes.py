@@ -216,4 +216,4 @@ def test_no_grad_write_inside_func_grad(write):
                 exec(write, {"w": w})
             return (w * w).sum()
         return T.func.grad(g)(T.tensor([1., 1.5, 2.5])).tolist()
-    assert run(torchish) == run(torch)
+    assert run(torchish) == run(real)
