@@ -196,8 +196,8 @@ def test_pickle_round_trip():
 
 
 def test_other_storages_are_untyped_storages():
-    # laid-out, NumPy-shared and inference storages: isinstance holds (their exact type is an
-    # internal subclass, see the module's known gaps) and byte writes reach every alias
+    # laid-out, NumPy-shared and inference storages: exactly UntypedStorage, one object per
+    # storage, and byte writes reach every alias
     def run(T):
         x = T.zeros(2, dtype=T.uint8)
         a = x.numpy()
@@ -212,6 +212,98 @@ def test_other_storages_are_untyped_storages():
         return [isinstance(u, T.UntypedStorage), a.tolist(), x.tolist(),
                 isinstance(i.untyped_storage(), T.UntypedStorage), i.untyped_storage().tolist(),
                 isinstance(lo.untyped_storage(), T.UntypedStorage),
-                lo.untyped_storage().nbytes(), lo2.stride(), lo2u.tolist(), lo2.tolist()]
+                lo.untyped_storage().nbytes(), lo2.stride(), lo2u.tolist(), lo2.tolist(),
+                [type(t.untyped_storage()) is T.UntypedStorage for t in (x, i, lo, lo2)],
+                [t.untyped_storage() is t.untyped_storage() for t in (x, i, lo, lo2)],
+                [t.untyped_storage().data_ptr() == t.data_ptr() for t in (x, i, lo)]]
+    mine, want = _both(run)
+    assert mine == want
+
+
+def test_handles_read_and_write_through():
+    def run(T):
+        out = []
+        x = T.zeros(3, dtype=T.int16)
+        n = x.numpy()
+        u = x.untyped_storage()
+        u.fill_(1)
+        n[2] = 7   # a NumPy write, seen through the storage
+        out.append((n.tolist(), x.tolist(), u.tolist(), u.nbytes()))
+        u.copy_(T.UntypedStorage([2, 0, 3, 0, 4, 0]))
+        out.append((n.tolist(), x.tolist(), u.clone().tolist(), u.clone() is u))
+        with T.inference_mode():
+            i = T.arange(4, dtype=T.int8)
+        v = i.untyped_storage()
+        v[1] = 9
+        with T.inference_mode():
+            i.add_(1)
+        out.append((i.tolist(), v.tolist(), list(v), v[-1], len(v), v.is_shared()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append((i.storage().tolist(), x.storage()[1], i.storage().untyped() is v))
+        lo = T.arange(6.).reshape(2, 3).t().contiguous()
+        w = lo.untyped_storage()
+        w[0:4] = 0
+        out.append((lo.tolist(), lo.stride(), w.nbytes()))
+        return out
+    mine, want = _both(run)
+    assert mine == want
+
+
+def test_storage_slices_share_bytes():
+    def run(T):
+        out = []
+        x = T.arange(6, dtype=T.int16)
+        s = x.untyped_storage()
+        a = s[2:8]
+        b = a[1:3]
+        out.append((type(a) is T.UntypedStorage, a.nbytes(), a.tolist(), b.tolist(),
+                    a.data_ptr() - s.data_ptr(), b.data_ptr() - s.data_ptr(), a is s[2:8]))
+        a[0] = 40   # a write through the slice: seen by the tensor and the storage
+        b.fill_(0)
+        out.append((x.tolist(), s.tolist()))
+        x.mul_(2)   # a tensor write, seen through both slices
+        out.append((a.tolist(), b.tolist()))
+        a.copy_(T.UntypedStorage([1, 0, 2, 0, 3, 0]))
+        out.append(x.tolist())
+        c = a.clone()
+        c[0] = 99
+        out.append((c.tolist(), x.tolist(), c.data_ptr() == a.data_ptr()))
+        out.append((s[3:1].nbytes(), s[-4:].tolist(), s[10:].data_ptr() - s.data_ptr()))
+        calls = [lambda: a[6], lambda: a[::2], lambda: a.resize_(2),
+                 lambda: a.copy_(T.UntypedStorage(2))]
+        out.append([_outcome(c) for c in calls])
+        with T.inference_mode():
+            i = T.arange(4, dtype=T.uint8)
+        j = i.untyped_storage()[1:3]
+        j[0] = 8
+        out.append((i.tolist(), j.tolist()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append(T.TypedStorage(wrap_storage=a, dtype=T.int16).tolist())
+        return out
+    mine, want = _both(run)
+    assert mine == want
+
+
+def test_slice_saved_alone(tmp_path):
+    # a checkpoint of a storage slice holds its bytes (torch.load reads torchish's file)
+    def run(T, path):
+        x = T.arange(6, dtype=T.int16)
+        T.save(x.untyped_storage()[2:8], path)
+        back = torch.load(path, weights_only=False)
+        return (back.nbytes(), back.tolist())
+    assert run(torchish, tmp_path / "a.pt") == run(torch, tmp_path / "b.pt")
+
+
+def test_set_from_handle():
+    def run(T):
+        x = T.arange(6, dtype=T.int16)
+        t = T.empty(0, dtype=T.int16).set_(x.untyped_storage()[2:8], 1, (2,), (1,))
+        t.fill_(-1)
+        with T.inference_mode():
+            i = T.zeros(2)
+        w = T.empty(0).set_(i.untyped_storage())
+        return [x.tolist(), t.tolist(), w.tolist()]
     mine, want = _both(run)
     assert mine == want

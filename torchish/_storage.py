@@ -13,6 +13,10 @@ as the new dtype, converted lazily and written back through the root, so every a
 every write. When the view has a `_base` of the old dtype, its steps start with a "dtype" step
 (the reinterpretation, skipped when the array read already has the new dtype and shape), so the
 same steps read the view both from its own storage and from its base's.
+
+What the user gets as a storage (`Tensor.untyped_storage()`, a storage slice) is exactly a
+`Storage`: a storage of an internal subclass (NumPy-shared, inference) and a slice are handed
+out as a handle (`alias`), a plain Storage reading and writing another's bytes.
 """
 import functools
 import math
@@ -49,8 +53,10 @@ class Storage(metaclass=_ShownAs):
     forms (`()`, `(n)`, `(sequence of ints)`, `device=`) are told apart by the first
     argument's type (an int, a sequence: never an array)."""
     _shown_as = "UntypedStorage"
-    # `_layout`, `_physical`: a LaidOutStorage's (unset on other storages)
-    __slots__ = ("data", "device", "epoch", "_layout", "_physical", "__weakref__")
+    # `_layout`, `_physical`: a LaidOutStorage's (unset on other storages). `_of`: set on a
+    # handle (see `alias`) alone; `_handle`: the whole-storage handle a storage handed out
+    __slots__ = ("data", "device", "epoch", "_layout", "_physical", "_of", "_handle",
+                 "__weakref__")
 
     def __init__(self, data=_NoArg, device=None):
         if type(data) in _PUBLIC_ARGS:
@@ -60,7 +66,11 @@ class Storage(metaclass=_ShownAs):
         self.epoch = EPOCH[0]
 
     def nbytes(self):
-        return self.array.size * self.array.dtype.itemsize
+        try:
+            target, start, stop = self._of
+        except AttributeError:
+            return self.array.size * self.array.dtype.itemsize
+        return (target.nbytes() if stop is None else stop) - start
 
     # ---- PyTorch's UntypedStorage API: bytes ----------------------------------------------
     size = __len__ = nbytes
@@ -68,12 +78,22 @@ class Storage(metaclass=_ShownAs):
     def data_ptr(self):
         """A stable fake address: storages are identified by object identity (a dtype view's
         storage by its root's)."""
-        return id(root_storage(self)) * 64
+        try:
+            target, start, _ = self._of
+        except AttributeError:
+            return id(root_storage(self)) * 64
+        return target.data_ptr() + start
 
     def element_size(self):
         return 1
 
     def _bytes(self):
+        try:
+            target, start, stop = self._of
+        except AttributeError:
+            pass
+        else:
+            return target._bytes()[start:stop]
         if self.device.type == "meta":
             raise NotImplementedError("Cannot access data pointer of Tensor that doesn't have "
                                       "storage")
@@ -81,6 +101,14 @@ class Storage(metaclass=_ShownAs):
 
     def _write_bytes(self, raw):
         """Replace the storage's bytes by `raw` (uint8, same count): every alias sees it."""
+        try:
+            target, start, stop = self._of
+        except AttributeError:
+            pass
+        else:   # (a handle: into the bytes it stands for)
+            whole = np.array(target._bytes())
+            whole[start:stop] = raw
+            return target._write_bytes(whole)
         old = self.data
         value = raw.view(old.dtype).reshape(old.shape)
         self.data = jax.device_put(value, storage_device(self))
@@ -102,8 +130,12 @@ class Storage(metaclass=_ShownAs):
 
     def __getitem__(self, index):
         index = self._index(index)
-        if isinstance(index, slice):   # (PyTorch's shares the bytes; this is a copy)
-            return Storage(jnp.asarray(self._bytes()[index]), self.device)
+        if isinstance(index, slice):   # the same bytes, as PyTorch's
+            try:
+                target, start, _ = self._of
+            except AttributeError:
+                target, start = self, 0
+            return alias(target, start + index.start, start + index.stop)
         return int(self._bytes()[index])
 
     def __setitem__(self, index, value):
@@ -142,6 +174,15 @@ class Storage(metaclass=_ShownAs):
     def resize_(self, size):
         """New byte count: kept bytes, zeros after (PyTorch's are uninitialized). The array
         becomes flat, of its dtype where the bytes divide into it, else of bytes."""
+        try:
+            target, _, stop = self._of
+        except AttributeError:
+            pass
+        else:   # (a slice of another storage's bytes cannot grow)
+            if stop is not None:
+                raise RuntimeError("Trying to resize storage that is not resizable")
+            target.resize_(size)
+            return self
         raw = self._bytes()[:size]
         raw = np.concatenate([raw, np.zeros(size - raw.size, np.uint8)])
         item = self.data.dtype.itemsize
@@ -150,6 +191,8 @@ class Storage(metaclass=_ShownAs):
         return self
 
     def clone(self):
+        if hasattr(self, "_of"):
+            return Storage(jnp.asarray(np.array(self._bytes())), self.device)
         return Storage(jnp.array(self.data, copy=True), self.device)
 
     def cpu(self):
@@ -164,10 +207,10 @@ class Storage(metaclass=_ShownAs):
         raise NotImplementedError("UntypedStorage.type(dtype) is not supported")
 
     def is_shared(self):
-        return self in _SHARED
+        return resolve_storage(self)[0] in _SHARED
 
     def share_memory_(self):
-        _SHARED.add(self)   # (one process: its memory is everyone's)
+        _SHARED.add(resolve_storage(self)[0])   # (one process: its memory is everyone's)
         return self
 
     def is_pinned(self, device="cuda"):
@@ -426,7 +469,64 @@ def storage_device(storage):
 
 
 def root_storage(storage):
-    return storage.root if type(storage) is RetypedStorage else storage
+    """The storage holding `storage`'s bytes: a dtype view's root, a whole-storage handle's
+    storage; a slice handle's bytes alone, as a new storage (a copy: what a checkpoint saves
+    of it; `resolve_storage` gives the shared one)."""
+    kind = type(storage)
+    if kind is RetypedStorage:
+        return storage.root
+    if kind is Storage:
+        try:
+            target, _, stop = storage._of
+        except AttributeError:
+            return storage
+        if stop is None:
+            return target
+        return Storage(jnp.asarray(np.array(storage._bytes())), storage.device)
+    return storage
+
+
+def resolve_storage(storage):
+    """(the storage an internal tensor may hold, the byte offset into it) of a public
+    storage: a handle's target and start (see `alias`), else `storage` itself and 0."""
+    if type(storage) is Storage:
+        try:
+            target, start, _ = storage._of
+        except AttributeError:
+            return storage, 0
+        return target, start
+    return storage, 0
+
+
+def alias(target, start=0, stop=None):
+    """A plain torch.UntypedStorage standing for the bytes `start:stop` of `target` (None: to
+    its end, whatever its size): a handle reading and writing them through `target`, so that
+    the user's storage object is exactly of PyTorch's class whatever subclass `target` is.
+    Its `data` is unset: internal code reads `root_storage(handle)` instead."""
+    handle = Storage.__new__(Storage)
+    handle.device, handle.epoch = target.device, target.epoch
+    handle._of = (target, start, stop)
+    return handle
+
+
+def public_storage(storage):
+    """What `Tensor.untyped_storage()` hands out for a tensor's storage: a plain one as is, a
+    laid-out one turned plain (its bytes are what the user asks for: memory order from now
+    on), any other (NumPy-shared, inference, a dtype view's root) through its one handle."""
+    kind = type(storage)
+    if kind is RetypedStorage:
+        storage = storage.root
+        kind = type(storage)
+    if kind is Storage:
+        return storage
+    if kind is LaidOutStorage:
+        storage.data = storage.data
+        return storage
+    try:
+        return storage._handle
+    except AttributeError:
+        handle = storage._handle = alias(storage)
+        return handle
 
 
 _CARRIER = {np.dtype(np.complex64): np.dtype(np.float32),

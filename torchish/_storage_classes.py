@@ -54,7 +54,11 @@ class TypedStorage(metaclass=_ShownAs):
         return self._untyped_storage.data_ptr()
 
     def _elements(self):
-        data = np.asarray(self._untyped_storage.data).reshape(-1)
+        storage = self._untyped_storage
+        if hasattr(storage, "_of"):   # a handle (no array of its own): through its bytes
+            data = storage._bytes()
+        else:
+            data = np.asarray(storage.data).reshape(-1)
         if data.dtype != self.dtype.np:
             data = data.view(np.uint8)[:self.size() * self.dtype.itemsize].view(self.dtype.np)
         return data

@@ -22,7 +22,7 @@ from ._meta import META, MetaArray
 from ._reverse_constant import REVERSE, reverse_constant
 from ._storage import (InferenceStorage, LaidOutStorage, Storage, TypedStorage,
                        _transpose, base_view, contiguous_strides, extend, lay_out_storage,
-                       numpy_of, read_through, root_storage, write_view)
+                       numpy_of, public_storage, read_through, write_view)
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -435,9 +435,8 @@ class Tensor:
         storage = self._storage
         if type(storage) is Storage:
             return storage
-        # a dtype view's: its root's, as in PyTorch (a laid-out, NumPy-shared or inference
-        # storage is returned as is: its own subclass of torch.UntypedStorage)
-        return root_storage(storage)
+        # exactly a torch.UntypedStorage, as in PyTorch (a dtype view's: its root's)
+        return public_storage(storage)
 
     def storage(self):
         _warn_typed_storage()

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._storage import root_storage
 from ..autograd.grad_mode import is_grad_enabled
 from .opdef import REGISTRY, Promote as P, omitted
 from .declare import op
@@ -138,7 +139,8 @@ def as_strided_copy(input, size, stride, storage_offset=None):
     """(exported by `_aten_aliases`) `as_strided` over the input's own storage, copied."""
     size, stride = tuple(size), tuple(stride)
     offset = input.storage_offset() if storage_offset is None else storage_offset
-    check_strided(size, stride, offset, input.dtype.itemsize, input.untyped_storage().nbytes())
+    check_strided(size, stride, offset, input.dtype.itemsize,
+                  root_storage(input._storage).nbytes())
     geometry = None if input._view is None else (
         tuple(input.shape), input.stride(), input.storage_offset())
     return _as_strided_copy(input, size, stride, storage_offset, geometry)

@@ -2,7 +2,7 @@
 storage's elements) and `Tensor.as_strided_` (new size/stride/offset over its storage)."""
 import jax.numpy as jnp
 
-from .._storage import Storage, TypedStorage, contiguous_strides
+from .._storage import Storage, TypedStorage, contiguous_strides, resolve_storage
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .call_jax import record_not_implemented
@@ -44,7 +44,9 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={_ints(size)} and "
                            f"strides={_ints(stride)}")
     check_strided(size, stride, storage_offset, self.dtype.itemsize, source.nbytes())
-    retype(self, source, None, self.dtype.np, size, stride, storage_offset)
+    source, start = resolve_storage(source)   # (a slice's or a NumPy-shared one's handle)
+    retype(self, source, None, self.dtype.np, size, stride,
+           storage_offset + start // self.dtype.itemsize)
     self._base, self._view_vc = None, None
     return _finish(self)
 

@@ -538,7 +538,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 def _as_strided_steps(t, size, stride, storage_offset=None, geometry=None):
     # relative to the storage: `extend` replaces the input's own steps by this one
     offset = t.storage_offset() if storage_offset is None else storage_offset
-    check_strided(size, stride, offset, t.dtype.itemsize, t.untyped_storage().nbytes())
+    check_strided(size, stride, offset, t.dtype.itemsize, root_storage(t._storage).nbytes())
     return [("as_strided", tuple(size), tuple(stride), offset)]
 
 
