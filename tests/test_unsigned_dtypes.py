@@ -147,6 +147,7 @@ a + torch.tensor(1)|a + torch.tensor(1, dtype=torch.int32)|torch.tensor(5, dtype
 a + torch.tensor([1], dtype=torch.uint8)|a + torch.tensor([True])|a * torch.tensor([1j])|a * (1 + 2j)
 a * torch.tensor(1.5)|a * torch.tensor([2.0], dtype=torch.float16)|torch.tensor([1], dtype=torch.int32) * a
 torch.cat([a, b.int()])|torch.cat([a, f])|torch.where(m, a, b.long())
+big == top|torch.combinations(a)|d.to_complex()
 """.replace("\n", "|").split("|")
 CASES = [c.strip() for c in CASES if c.strip()]
 
@@ -155,23 +156,6 @@ CASES = [c.strip() for c in CASES if c.strip()]
 @pytest.mark.parametrize("expr", CASES)
 def test_op_matches_pytorch(expr, name):
     _compare(expr, name)
-
-
-# Refused by PyTorch, but these torchish ops do not build a plan, so the one check in the plan
-# path cannot see them; their call sites are asked to call `unsigned_support.refuse`.
-NOT_YET = """
-big == top|torch.combinations(a)|d.to_complex()
-""".replace("\n", "|").split("|")
-NOT_YET = [c.strip() for c in NOT_YET if c.strip()]
-
-
-@pytest.mark.xfail(reason="a Python int above int64 overflows JAX's scalar argument "
-                          "(dispatch.py); combinations (structure.py) selects by index, PyTorch "
-                          "by mask; dtype.to_complex (_dtype.py) lacks PyTorch's refusal",
-                   strict=True)
-@pytest.mark.parametrize("expr", NOT_YET)
-def test_known_gaps(expr):
-    _compare(expr, "uint64" if any(s in expr for s in ("top", "big", "[-1]")) else "uint32")
 
 
 @pytest.mark.parametrize("name", SHELL)

@@ -59,6 +59,8 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
+        if not (self.is_floating_point or self.is_complex):   # PyTorch's toComplexType refuses
+            raise RuntimeError(f"Unknown Complex ScalarType for {self._legacy}")
         return {"float32": complex64, "float64": complex128, "float16": complex64,
                 "bfloat16": complex64}.get(self.name, self)
 

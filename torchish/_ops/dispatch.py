@@ -15,7 +15,7 @@ from .. import overrides as _tf
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of
 from .opdef import given
-from .plans import _NP_SCALAR, _SCALARS, _get_plan, _kind_of
+from .plans import _INT64_MAX, _INT64_MIN, _NP_SCALAR, _SCALARS, _get_plan, _kind_of, big_int
 from .recording import _record
 from .torch_function import _PLAIN, _PROCEED, _TF_MODES, _torch_function
 
@@ -88,14 +88,18 @@ def _collect(targs, fuse_views=True):
             kinds.append(bad or ("L", tuple(sub)))
         else:
             k = _kind_of(v)
-            kinds.append(k)
             if isinstance(k, type):
                 if isinstance(v, _NP_SCALAR):
                     v = dt.python_scalar(v)
+                if k is int and not _INT64_MIN <= v <= _INT64_MAX:   # (JAX cannot parse it)
+                    k, v = big_int(v)
+                kinds.append(k)
                 leaves.append(v)
                 tensors.append(None)
-            elif k is not None and hasattr(k[1], "__torch_function__"):   # a tensor-like
-                special = True
+            else:
+                kinds.append(k)
+                if k is not None and hasattr(k[1], "__torch_function__"):   # a tensor-like
+                    special = True
     return tuple(kinds), leaves, tensors, first, needs_grad, special
 
 

@@ -6,10 +6,12 @@ version) and `out` itself is returned. The registry (`registry.dispatch_out`) an
 functions (`accept_out`) both end here, so the rules live in one place.
 """
 import functools
+import gc
 import inspect
 import math
 import warnings
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype as dt
@@ -241,13 +243,46 @@ def _resize(t, shape):
                          ("as_strided", shape, contiguous_strides(shape), offset))
         t._cache, t._cache_base = None, None
         return
-    # a view that outgrows its storage: it keeps its own elements, in a storage of its own
+    if _grow_shared(t, storage, offset + n):
+        t._view = extend(base_view(storage.data.shape),
+                         ("as_strided", shape, contiguous_strides(shape), offset))
+        t._cache, t._cache_base = None, None
+        return
+    # (a storage we cannot grow in place) it keeps its own elements, in a storage of its own
     flat = t._data.reshape(-1)
     keep = min(flat.size, n)
     value = jnp.concatenate([flat[:keep], jnp.zeros(n - keep, flat.dtype)]).reshape(shape)
     kind = InferenceStorage if type(storage) is InferenceStorage else Storage   # (stays one)
     t._storage = kind(value, storage.device)
     t._view, t._base, t._cache, t._cache_base = None, None, None, None
+
+
+def _grow_shared(t, storage, needed):
+    """Grow a view's storage in place to hold `needed` elements, as PyTorch does, so its base
+    and other views keep reading (and seeing writes to) the elements they had. The array grows
+    along its leading dimension (flat offsets of the old elements are unchanged); every other
+    tensor on the storage then reads its old rows through a leading slice. Those tensors are
+    found with `gc.get_referrers`: a heap scan, paid only on this rare path (PyTorch deprecates
+    resizing outputs that have elements). False where the storage cannot grow so."""
+    data = storage.data
+    if type(storage) not in (Storage, InferenceStorage) or data.ndim == 0 or \
+            isinstance(data, jax.core.Tracer) or storage.device.type == "meta":
+        return False
+    row = math.prod(data.shape[1:])
+    holders = [x for x in gc.get_referrers(storage)
+               if isinstance(x, Tensor) and x._storage is storage and x is not t]
+    if row == 0 or any(x._view is not None and x._view.steps and x._view.steps[0][0] == "dtype"
+                       for x in holders + [t]):
+        return False   # (a dtype view reinterprets the whole array: no slice may precede it)
+    grown = jnp.concatenate([data, jnp.zeros((-(-needed // row) - data.shape[0],)
+                                             + data.shape[1:], data.dtype)])
+    for x in holders:
+        view = extend(base_view(grown.shape), ("slice", 0, 0, data.shape[0], 1))
+        for step in (x._view.steps if x._view is not None else ()):
+            view = extend(view, step)
+        x._view, x._cache, x._cache_base = view, None, None
+    storage.data = grown
+    return True
 
 
 def _check_resizable(t):

@@ -22,6 +22,25 @@ _SCALAR_TYPES = frozenset(_SCALARS)
 _NP_SCALAR, _NP_INTEGER = dt.np.generic, dt.np.integer
 
 
+class UInt64Int(int):
+    """The kind of a Python int in [2**63, 2**64) as an operand: PyTorch's parser reads it as
+    an unsigned 64-bit Scalar, a wrapped number of dtype uint64 (2**64 - 1 acts as -1 in a
+    signed integer result, keeps its value in a floating one). Its leaf is a NumPy uint64:
+    JAX cannot parse such a Python int as a jit argument."""
+
+
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def big_int(v):
+    """(kind, leaf) for a Python int outside int64, or PyTorch's OverflowError."""
+    if v < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    return UInt64Int, dt.np.uint64(v)
+
+
 def _kind_of(v):
     """The part of an operand that selects a plan (and the leaves it contributes)."""
     if isinstance(v, Tensor):
@@ -193,7 +212,7 @@ def _plan_dtypes(definition, statics, kinds):
             continue
         for leaf in _flat_kinds([k]):
             if isinstance(leaf, type):
-                tiers[2].append(dt.scalar_dtype(leaf(0)))
+                tiers[2].append(dt.uint64 if leaf is UInt64Int else dt.scalar_dtype(leaf(0)))
             else:
                 tiers[1 if leaf[1] else 0].append(leaf[0])
     common = dt.result_dtype(*tiers)

@@ -182,6 +182,13 @@ def combinations(input, r=2, with_replacement=False):
     if r == 0:
         return input.new_empty(0)
     from .creation import tensor
+    if input.dtype in dt.SHELL:
+        # PyTorch selects the rows with masked_select, which has no uint16/32/64 kernel (an
+        # empty selection never reaches it)
+        if input.numel():
+            from .unsigned_support import _error
+            raise _error("masked_select", input.dtype)
+        return input.new_empty((0, r))
     if input.requires_grad and grad_mode.is_grad_enabled():
         # PyTorch's graph: r expanded grids of the input, each masked by the index order
         n = input.shape[0]
