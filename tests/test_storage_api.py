@@ -307,3 +307,17 @@ def test_set_from_handle():
         return [x.tolist(), t.tolist(), w.tolist()]
     mine, want = _both(run)
     assert mine == want
+
+
+def test_resize_keeps_the_tensors_over_the_storage():
+    def run(T):
+        base = T.arange(8.).reshape(2, 4)
+        v = base[1]
+        x = T.ones(3)
+        base.untyped_storage().resize_(48)
+        x.untyped_storage().resize_(20)
+        base[0, 0] = 7
+        return [tuple(base.shape), base.tolist(), v.tolist(), base.untyped_storage().nbytes(),
+                tuple(x.shape), x.tolist()]
+    mine, want = _both(run)
+    assert mine == want

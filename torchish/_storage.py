@@ -185,9 +185,12 @@ class Storage(metaclass=_ShownAs):
             return self
         raw = self._bytes()[:size]
         raw = np.concatenate([raw, np.zeros(size - raw.size, np.uint8)])
-        item = self.data.dtype.itemsize
-        value = raw.view(self.data.dtype) if size % item == 0 else raw
+        old = self.data
+        item = old.dtype.itemsize
+        value = raw.view(old.dtype) if size % item == 0 else raw
         self.data = jax.device_put(value, storage_device(self))
+        if value.dtype == old.dtype and value.size >= old.size:
+            _keep_shapes(self, old.shape)
         return self
 
     def clone(self):
@@ -267,6 +270,22 @@ UntypedStorage = Storage   # (the name pickle looks the class up by)
 _SHARED = weakref.WeakSet()
 # What a public constructor's first argument can be (an internal one's is an array)
 _PUBLIC_ARGS = frozenset((type, type(None), int, bool, float, str, list, tuple, range, bytes))
+
+
+def _keep_shapes(storage, old_shape):
+    """After `storage`'s array became flat (a resize_), the tensors over it keep their shapes
+    and elements: each reads the old shape's elements from the front of the flat array. Found
+    with `gc.get_referrers` (a heap scan, on this rare path only)."""
+    import gc
+    first = ("as_strided", old_shape, contiguous_strides(old_shape), 0)
+    for t in gc.get_referrers(storage):
+        if getattr(type(t), "_storage", None) is None or getattr(t, "_storage", None) \
+                is not storage:
+            continue
+        view = extend(base_view(storage.data.shape), first)
+        for step in (t._view.steps if t._view is not None else ()):
+            view = extend(view, step)
+        t._view, t._cache, t._cache_base = view, None, None
 
 
 def _public_storage(arg, device):
