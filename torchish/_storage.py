@@ -190,7 +190,8 @@ class Storage(metaclass=_ShownAs):
         value = raw.view(old.dtype) if size % item == 0 else raw
         self.data = jax.device_put(value, storage_device(self))
         if value.dtype == old.dtype and value.size >= old.size:
-            _keep_shapes(self, old.shape)
+            # the tensors over it keep their shapes: the old elements at the front
+            reseat_holders(self, ("as_strided", old.shape, contiguous_strides(old.shape), 0))
         return self
 
     def clone(self):
@@ -272,16 +273,19 @@ _SHARED = weakref.WeakSet()
 _PUBLIC_ARGS = frozenset((type, type(None), int, bool, float, str, list, tuple, range, bytes))
 
 
-def _keep_shapes(storage, old_shape):
-    """After `storage`'s array became flat (a resize_), the tensors over it keep their shapes
-    and elements: each reads the old shape's elements from the front of the flat array. Found
-    with `gc.get_referrers` (a heap scan, on this rare path only)."""
+def holders_of(storage):
+    """The tensors over `storage`, found with `gc.get_referrers`: a heap scan, for the rare
+    paths that replace a storage's array by a larger one (resizes)."""
     import gc
-    first = ("as_strided", old_shape, contiguous_strides(old_shape), 0)
-    for t in gc.get_referrers(storage):
-        if getattr(type(t), "_storage", None) is None or getattr(t, "_storage", None) \
-                is not storage:
-            continue
+    return [t for t in gc.get_referrers(storage)
+            if getattr(type(t), "_storage", None) is not None and
+            getattr(t, "_storage", None) is storage]
+
+
+def reseat_holders(storage, first, holders=None):
+    """After `storage`'s array was replaced by a larger one, its tensors (`holders`, default
+    all) read their old array through the view step `first` before their own steps."""
+    for t in holders_of(storage) if holders is None else holders:
         view = extend(base_view(storage.data.shape), first)
         for step in (t._view.steps if t._view is not None else ()):
             view = extend(view, step)

@@ -6,7 +6,6 @@ version) and `out` itself is returned. The registry (`registry.dispatch_out`) an
 functions (`accept_out`) both end here, so the rules live in one place.
 """
 import functools
-import gc
 import inspect
 import math
 import warnings
@@ -16,7 +15,8 @@ import jax.numpy as jnp
 
 from .. import _dtype as dt
 from .._tensor import Tensor, _check_versioned
-from .._storage import InferenceStorage, Storage, base_view, contiguous_strides, extend
+from .._storage import (InferenceStorage, Storage, base_view, contiguous_strides, extend,
+                        holders_of, reseat_holders)
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .return_types import _rt
@@ -261,27 +261,21 @@ def _grow_shared(t, storage, needed):
     """Grow a view's storage in place to hold `needed` elements, as PyTorch does, so its base
     and other views keep reading (and seeing writes to) the elements they had. The array grows
     along its leading dimension (flat offsets of the old elements are unchanged); every other
-    tensor on the storage then reads its old rows through a leading slice. Those tensors are
-    found with `gc.get_referrers`: a heap scan, paid only on this rare path (PyTorch deprecates
-    resizing outputs that have elements). False where the storage cannot grow so."""
+    tensor on the storage then reads its old rows through a leading slice (`holders_of`: a
+    heap scan, paid only on this rare path; PyTorch deprecates resizing outputs that have
+    elements). False where the storage cannot grow so."""
     data = storage.data
     if type(storage) not in (Storage, InferenceStorage) or data.ndim == 0 or \
             isinstance(data, jax.core.Tracer) or storage.device.type == "meta":
         return False
     row = math.prod(data.shape[1:])
-    holders = [x for x in gc.get_referrers(storage)
-               if isinstance(x, Tensor) and x._storage is storage and x is not t]
+    holders = [x for x in holders_of(storage) if x is not t]
     if row == 0 or any(x._view is not None and x._view.steps and x._view.steps[0][0] == "dtype"
                        for x in holders + [t]):
         return False   # (a dtype view reinterprets the whole array: no slice may precede it)
-    grown = jnp.concatenate([data, jnp.zeros((-(-needed // row) - data.shape[0],)
-                                             + data.shape[1:], data.dtype)])
-    for x in holders:
-        view = extend(base_view(grown.shape), ("slice", 0, 0, data.shape[0], 1))
-        for step in (x._view.steps if x._view is not None else ()):
-            view = extend(view, step)
-        x._view, x._cache, x._cache_base = view, None, None
-    storage.data = grown
+    storage.data = jnp.concatenate([data, jnp.zeros((-(-needed // row) - data.shape[0],)
+                                                    + data.shape[1:], data.dtype)])
+    reseat_holders(storage, ("slice", 0, 0, data.shape[0], 1), holders)
     return True
 
 
