@@ -557,7 +557,7 @@ class Tensor:
             return True
         # as PyTorch, a view made under no_grad (or inference_mode) of a base that requires
         # grad has no grad_fn, yet requires grad (ops on it record nodes without its edge)
-        return self._base is not None and self._base.requires_grad
+        return self._base is not None and requires_grad_of(self._base)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -1067,6 +1067,16 @@ def _wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def requires_grad_of(t):
+    """`t.requires_grad` for internal checks: a subclass's property access would go through
+    its `__torch_function__` (PyTorch's C++ checks do not)."""
+    while t is not None:
+        if t._grad_fn is not None or t._requires_grad:
+            return True
+        t = t._base   # (a view without history requires grad when its base does)
+    return False
 
 
 def _metadata_dim(dim, ndim):

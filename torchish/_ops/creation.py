@@ -151,7 +151,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             arr = _to_numpy(data, dt.complex128 if d.is_complex else dt.float64)
     if arr is None or arr.dtype == object:
         _check_nested(data)
-    if arr.dtype.kind == "u" and not (d.is_floating_point or d.is_complex or d is dt.bool):
+    if arr.dtype == np.uint64 and not (d.is_floating_point or d.is_complex or d is dt.bool) \
+            and any(type(x) is int and x >= 2 ** 63 for x in _flatten(data)):
         # (NumPy gives uint64 for ints above int64; PyTorch reads them as long long)
         raise ValueError("Overflow when unpacking long long")
     _check_overflow(arr, d)

@@ -9,7 +9,7 @@ from .. import _autocast, _meta, profiler
 from .. import _dtype as dt
 from .._device import CPU, has_accelerator
 from .._reverse_constant import REVERSE
-from .._tensor import Tensor, _alias, _vmap_batched, _wrap
+from .._tensor import Tensor, _alias, _vmap_batched, _wrap, requires_grad_of
 from .._storage import InferenceStorage, LaidOutStorage, base_view, extend
 from .. import overrides as _tf
 from ..autograd import grad_mode
@@ -55,7 +55,7 @@ def _collect(targs, fuse_views=True):
                 first = v
             if v._grad_fn is not None or v._requires_grad:
                 needs_grad = True
-            elif view is not None and v._base is not None and v._base.requires_grad:
+            elif view is not None and v._base is not None and requires_grad_of(v._base):
                 # a view without history of a base requiring grad (made under no_grad, or
                 # before the base's requires_grad_()): recorded, without its edge
                 needs_grad = True
@@ -74,7 +74,8 @@ def _collect(targs, fuse_views=True):
                         first = x
                     if x._grad_fn is not None or x._requires_grad:
                         needs_grad = True
-                    elif x._view is not None and x._base is not None and x._base.requires_grad:
+                    elif x._view is not None and x._base is not None and \
+                            requires_grad_of(x._base):
                         needs_grad = True
                 elif isinstance(x, _SCALARS):
                     sub.append(type(x))

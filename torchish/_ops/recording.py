@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._storage import InferenceStorage
+from .._tensor import requires_grad_of
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.double_backward import READS_RESULT, undefined_vjp
 from ..autograd.saved_storage import result_ref, storage_refs
@@ -63,7 +64,7 @@ def _edgeless_grad(tensors, plan):
     the op all the same, its node without that edge."""
     for i, t in enumerate(tensors):
         if t is not None and t._base is not None and t._grad_fn is None and \
-                t.requires_grad and (not plan.edgeless or i not in dict(plan.edgeless)):
+                requires_grad_of(t) and (not plan.edgeless or i not in dict(plan.edgeless)):
             return True
     return False
 
