@@ -66,6 +66,21 @@ def cpu_tensors():
         yield
 
 
+@pytest.fixture
+def two_threads(monkeypatch):
+    """PyTorch's and torchish's intra-op thread count set to 2, for bit-exact CPU kernels:
+    PyTorch cuts a long reduction or row loop into one share per thread, which moves its
+    vector boundaries."""
+    torch = pytest.importorskip("torch")
+    from torchish import _functions
+    monkeypatch.setattr(_functions, "_threads", [2])
+    monkeypatch.setattr(_functions, "_threads_set", [True])
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _restore_global_state():
     """Tests may change global state (default dtype, grad mode, print options): undo it. Also

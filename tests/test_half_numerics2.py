@@ -84,19 +84,6 @@ def test_optimizer_steps_bits(name, options, shape, dtype):
         assert _same(our_state[key], value), key
 
 
-@pytest.fixture
-def two_threads(monkeypatch):
-    """PyTorch's and torchish's intra-op thread count set to 2: PyTorch's kernel splits the
-    work into one share per thread, which moves its vector boundaries."""
-    from torchish import _functions
-    monkeypatch.setattr(_functions, "_threads", [2])
-    monkeypatch.setattr(_functions, "_threads_set", [True])
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("shape, dim", [((30, 100), 0), ((4, 5, 6), 1), ((2, 70), 0)])
 def test_softmax_inner_dim_bits(two_threads, shape, dim, dtype):

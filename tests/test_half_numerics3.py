@@ -20,19 +20,6 @@ jnp = jax.numpy
 SHAPES = [(3, 5), (4, 7), (3, 16), (3, 37), (2, 300), (1, 2112), (2, 4099), (1, 70001)]
 
 
-@pytest.fixture
-def two_threads(monkeypatch):
-    """Both libraries on two threads: a sum of 32768 or more values is cut into one share per
-    thread."""
-    from torchish import _functions
-    monkeypatch.setattr(_functions, "_threads", [2])
-    monkeypatch.setattr(_functions, "_threads_set", [True])
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_sums_and_norms_bits(two_threads, shape, dtype):

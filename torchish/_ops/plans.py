@@ -5,6 +5,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._eager_jit import eager_jit
 from .. import _dtype as dt
@@ -19,7 +20,7 @@ from .unsigned_support import check as unsigned_check
 _DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_SCALARS)
-_NP_SCALAR, _NP_INTEGER = dt.np.generic, dt.np.integer
+_NP_SCALAR, _NP_INTEGER = np.generic, np.integer
 
 
 class UInt64Int(int):
@@ -38,7 +39,7 @@ def big_int(v):
         raise OverflowError("can't convert negative int to unsigned")
     if v >= 2 ** 64:
         raise OverflowError("int too big to convert")
-    return UInt64Int, dt.np.uint64(v)
+    return UInt64Int, np.uint64(v)
 
 
 def _kind_of(v):

@@ -15,6 +15,7 @@ from .errors import type_name
 from .registry import Promote, op
 from .shape import _meta, _wrap_dim, meshgrid, retype
 from .shape_copies import stack
+from .unsigned_support import refuse
 
 P = Promote
 
@@ -183,11 +184,8 @@ def combinations(input, r=2, with_replacement=False):
         return input.new_empty(0)
     from .creation import tensor
     if input.dtype in dt.SHELL:
-        # PyTorch selects the rows with masked_select, which has no uint16/32/64 kernel (an
-        # empty selection never reaches it)
         if input.numel():
-            from .unsigned_support import _error
-            raise _error("masked_select", input.dtype)
+            refuse("combinations", input.dtype)
         return input.new_empty((0, r))
     if input.requires_grad and grad_mode.is_grad_enabled():
         # PyTorch's graph: r expanded grids of the input, each masked by the index order

@@ -128,6 +128,8 @@ NON_DISPATCHED = {
     "rand": "check_uniform_bounds", "geometric_": "geometric_cpu",
     "log_normal_": "log_normal_cpu", "bernoulli_tensor": "bernoulli_tensor_cpu_self_",
     "random_": "random_kernel_cpu",
+    # combinations selects its rows with masked_select (an empty input never reaches it)
+    "combinations": "masked_select",
 }
 
 
