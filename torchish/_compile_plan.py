@@ -17,7 +17,8 @@ import weakref
 import jax
 import numpy as np
 
-from ._storage import Storage, _apply_steps
+from ._storage import Storage
+from ._views import _apply_steps
 from ._tensor import Tensor, Size
 from ._dtype import dtype as _dtype_cls
 from ._device import device as _device_cls

@@ -10,7 +10,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from ._storage import _apply_steps, base_view, extend
+from ._views import _apply_steps, base_view, extend
 from ._tensor import _wrap, _alias
 from .autograd import grad_mode, graph
 from .autograd.graph import Node, edge_of

@@ -1,7 +1,7 @@
 """`torch.empty_permuted`: a new tensor whose dims lie in memory in a given order."""
 from ._ops.creation import empty
-from ._storage import contiguous_strides
-from ._tensor import lay_out
+from ._views import contiguous_strides
+from ._memory_layout import lay_out
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,

@@ -4,9 +4,10 @@ A Tensor is a handle on a `Storage` (the shared base array and version counter) 
 a `View` describing how it reads that storage. It carries the autograd fields (`requires_grad`,
 `grad`, `grad_fn`). It has almost no math of its own: op methods are bound from the op registry
 (`_ops/registry.py`); what is here is the part of the API that is about the tensor object itself.
+Its conversion to Python / NumPy (`numpy`, `item`, `repr`, pickling, ...) is in
+`_tensor_conversion.py`; the strides and memory layout of copies in `_memory_layout.py`.
 """
 import collections
-import functools
 import math
 import sys
 import warnings
@@ -16,13 +17,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype as dt
-from ._device import CPU, device as _device_cls, from_jax_device, with_index
+from ._device import CPU, from_jax_device, with_index
 from ._layout import strided
 from ._meta import META, MetaArray
 from ._reverse_constant import REVERSE, reverse_constant
-from ._storage import (InferenceStorage, LaidOutStorage, Storage, TypedStorage,
-                       _transpose, base_view, contiguous_strides, extend, lay_out_storage,
-                       numpy_of, public_storage, read_through, write_view)
+from ._storage import InferenceStorage, LaidOutStorage, Storage, TypedStorage, public_storage
+from ._views import base_view, contiguous_strides, read_through, write_view
 from .autograd import grad_mode
 
 __all__ = ["Tensor", "Size", "memory_format", "contiguous_format", "preserve_format",
@@ -213,12 +213,6 @@ def _vmap_batched(data):
     """Whether `data` is batched by a vmap being traced (PyTorch's BatchedTensor): reading its
     value raises vmap's own errors, whatever the per-example shape."""
     return type(data).__name__ == "BatchTracer"
-
-
-_VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
-              "over calling .item() on a Tensor, please try to rewrite what you're doing with "
-              "other operations. If error is occurring somewhere inside PyTorch internals, "
-              "please file a bug report.")
 
 
 def _compressed_unsupported(name):
@@ -738,196 +732,7 @@ class Tensor:
         self._view = other._view
         self._cache, self._cache_base = other._cache, other._cache_base
 
-    # ---- conversion to Python / NumPy --------------------------------------------------------
-    def numpy(self, *, force=False):
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if self.device.type != "cpu" and not force:
-            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                            "Tensor.cpu() to copy the tensor to host memory first.")
-        if self.device.type == "cpu" and not isinstance(self._data, jax.core.Tracer):
-            shared = numpy_of(self)   # the array and the tensor share memory, as in PyTorch
-            if shared is not None:
-                return shared
-        return np.asarray(self._data)
-
-    def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self._data)
-        return arr.astype(dtype) if dtype is not None else arr
-
-    def __array_wrap__(self, array, context=None, return_scalar=False):
-        # `t + ndarray`: the operator gives up, NumPy computes (with NumPy's promotion) and
-        # hands its result here, as PyTorch's tensor takes it back (bool as uint8); PyTorch's
-        # conversion of a tensor that requires grad refuses, the gradient would be lost
-        if self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if array.dtype == np.bool_:
-            array = array.astype(np.uint8)
-        from ._ops.creation import from_numpy
-        return from_numpy(np.asarray(array, order="C"))   # (keeps a 0-d result 0-d)
-
-    def item(self):
-        if _vmap_batched(self._data):
-            raise RuntimeError(_VMAP_ITEM)
-        n = self.numel()
-        if n != 1:
-            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        if self._storage.device.type == "meta":
-            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        return _to_python(np.asarray(self._data).reshape(()), self.dtype)
-
-    def tolist(self):
-        arr = np.asarray(self._data)
-        if self.dtype is dt.bfloat16 or self.dtype is dt.float16:
-            arr = arr.astype(np.float64)
-        return arr.tolist()
-
-    def __bool__(self):
-        if _vmap_batched(self._data):
-            raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
-                               "data-dependent control flow. We don't support that yet, please "
-                               "file an issue at https://github.com/pytorch/pytorch/issues .")
-        n = self.numel()
-        if n != 1:
-            raise RuntimeError(f"Boolean value of Tensor with "
-                               f"{'no values' if n == 0 else 'more than one value'} is "
-                               f"ambiguous")
-        return bool(self.item())
-
-    def _scalar(self):
-        # float()/int()/complex() go through Python's number protocol in PyTorch, which
-        # raises ValueError (where .item() raises RuntimeError)
-        if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
-
-    def __float__(self):
-        # PyTorch 2.13 warns once per process, for float() only (not item()/int()), and only
-        # with grad mode on (a call under no_grad does not use up the once)
-        if self.requires_grad and not _WARNED_FLOAT[0] and grad_mode.is_grad_enabled():
-            _WARNED_FLOAT[0] = True
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=2)
-        return float(_real_part(self._scalar(), "double"))
-
-    def __int__(self):
-        return int(_real_part(self._scalar(), "int64_t"))
-
-    def __complex__(self):
-        return complex(self._scalar())
-
-    def __index__(self):
-        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
-        return int(self.item())
-
-    def __iter__(self):
-        if self.dim() == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
-
-    def __reversed__(self):
-        return iter(self.flip(0).unbind(0)) if self.ndim else self
-
-    def __contains__(self, element):
-        return bool((self == element).any().item())
-
-    def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import format_tensor
-        fn = self._grad_fn
-        name = fn.name() if fn is not None else None
-        if name is not None and "::" in name:
-            name = name.rsplit("::", 1)[-1]
-        device = None if self.device.type == "cpu" else str(self.device)
-        tangent = self.__dict__.get("_fw_tangent")   # a dual tensor's (forward AD)
-        cls = type(self)   # a subclass prints its name (Parameter adds its own header)
-        prefix = "tensor(" if cls is Tensor or "_prints_as_tensor" in vars(cls) else \
-            cls.__name__ + "("
-        meta = self._storage.device.type == "meta"
-        return format_tensor(None if meta else np.asarray(self._data), self.dtype.name,
-                             device=device, prefix=prefix,
-                             meta_shape=tuple(self.shape) if meta else None,
-                             requires_grad=self.requires_grad, grad_fn_name=name,
-                             default_float_dtype=dt.get_default_dtype().name,
-                             tangent=None if tangent is None else repr(tangent))
-
-    def __str__(self):
-        return self.__repr__()
-
-    def __format__(self, spec):
-        # PyTorch: a plain 0-d tensor formats as its Python number (f"{loss}" -> "0.25")
-        if self.ndim == 0 and type(self) is Tensor:
-            return format(self.item(), spec)
-        return object.__format__(self, spec)
-
-    def __deepcopy__(self, memo):
-        if not self.is_leaf:
-            raise RuntimeError(
-                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
-                "be because of a torch.nn.utils.weight_norm usage, see "
-                "https://github.com/pytorch/pytorch/pull/103001")
-        if id(self) in memo:
-            return memo[id(self)]
-        new = self._deepcopy_alias(memo)
-        if new is None:
-            with grad_mode.no_grad():
-                new = self.clone()
-            new = _rewrap_like(self, new)
-            new._vc[0] += 1   # PyTorch fills the copy's storage with `set_`: version 1
-            if self._view is None and type(self._storage) is Storage:
-                memo[id(self._storage)] = new
-        new._requires_grad = self.requires_grad if self.is_leaf else False
-        if self._grad is not None:
-            new._grad = self._grad.__deepcopy__(memo)
-        new.__dict__.update(__import__("copy").deepcopy(self.__dict__, memo))
-        memo[id(self)] = new
-        return new
-
-    def _deepcopy_alias(self, memo):
-        """As PyTorch's deepcopy copies a storage once per `memo`, a view, or a tensor whose
-        storage was copied already, aliases that copy (None: copy by cloning)."""
-        storage = self._storage
-        if type(storage) not in (Storage, LaidOutStorage) or (self._view is None and
-                                                               id(storage) not in memo):
-            return None
-        root = memo.get(id(storage))
-        if root is None:   # JAX arrays are immutable: the new storage may hold the same one
-            root = _wrap(storage.data, device=storage.device)
-            root._vc[0] += 1   # (as a cloned copy: version 1)
-            memo[id(storage)] = root
-        new = _alias(root, view=self._view, cls=type(self))
-        new._base = None
-        return new
-
-    def __reduce_ex__(self, proto):
-        # Plain pickling (multiprocessing, copy): rebuild from a NumPy copy (a subclass
-        # instance as its class, with its attributes).
-        data = self._data
-        args = (data if self.is_meta else np.asarray(data), str(self.device),
-                self.requires_grad)
-        if type(self) is not Tensor:
-            return (_rebuild_as, (type(self), args, self.__dict__))
-        return (_rebuild, args)
-
-    def __getstate__(self):
-        return None
-
-    def __dlpack__(self, stream=None, **kwargs):
-        if self.requires_grad:
-            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
-        return self._data.__dlpack__(stream=stream, **kwargs)
-
-    def __dlpack_device__(self):
-        return self._data.__dlpack_device__()
-
-    def __jax_array__(self):
-        return self._data
-
+    # ---- transposes (conversion to Python / NumPy: `_tensor_conversion.py`) -----------
     @property
     def T(self):
         if self.ndim != 2:
@@ -962,29 +767,6 @@ class Tensor:
             raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                                f"Got {self.ndim}-D tensor.")
         return self.mT.conj()
-
-    def type(self, dtype=None, non_blocking=False):
-        if dtype is None:
-            name = dt.type_name(self.dtype)
-            return name.replace("torch.", "torch.meta.", 1) if self.is_meta else name
-        if isinstance(dtype, str):
-            name = dtype.rsplit(".", 1)[-1].replace("Tensor", "")
-            by_name = {d._legacy: d for d in dt.ALL}
-            if name not in by_name or not dtype.endswith("Tensor"):
-                raise ValueError(f"invalid type: '{dtype}'")
-            dtype = by_name[name]
-        elif isinstance(dtype, type) and hasattr(dtype, "device_type"):   # torch.HalfTensor
-            if dtype.device_type != "cpu":
-                return self.to(dtype.device_type, dtype.dtype)
-            dtype = dtype.dtype
-        return self.to(dtype)
-
-    def cpu(self, memory_format=None):
-        return self.to("cpu")
-
-    def cuda(self, device=None, non_blocking=False, memory_format=None):
-        return self.to("cuda" if device is None else _device_cls(
-            device if not isinstance(device, int) else f"cuda:{device}"))
 
 
 _NOT_A_SUBCLASS = ("Creating a Tensor subclass from a class that does not inherit from Tensor "
@@ -1034,33 +816,6 @@ def _warn_transpose(ndim):
                   "-1))` to reverse the dimensions of a tensor.")
 
 
-def _rewrap_like(template, new):
-    if type(template) is not Tensor and type(new) is Tensor:
-        t = _alias(new, cls=type(template))
-        t.__dict__.update(getattr(template, "__dict__", {}))
-        return t
-    return new
-
-
-def _real_part(value, ctype):
-    """A complex value as a real number, as PyTorch's Scalar conversion (only if exact)."""
-    if isinstance(value, complex):
-        if value.imag != 0:
-            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
-        return value.real
-    return value
-
-
-def _to_python(arr, d):
-    if d is dt.bool:
-        return bool(arr)
-    if d.is_complex:
-        return complex(arr)
-    if d.is_floating_point:
-        return float(arr)
-    return int(arr)
-
-
 def _wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -1087,75 +842,10 @@ def _metadata_dim(dim, ndim):
     return _wrap_dim(dim, ndim)
 
 
-# ---- memory layout of copies (clone, contiguous, *_like) -----------------------------------
-
-def _non_overlapping_and_dense(size, stride):
-    """Whether the elements fill a block of memory exactly once, in some order of the dims."""
-    dims = sorted((d for d in range(len(size)) if size[d] >= 2), key=lambda d: stride[d])
-    expected = 1
-    for d in dims:
-        if stride[d] != expected:
-            return False
-        expected *= size[d]
-    return True
-
-
-def memory_order(size, *strides):
-    """The dims from the innermost to the outermost in memory, as PyTorch orders them (its
-    preserve_format rule, the order its fill kernels walk a tensor in and, for several
-    operands' `strides`, TensorIterator's reorder_dimensions)."""
-    n = len(size)
-    # order[0] is the innermost dim; start from the row-major order and insertion-sort by
-    # stride. A zero stride (broadcast dim) is no evidence either way, so it stays where it is;
-    # equal strides put the larger dim outside.
-
-    def outer(a, b):  # 1: a belongs outside b, -1: inside, 0: no opinion
-        for stride in strides:
-            sa, sb = stride[a], stride[b]
-            if sa == 0 or sb == 0:
-                continue
-            if sa != sb:
-                return 1 if sa > sb else -1
-            if size[a] > size[b]:
-                return 1
-        return 0
-
-    order = list(range(n - 1, -1, -1))
-    for i in range(1, n):
-        j = i
-        for k in range(i - 1, -1, -1):
-            c = outer(order[k], order[j])
-            if c > 0:
-                order[k], order[j] = order[j], order[k]
-                j = k
-            elif c < 0:
-                break
-    return order
-
-
-def _dense_strides_like(size, stride):
-    """Dense strides whose dim order follows `stride` (PyTorch's preserve_format rule for an
-    input with gaps or overlaps, e.g. a strided slice of a transposed tensor)."""
-    out, acc = [0] * len(size), 1
-    for d in memory_order(size, stride):
-        out[d] = acc
-        acc *= max(size[d], 1)
-    return tuple(out)
-
-
-def _channels_last_strides(size, rank, name):
-    if len(size) != rank:
-        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
-    # N, C, *spatial: C is innermost, then the spatial dims from the last one outwards
-    order = [1] + list(range(rank - 1, 1, -1)) + [0]
-    out, acc = [0] * rank, 1
-    for d in order:
-        out[d] = acc
-        acc *= size[d]
-    return tuple(out)
-
-
 def _channels_last_contiguous(size, stride, rank):
+    """`is_contiguous(memory_format=channels_last[_3d])`: C innermost, then the spatial dims
+    from the last one outwards, then N (size-1 dims are not checked). The strides a copy in
+    these formats gets are `_memory_layout.py`'s."""
     if len(size) != rank:
         return False
     expected = 1
@@ -1167,69 +857,7 @@ def _channels_last_contiguous(size, stride, rank):
     return True
 
 
-def layout_strides(t, memory_format=None):
-    """The strides PyTorch gives a copy of `t` made with `memory_format` (None: preserve)."""
-    size = tuple(t.shape)
-    if memory_format is None or memory_format is preserve_format:
-        if t._view is None:
-            return contiguous_strides(size)
-        stride = tuple(t._view.stride)
-        if 0 in size or _non_overlapping_and_dense(size, stride):  # (empty counts as dense)
-            return stride
-        return _dense_strides_like(size, stride)
-    if memory_format is contiguous_format:
-        return contiguous_strides(size)
-    if memory_format is channels_last:
-        return _channels_last_strides(size, 4, "channels_last")
-    if memory_format is channels_last_3d:
-        return _channels_last_strides(size, 5, "channels_last_3d")
-    raise TypeError(f"memory_format must be torch.memory_format, not "
-                    f"{type(memory_format).__name__}")
-
-
-def lay_out(t, stride):
-    """Give `t`, a tensor just made (owning a row-major array, aliased by nothing), a storage
-    laid out with `stride`: `t` becomes a permuting view of a storage in that memory order, so
-    `stride()`, `is_contiguous()`, `view()` and `as_strided` over the copy behave as
-    PyTorch's. The storage keeps `t`'s value; its array in memory order is made only when
-    something reads it (see `_storage.LaidOutStorage`). Returns `t`."""
-    if t._view is not None:
-        return t
-    value = t._storage.data
-    plan = _layout_plan(tuple(value.shape), tuple(stride))
-    if plan is None:
-        return t
-    perm, view = plan
-    t._view = view
-    t._cache = t._cache_base = value
-    storage = t._storage
-    if type(storage) is Storage:   # the memory-order array made when something needs it
-        lay_out_storage(storage, perm, view.steps[0])
-    else:   # (meta, inference tensors: laid out now)
-        storage.data = t._cache_base = value.transpose(perm) if storage.device.type == \
-            "meta" else _transpose(perm)(value)
-    return t
-
-
-@functools.lru_cache(maxsize=4096)
-def _layout_plan(size, stride):
-    """(the permutation storing a tensor of `size` in the memory order of `stride`, the view
-    reading it back), or None for row-major strides."""
-    if stride == contiguous_strides(size):
-        return None
-    n = len(size)
-    # outermost dim first; among equal strides a size-1 dim goes inside
-    perm = tuple(sorted(range(n), key=lambda d: (-stride[d], size[d] == 1, d)))
-    physical = tuple(size[d] for d in perm)
-    inverse = tuple(int(i) for i in np.argsort(perm))
-    view = extend(base_view(physical), ("permute", inverse))
-    if view.stride != stride:
-        # a size-1 dim with a stride no dim order gives (it is never used to address memory)
-        view = extend(base_view(physical), ("as_strided", size, stride, 0))
-    return perm, view
-
-
-def like_layout(out, src, memory_format=None):
-    """`out` (a fresh copy or a new tensor shaped like `src`) laid out as PyTorch lays out a
-    copy of `src` made with `memory_format`."""
-    return lay_out(out, layout_strides(src, memory_format))
+# Tensor's conversion to Python / NumPy (numpy, item, repr, pickling, ...) is written in its own
+# module: imported last, as it imports from this one
+from . import _tensor_conversion  # noqa: E402
+_tensor_conversion.install(Tensor)

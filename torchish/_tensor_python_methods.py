@@ -4,7 +4,8 @@ and `polygamma_` (the in-place form of an op whose tensor is not its first param
 import math
 import warnings
 
-from ._tensor import Tensor, memory_format, memory_order
+from ._tensor import Tensor, memory_format
+from ._memory_layout import memory_order
 from .autograd.function import Function
 
 

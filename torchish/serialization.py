@@ -26,7 +26,8 @@ import numpy as np
 from ._serialization.allowlist import (add_safe_globals, clear_safe_globals, get_safe_globals,
                                        safe_globals)
 from ._serialization.format import _ascii, _np_dtype
-from ._storage import contiguous_strides, root_storage
+from ._storage import root_storage
+from ._views import contiguous_strides
 from ._serialization.reader import (_unpickle,  # noqa: F401 (tests call it)
                                     get_unsafe_globals_in_checkpoint, read_checkpoint)
 from ._serialization.records import (LoadedStorage, RecordBackend, StorageRecord, TensorRecord,

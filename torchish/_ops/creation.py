@@ -13,9 +13,9 @@ from .._eager_jit import eager_jit
 from .. import _dtype as dt, _meta
 from .._device import device as Device, get_default_device, jax_device, CPU
 from .._warnings import user_stacklevel
-from .._tensor import (Size, Tensor, _wrap, contiguous_format, lay_out, layout_strides,
-                       like_layout, memory_format as _memory_format, memory_order,
+from .._tensor import (Size, Tensor, _wrap, contiguous_format, memory_format as _memory_format,
                        preserve_format)
+from .._memory_layout import lay_out, layout_strides, like_layout, memory_order
 from .registry import Promote, op, call_jax
 from .plans import bool_to
 from .indexing import check_fill_value

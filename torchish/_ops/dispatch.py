@@ -10,7 +10,8 @@ from .. import _dtype as dt
 from .._device import CPU, has_accelerator
 from .._reverse_constant import REVERSE
 from .._tensor import Tensor, _alias, _vmap_batched, _wrap, requires_grad_of
-from .._storage import InferenceStorage, LaidOutStorage, base_view, extend
+from .._storage import InferenceStorage, LaidOutStorage
+from .._views import base_view, extend
 from .. import overrides as _tf
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of

@@ -18,7 +18,7 @@ import numpy as np
 from .._tensor import Tensor
 from .._warnings import warn_once
 from .. import _dtype as dt
-from .._storage import _apply_steps, apply_template, split_steps
+from .._views import _apply_steps, apply_template, split_steps
 from ..autograd import grad_mode
 from ..autograd.graph import _FREED_MSG as FREED
 from ..autograd.saved_tensors import ABSENT

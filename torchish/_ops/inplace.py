@@ -7,7 +7,8 @@ import jax.numpy as jnp
 
 from .. import _meta
 from .._tensor import Tensor, _check_versioned, _wrap
-from .._storage import TRANSFORM_EPOCHS, Storage, read_through, read_view, write_view
+from .._storage import TRANSFORM_EPOCHS, Storage
+from .._views import read_through, read_view, write_view
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
 from ..autograd.double_backward import READS_RESULT
@@ -263,7 +264,7 @@ def _written(plan, result):
 def _storage_of(base):
     """(base value -> storage array, storage array -> base value) as JAX functions. A view's
     steps start from its base's storage, which is the base's value unless the base is laid out
-    over it (a clone keeping a transposed input's strides, see `_tensor.lay_out`)."""
+    over it (a clone keeping a transposed input's strides, see `_memory_layout.lay_out`)."""
     root = base._view
     if root is None:
         return (lambda b: b), (lambda s: s)

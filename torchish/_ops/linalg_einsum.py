@@ -65,7 +65,7 @@ def einsum(*args):
             any(x.dtype is not operands[0].dtype for x in operands) or \
             (any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled()):
         return _einsum_steps(plan, list(operands))
-    from .._tensor import lay_out
+    from .._memory_layout import lay_out
     return lay_out(_einsum(plan, list(operands)), _einsum_strides(plan, shapes))
 
 

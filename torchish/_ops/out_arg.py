@@ -15,8 +15,8 @@ import jax.numpy as jnp
 
 from .. import _dtype as dt
 from .._tensor import Tensor, _check_versioned
-from .._storage import (InferenceStorage, Storage, base_view, contiguous_strides, extend,
-                        holders_of, reseat_holders)
+from .._storage import InferenceStorage, Storage, holders_of, reseat_holders
+from .._views import base_view, contiguous_strides, extend
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
 from .return_types import _rt

@@ -10,7 +10,7 @@ import numpy as np
 from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._tensor import Tensor
-from .._storage import apply_template
+from .._views import apply_template
 from .argcheck import _check_arguments
 from .errors import tensor_element_error
 from .opdef import Promote, value_of

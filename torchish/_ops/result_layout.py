@@ -2,7 +2,7 @@
 
 An op declares a rule (`op(..., layout=...)`; the pointwise families get `iterator` by
 default); the dispatcher hands it the operands and the fresh results, and the rule gives a
-result whose strides are not row-major a storage in that memory order (`_tensor.lay_out`;
+result whose strides are not row-major a storage in that memory order (`_memory_layout.lay_out`;
 the array in memory order is made only when something reads memory). Values never
 change: only `stride()`, `is_contiguous()`, `view`'s checks and `data_ptr` offsets do. A
 call whose operands all own their storage (no view: row-major) costs one test.
@@ -11,10 +11,10 @@ import functools
 
 import jax
 
-from .._storage import contiguous_strides
-from .._tensor import (_channels_last_contiguous, _channels_last_strides,
-                       _non_overlapping_and_dense, channels_last, channels_last_3d, lay_out,
-                       layout_strides, memory_order, preserve_format)
+from .._views import contiguous_strides
+from .._tensor import _channels_last_contiguous, channels_last, channels_last_3d, preserve_format
+from .._memory_layout import (_channels_last_strides, _non_overlapping_and_dense, lay_out,
+                              layout_strides, memory_order)
 
 # Python numbers PyTorch passes to these kernels as Scalar arguments; the binary ops' other
 # numbers become wrapped 0-d tensors, operands of the iteration (they decide its shape rule)

@@ -2,7 +2,8 @@
 storage's elements) and `Tensor.as_strided_` (new size/stride/offset over its storage)."""
 import jax.numpy as jnp
 
-from .._storage import Storage, TypedStorage, contiguous_strides, resolve_storage
+from .._storage import Storage, TypedStorage, resolve_storage
+from .._views import contiguous_strides
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .call_jax import record_not_implemented

@@ -7,8 +7,8 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from .._storage import (RetypedStorage, View, base_view, contiguous_strides, root_storage,
-                        view_strides, _apply_steps)
+from .._storage import RetypedStorage, root_storage
+from .._views import View, _apply_steps, base_view, contiguous_strides, view_strides
 from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor

@@ -3,8 +3,8 @@ atleast_*), flip, roll, rot90, repeat, tile, repeat_interleave. The views are in
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import (Tensor, contiguous_format, lay_out, layout_strides, like_layout,
-                       preserve_format)
+from .._tensor import Tensor, contiguous_format, preserve_format
+from .._memory_layout import lay_out, layout_strides, like_layout
 from ..autograd import grad_mode
 from .registry import Promote, op
 from .arg_parser import REQUIRED, numpy_axis

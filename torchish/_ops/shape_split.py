@@ -2,7 +2,7 @@
 hsplit / vsplit / dsplit and unbind (each result a view of the input, see `shape.py`)."""
 import numpy as np
 
-from .._storage import _apply_steps
+from .._views import _apply_steps
 from .._tensor import Tensor
 from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, given, omitted, op

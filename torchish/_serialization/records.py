@@ -5,7 +5,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .._storage import contiguous_strides
+from .._views import contiguous_strides
 from .format import _DTYPES, _np_dtype
 
 

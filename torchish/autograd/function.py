@@ -211,7 +211,7 @@ def _copy_slices(view, node, out_nr, in_nr):
     gradient, and the view reads its base again (AsStridedBackward0)."""
     from .._ops.call_jax import call_jax
     from .._ops.inplace import _storage_of, refresh_view_grad_fn
-    from .._storage import read_view, write_view
+    from .._views import read_view, write_view
     from .._tensor import Tensor, _wrap
     base, layout = view._base, view._view
     to_storage, from_storage = _storage_of(base)

@@ -735,7 +735,7 @@ def _store(var, grad, create_graph):
 
 
 def _grad_layout(var, grad):
-    from .._tensor import _non_overlapping_and_dense, lay_out
+    from .._memory_layout import _non_overlapping_and_dense, lay_out
     size, stride = tuple(var.shape), var.stride()
     if grad._view is None and grad.shape == var.shape and _non_overlapping_and_dense(
             size, stride):

@@ -6,7 +6,8 @@ check quiet and is seen by the backward. A node therefore remembers, per saved o
 array it was read from; at backward an operand whose storage holds another array by then is
 read again (its version was checked first, so only such writes get here).
 """
-from .._storage import LaidOutStorage, Storage, read_through
+from .._storage import LaidOutStorage, Storage
+from .._views import read_through
 
 # storages whose `array` identifies what they hold (`array`: in the tensor's own order)
 _PLAIN = (Storage, LaidOutStorage)

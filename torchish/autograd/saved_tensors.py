@@ -186,7 +186,7 @@ class _Dropped:
 def unpacked_leaves(leaves, packed, outputs=None):
     """The node's leaves with every packed operand replaced by its unpacked value (the
     unpacked saved outputs are appended to `outputs`)."""
-    from .._storage import write_view
+    from .._views import write_view
     from .._tensor import Tensor
     leaves = list(leaves)
     for position, value, unpack_hook in packed:
