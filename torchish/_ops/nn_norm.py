@@ -604,11 +604,6 @@ def _normalize_affine(axes, eps):
     return forward
 
 
-# the emulated kernel unrolls its cascade: a row of 1024 compiles in about a second the first
-# time, one of 4096 in over ten (the float32 path: a tenth of a second)
-_HALF_ROW_LIMIT = 1024
-
-
 @op(promote=P.NONE, grad_fn="NativeLayerNormBackward0", nn=True, method=False,
     tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"),
     saved_as={"result1": _saved_stat(1, _layer_axes), "result2": _saved_stat(2, _layer_axes)})
@@ -620,13 +615,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
                                f"got {name} of shape {_sizes(t.shape)} and normalized_shape = "
                                f"{_sizes(input.shape[axes[0]:])}")
     x, stats = _opmath(input), _saved_stats(input.dtype, weight, bias)
-    if input.dtype in (jnp.bfloat16, jnp.float16) and \
-            int(np.prod(input.shape[axes[0]:])) <= _HALF_ROW_LIMIT:
-        # PyTorch's CPU kernel's own order of operations, for the same bits (longer rows
-        # would unroll too many cascade steps for XLA to compile quickly)
-        from .half_layer_norm import normalize_affine
-        out = _normalized(normalize_affine(axes, eps), x, weight, bias, axes, stats)
-        return out.astype(input.dtype)
+    if input.dtype in (jnp.bfloat16, jnp.float16):
+        # PyTorch's CPU kernel's own order of operations, for the same bits (its compiled
+        # size barely grows with the row: about a second to compile at any length)
+        from .half_layer_norm import normalize_affine, rounded
+        out = _normalized(normalize_affine(axes, eps, jnp.dtype(input.dtype).name), x, weight,
+                          bias, axes, stats)
+        return rounded(out, input.dtype, int(np.prod(input.shape[axes[0]:])))
     forward = _normalize_affine(axes, eps)
     out = forward(x, weight, bias)[0] if stats is None else \
         _normalized(forward, x, weight, bias, axes, stats)
