@@ -661,6 +661,8 @@ Tensor.__rlshift__, Tensor.__rrshift__, Tensor.__delitem__ = _rlshift, _rrshift,
 Tensor.is_distributed = is_distributed
 
 from ._ops.copy_variants import as_strided_copy, view_as_complex_copy  # noqa: E402
+from ._ops.fake_quant import (fake_quantize_per_channel_affine,  # noqa: E402
+                               fake_quantize_per_tensor_affine)
 
 __all__ += ["native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",
             "native_norm", "frobenius_norm", "nuclear_norm", "as_strided_scatter",
@@ -669,3 +671,4 @@ __all__ += ["native_layer_norm", "native_batch_norm", "native_group_norm", "nati
             "affine_grid_generator", "conj_physical_", "set_flush_denormal",
             "init_num_threads", "is_distributed", "as_strided_copy", "detach_copy",
             "hash_tensor", "values_copy", "view_as_complex_copy"]
+__all__ += ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]

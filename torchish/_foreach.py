@@ -16,6 +16,48 @@ _UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "
           "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
 
 
+# The node PyTorch records for an out-of-place `_foreach_X` output, by the kind of second
+# operand (a number, a list of numbers, a list of tensors, one 0-d tensor): its derivatives
+# table names each overload's node on its own, hence no rule to derive them from.
+_S, _SL, _L, _T = "Scalar", "ScalarList", "List", "Tensor"
+_NODE = {
+    "add": {_S: "1Scalar", _SL: "1ScalarList", _L: "0List", _T: "1Scalar"},
+    "sub": {_S: "1Scalar", _SL: "1ScalarList", _L: "0List", _T: "1Scalar"},
+    "mul": {_S: "1Scalar", _SL: "1ScalarList", _L: "0List", _T: "0Tensor"},
+    "div": {_S: "1Scalar", _SL: "1ScalarList", _L: "0", _T: "0Tensor"},
+    "maximum": {_S: "0", _SL: "1", _L: "0List", _T: "0"},
+    "minimum": {_S: "0", _SL: "1", _L: "0List", _T: "0"},
+    "clamp_min": {_S: "0Scalar", _SL: "0ScalarList", _L: "1List", _T: "0Scalar"},
+    "clamp_max": {_S: "0Scalar", _SL: "0ScalarList", _L: "1List", _T: "0Scalar"},
+    "pow": {_S: "0Scalar", _SL: "1", _L: "0", _T: "0Scalar"},
+    "addcmul": {_S: "0Scalar", _SL: "0ScalarList"},
+    "addcdiv": {_S: "0Scalar", _SL: "0ScalarList"},
+    "lerp": {_S: "0Scalar", _SL: "0ScalarList", _L: "1List", _T: "0Scalar"},
+}
+
+
+def _kind(other):
+    if isinstance(other, Tensor):
+        return _T
+    if isinstance(other, (list, tuple)):
+        return _L if other and isinstance(other[0], Tensor) else _SL
+    return _S
+
+
+def _camel(name):
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _as_foreach(outputs, node):
+    """Out-of-place results reported under PyTorch's foreach node `node` (computed per tensor:
+    the gradients are the same)."""
+    from ._aten_aliases import _renamed
+    for t in outputs:
+        if t.grad_fn is not None:
+            _renamed(t, node)
+    return outputs
+
+
 def _torch():
     import torchish
     return torchish
@@ -71,11 +113,15 @@ def _binary_fn(name, inplace):
     def fn(self, other, *, alpha=1):
         if name == "pow" and isinstance(self, numbers.Number) and not inplace:
             exps = _check(other)
-            return tuple(_torch().pow(self, e) for e in exps)
+            return _as_foreach(tuple(_torch().pow(self, e) for e in exps),
+                               "ForeachPowBackward2")
         tensors = _check(self)
         others = _per_tensor(tensors, other)
         out = [apply(t, o, alpha) for t, o in zip(tensors, others)]
-        return self if inplace else tuple(out)
+        if inplace:
+            return self
+        return _as_foreach(tuple(out),
+                           f"Foreach{_camel(name)}Backward{_NODE[name][_kind(other)]}")
     fn.__name__ = fn.__qualname__ = f"_foreach_{name}{'_' if inplace else ''}"
     return fn
 
@@ -87,7 +133,12 @@ def _unary_fn(name, inplace):
             for t in tensors:
                 getattr(t, name + "_")()
             return self
-        return tuple(getattr(_torch(), name)(t) for t in tensors)
+        out = tuple(getattr(_torch(), name)(t) for t in tensors)
+        # the per-tensor node's name (Log1PBackward0, ...) behind "Foreach"
+        for t in out:
+            if t.grad_fn is not None:
+                _as_foreach((t,), "Foreach" + t.grad_fn.name())
+        return out
     fn.__name__ = fn.__qualname__ = f"_foreach_{name}{'_' if inplace else ''}"
     return fn
 
@@ -101,8 +152,10 @@ def _addc_fn(name, inplace):
             for t, a, b, v in zip(tensors, t1, t2, values):
                 getattr(t, name + "_")(a, b, value=v)
             return self
-        return tuple(getattr(_torch(), name)(t, a, b, value=v)
-                     for t, a, b, v in zip(tensors, t1, t2, values))
+        out = tuple(getattr(_torch(), name)(t, a, b, value=v)
+                    for t, a, b, v in zip(tensors, t1, t2, values))
+        kind = _NODE[name].get(_kind(value))
+        return _as_foreach(out, f"Foreach{_camel(name)}Backward{kind}") if kind else out
     fn.__name__ = fn.__qualname__ = f"_foreach_{name}{'_' if inplace else ''}"
     return fn
 
@@ -116,18 +169,20 @@ def _lerp_fn(inplace):
             for t, e, w in zip(tensors, ends, weights):
                 t.lerp_(e, w)
             return self
-        return tuple(_torch().lerp(t, e, w) for t, e, w in zip(tensors, ends, weights))
+        return _as_foreach(tuple(_torch().lerp(t, e, w) for t, e, w in zip(tensors, ends, weights)),
+                           f"ForeachLerpBackward{_NODE['lerp'][_kind(weight)]}")
     fn.__name__ = fn.__qualname__ = f"_foreach_lerp{'_' if inplace else ''}"
     return fn
 
 
 def _foreach_norm(self, ord=2, dtype=None):
     linalg = _torch().linalg
-    return tuple(linalg.vector_norm(t, ord, dtype=dtype) for t in _check(self))
+    return _as_foreach(tuple(linalg.vector_norm(t, ord, dtype=dtype) for t in _check(self)),
+                       "ForeachNormBackward0")
 
 
 def _foreach_max(self):
-    return tuple(t.max() for t in _check(self))
+    return _as_foreach(tuple(t.max() for t in _check(self)), "ForeachMaxBackward1")
 
 
 def _foreach_zero_(self):

@@ -302,6 +302,10 @@ def square(input, _exponent=2):
 @op(promote=P.DEFAULT, inplace=True, saves=(), grad_fn=lambda kinds, statics:
     "RoundBackward0" if statics["decimals"] is None else "RoundBackward1")
 def round(input, *, decimals=None):   # (None: PyTorch's overload without `decimals`)
+    if decimals is not None:
+        # the `decimals` overload has no integer/bool kernel (decimals=0 takes the plain
+        # kernel's path, hence the other name); only the overload without it passes ints through
+        _reject("round_cpu" if decimals else "round_vml_cpu", input, "bi")
     _reject("round_vml_cpu", input, "b")
     if _is_int(input):
         return input

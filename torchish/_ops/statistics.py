@@ -1,11 +1,13 @@
 """Statistics over samples: cov/corrcoef (composites, as PyTorch writes them, so their
 grad_fn chains match), histogram and the finite-difference `gradient`."""
 import builtins
+import warnings
 
 import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
+from .._warnings import user_stacklevel
 from .pointwise import legacy_name
 from .registry import Promote, op
 from .return_types import RETURN_TYPES, _rt
@@ -52,7 +54,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = w_sum - correction * (w * aweights).sum() / w_sum
     else:
         norm = w_sum - correction
-    # a non-positive normalizer gives inf/nan, as PyTorch (which warns)
+    # a non-positive normalizer gives inf/nan, as PyTorch, which warns (on a value: not
+    # when the weights are traced)
+    concrete = not isinstance(norm, Tensor) or not isinstance(norm._data, jax.core.Tracer)
+    if concrete and norm <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning,
+                      stacklevel=user_stacklevel())
     norm = norm.clamp_min(0) if isinstance(norm, Tensor) else builtins.max(norm, 0)
     x = x - avg.unsqueeze(1)
     c = x.mm((x if w is None else x * w).t().conj())

@@ -1,7 +1,9 @@
 """`torchish.autograd.Function`: user-defined forward/backward, recorded as one node."""
 import functools
+import warnings
 
 from . import grad_mode, saved_tensors
+from .._warnings import user_stacklevel
 from .graph import Node, edge_of
 
 
@@ -111,6 +113,21 @@ class _FunctionMeta(type):
 
 class Function(metaclass=_FunctionMeta):
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
+
+    def __init__(self, *args, **kwargs):
+        # legacy (pre-1.3) code instantiates the Function and calls it: PyTorch warns here and
+        # refuses the call below
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class "
+                      "itself. Instantiating an autograd function will raise an error in a "
+                      "future version of PyTorch.", DeprecationWarning,
+                      stacklevel=user_stacklevel())
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

@@ -109,6 +109,16 @@ def _verify_spatial_size(size):
                          f"size {size}")
 
 
+def _fails_shape_checks(input, params, training):
+    """Whether the batch norm op will raise one of its own checks (rank, missing running stats
+    in eval mode, per-channel sizes), which PyTorch runs before its dtype dispatch."""
+    if input.dim() < 2:
+        return True
+    if not training and (params[0] is None or params[1] is None):
+        return True
+    return any(p is not None and p.numel() != input.shape[1] for p in params)
+
+
 def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                        eps):
     """torch.batch_norm: normalise, and when training update the running statistics in
@@ -116,7 +126,12 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     update = training and (running_mean is not None or running_var is not None)
     if momentum is None:
         raise TypeError("batch_norm(): argument 'momentum' must be float, not NoneType")
-    _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training)
+    # PyTorch runs the op's shape checks (raised by the op below) before any dtype check
+    if not _fails_shape_checks(input, (running_mean, running_var, weight, bias), training):
+        if not input.is_floating_point():   # no integer/bool/complex kernel
+            raise NotImplementedError(
+                f'"batch_norm" not implemented for \'{input.dtype._legacy}\'')
+        _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training)
     out = _norm._batch_norm(input, weight, bias, running_mean, running_var,
                             float(momentum) if update else 0.0, bool(training), float(eps))
     if not update:

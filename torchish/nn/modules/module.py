@@ -317,8 +317,10 @@ class Module:
             if dtype.is_complex:
                 warnings.warn("Complex modules are a new feature under active development "
                               "whose design may change, and some modules might not work as "
-                              "expected when using complex tensors as parameters or buffers.",
-                              stacklevel=2)
+                              "expected when using complex tensors as parameters or buffers. "
+                              "Please file an issue at https://github.com/pytorch/pytorch/"
+                              "issues/new?template=bug-report.yml if a complex module does not "
+                              "work as expected.", stacklevel=2)
 
         def convert(t):
             target = dtype if (t.is_floating_point() or t.is_complex()) else None
