@@ -330,8 +330,16 @@ def _stats(input, dims, eps, *params):
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     out = _F().layer_norm(input, normalized_shape, weight, bias, eps)
     k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
-    return (out,) + _stats(input, tuple(range(input.dim() - k, input.dim())), eps, weight,
-                           bias)
+    dims = tuple(range(input.dim() - k, input.dim()))
+    if input.dtype in (dt.float16, dt.bfloat16):
+        # PyTorch's half kernel's own summation order, for its exact statistics
+        from ._tensor import _wrap
+        from ._ops.nn_norm import half_layer_stats, _saved_stats
+        x = input.detach()._data
+        stats = _saved_stats(x.dtype, *(None if p is None else p._data
+                                        for p in (weight, bias)))
+        return (out,) + tuple(_wrap(v) for v in half_layer_stats(x, dims, eps, x.dtype, stats))
+    return (out,) + _stats(input, dims, eps, weight, bias)
 
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -347,14 +355,20 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
-    if input.numel() != N * C * HxW:
-        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
-                           "(Could this error message be improved?  If so, please report an "
-                           "enhancement request to PyTorch.)")
+    # PyTorch's order: mixed-type check, groups, kernel dtype, size, parameter dtypes
+    from ._ops.nn_norm import _check_kernel_dtypes, _check_mixed
+    arrays = [None if t is None else t._data for t in (input, weight, bias)]
+    mixed = _check_mixed(*arrays)
     if C % group:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={group}")
+    _check_kernel_dtypes("GroupNormKernelImpl", arrays[0], mixed)
+    if input.numel() != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    _check_kernel_dtypes("GroupNormKernelImpl", arrays[0], mixed, *arrays[1:])
     return _native._native_group_norm(input, weight, bias, N, C, HxW, group, eps)
 
 

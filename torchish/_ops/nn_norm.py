@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .nn_conv import HIGHEST, ntuple, window_slices, _sizes
-from .pointwise import _true_div, not_implemented
+from .pointwise import _true_div, legacy_name, not_implemented
 from .registry import Promote, op
 
 P = Promote
@@ -436,6 +436,31 @@ def _check_numel(name, t, c):
         raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
 
 
+def _check_mixed(input, *params):
+    """PyTorch's CPU layer/group norm test for a mixed-type call: the first given parameter's
+    dtype differs from the input's. Only float32 parameters with a bfloat16/float16 input
+    (autocast's mix) may do so. Returns whether the call is mixed."""
+    first = next((p.dtype for p in params if p is not None), None)
+    if first is None or first == input.dtype:
+        return False
+    if any(p is not None and p.dtype != jnp.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in (jnp.bfloat16, jnp.float16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
+
+
+def _check_kernel_dtypes(kernel, input, mixed, *params):
+    """After the shape checks: PyTorch's norm kernels exist for floating inputs only, and an
+    unmixed call's parameters must all have the input's dtype."""
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise not_implemented(kernel, input)
+    for p in params:
+        if not mixed and p is not None and p.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {legacy_name(input)} but found "
+                               f"{legacy_name(p)}")
+
+
 def _opmath(input):
     """PyTorch's CPU norm kernels compute a bfloat16/float16 input in float32 (whether its
     parameters are half or float32, the mix autocast produces) and round the output once."""
@@ -478,6 +503,22 @@ def _saved_stats(dtype, *params):
     return dtype
 
 
+def half_layer_stats(x, axes, eps, dtype, stats):
+    """(mean, rstd) of a half layer norm over its trailing `axes` (kept) with the bits
+    PyTorch's kernel gives: computed in float32 from `x`'s values as that kernel orders them,
+    rounded to `stats` (the input's `dtype`) unless a float32 parameter keeps them float32."""
+    from .half_layer_norm import layer_norm as half_layer_norm
+    lead = x.shape[:axes[0]]
+    n = int(np.prod(x.shape[axes[0]:]))
+    mean, rstd = half_layer_norm(x.astype(jnp.float32).reshape(-1, n), None, None, eps,
+                                 jnp.dtype(dtype).name)[1:]
+    shape = lead + (1,) * len(axes)
+    mean, rstd = mean.reshape(shape), rstd.reshape(shape)
+    if stats is not None:
+        mean, rstd = mean.astype(stats), rstd.astype(stats)
+    return mean, rstd
+
+
 def _saved_stat(which, axes_of):
     """`grad_fn._saved_result1` / `_result2` of a native batch or layer norm: the mean and
     the inverse standard deviation its forward saved (empty when it used running stats)."""
@@ -490,6 +531,9 @@ def _saved_stat(which, axes_of):
         if not training:
             return _wrap(jnp.zeros((0,), x.dtype))
         axes, keepdims = axes_of(input, **statics)
+        if axes_of is _layer_axes and input.dtype in (jnp.bfloat16, jnp.float16):
+            stats = _saved_stats(input.dtype, statics.get("weight"), statics.get("bias"))
+            return _wrap(half_layer_stats(input, axes, eps, input.dtype, stats)[which - 1])
         mean = jnp.mean(x, axis=axes, keepdims=keepdims)
         if which == 1:
             return _wrap(mean)
@@ -516,14 +560,20 @@ def _layer_axes(input, normalized_shape, **_):
 def _batch_norm(input, weight, bias, running_mean, running_var, momentum, training, eps):
     """Returns the output and, when training with running stats, their updated values
     (`momentum * batch + (1 - momentum) * running`, the variance unbiased)."""
-    if input.ndim < 2:
-        raise RuntimeError(f"batch_norm(): expected input to have at least 2 dimensions, "
-                           f"but got {_sizes(input.shape)}")
-    c = input.shape[1]
-    # PyTorch checks the running stats before the affine parameters
+    # PyTorch counts no channels in a 0-d/1-d input for its size checks, then fails reading
+    # its dim 1; it checks the running stats before the affine parameters
+    c = input.shape[1] if input.ndim >= 2 else 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         _check_numel(name, t, c)
+    if input.ndim < 2:
+        if not training and running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if not training and running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        n = max(input.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got 1)")
     shape = _channel_shape(input)
     axes = (0,) + tuple(range(2, input.ndim))
     out_dtype, input = input.dtype, _opmath(input)
@@ -608,12 +658,14 @@ def _normalize_affine(axes, eps):
     tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"),
     saved_as={"result1": _saved_stat(1, _layer_axes), "result2": _saved_stat(2, _layer_axes)})
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    mixed = _check_mixed(input, weight, bias)   # (PyTorch's first check here)
     axes = _normalized_axes(input, normalized_shape, ", ")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.shape != input.shape[axes[0]:]:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape {_sizes(t.shape)} and normalized_shape = "
                                f"{_sizes(input.shape[axes[0]:])}")
+    _check_kernel_dtypes("LayerNormKernelImpl", input, mixed, weight, bias)
     x, stats = _opmath(input), _saved_stats(input.dtype, weight, bias)
     if input.dtype in (jnp.bfloat16, jnp.float16):
         # PyTorch's CPU kernel's own order of operations, for the same bits (its compiled
@@ -647,6 +699,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {weight_sizes} and "
                                f"input of shape {_sizes(input.shape)}")
+    _check_kernel_dtypes("GroupNormKernelImpl", input, _check_mixed(input, weight, bias),
+                         weight, bias)
     # (n, groups, channels per group, elements per channel): statistics over the last two
     grouped = (n, g, c // g, -1)
     shape = (1, g, c // g, 1)
@@ -664,6 +718,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     tensors=("input", "weight"), saves=("input", "weight"))
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     axes = _normalized_axes(input, normalized_shape, "")
+    if not jnp.issubdtype(input.dtype, jnp.inexact):   # (complex inputs have a kernel)
+        raise not_implemented("rms_norm", input)
     x = _opmath(input)
     if eps is None:   # the op-math type's machine epsilon
         eps = float(jnp.finfo(x.dtype).eps)

@@ -27,7 +27,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but "
                                f"got weight of shape {list(weight.shape)} and normalized_shape "
                                f"= {list(normalized_shape)}")
-    if weight is not None and weight.dtype is not input.dtype and not _RMS_MIXED_WARNED[0]:
+    dims = _norm._normalized_axes(input, normalized_shape, "")   # (before the warning)
+    # (a complex input takes the composite path without this warning)
+    if weight is not None and weight.dtype is not input.dtype and not input.is_complex() \
+            and not _RMS_MIXED_WARNED[0]:
         _RMS_MIXED_WARNED[0] = True   # (TORCH_WARN_ONCE)
         warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
                       f"{_C_NAMES[input.dtype.name]}, weight dtype = {_C_NAMES[weight.dtype.name]}"
@@ -37,7 +40,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         return _norm.rms_norm(input, normalized_shape, weight, eps)
     # PyTorch's composite, op by op: x * rsqrt(mean(x ** 2) + eps) (* weight), in float32
     # for a half-precision input
-    dims = _norm._normalized_axes(input, normalized_shape, "")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{input.dtype._legacy}\'')
     x = input.float() if input.dtype in (torchish.bfloat16, torchish.float16) else input
     if eps is None:
         eps = torchish.finfo(x.dtype).eps
@@ -47,20 +51,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out if out.dtype is input.dtype else out.to(input.dtype)
 
 _REDUCED = ("torch.bfloat16", "torch.float16")
-_FLOATS = ("torch.float32",) + _REDUCED
-
-
-def _check_mixed_dtype(input, *params):
-    """PyTorch's CPU norm kernels accept parameters of the input's dtype, or float32 ones with
-    a bfloat16/float16 input (the mix autocast(cpu) produces; the ops compute it in float32
-    and return the input's dtype). Other float mixes are errors there."""
-    dtypes = {str(p.dtype) for p in params if p is not None}
-    if not dtypes or dtypes == {str(input.dtype)}:
-        return
-    if str(input.dtype) in _REDUCED and dtypes == {"torch.float32"}:
-        return
-    if str(input.dtype) in _FLOATS and dtypes <= set(_FLOATS):
-        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
 
 def _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training):
@@ -71,6 +61,8 @@ def _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, tra
     first = next((p.dtype for p in params if p is not None), None)
     if first is not None and first is not input.dtype:
         _check_mixed_params(input, *params)
+        return
+    if input.dim() < 2:   # (its kernel reads dim 1 before comparing these)
         return
     order = (weight, running_mean, running_var, bias) if training else params
     for p in order:
@@ -87,7 +79,7 @@ def _check_mixed_params(input, *params):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
-    _check_mixed_dtype(input, weight, bias)
+    # (the op makes PyTorch's dtype checks, in its order among the shape checks)
     return _norm.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
@@ -112,11 +104,14 @@ def _verify_spatial_size(size):
 def _fails_shape_checks(input, params, training):
     """Whether the batch norm op will raise one of its own checks (rank, missing running stats
     in eval mode, per-channel sizes), which PyTorch runs before its dtype dispatch."""
-    if input.dim() < 2:
+    # (a 0-d/1-d input counts no channels; training reads its dim 1 before the dtype
+    # dispatch, evaluation after it)
+    if input.dim() < 2 and training:
         return True
     if not training and (params[0] is None or params[1] is None):
         return True
-    return any(p is not None and p.numel() != input.shape[1] for p in params)
+    c = input.shape[1] if input.dim() >= 2 else 0
+    return any(p is not None and p.numel() != c for p in params)
 
 
 def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
@@ -185,7 +180,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                            f"{input.dim()}")
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] +
                        list(input.size()[2:]))
-    _check_mixed_dtype(input, weight, bias)
     return _norm.group_norm(input, num_groups, weight, bias, eps)
 
 
