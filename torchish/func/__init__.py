@@ -8,10 +8,14 @@ What JAX does differently from `torch.func`, and how it is bridged here:
   the order of the structure they mirror (the inputs for gradients, the function's own output
   for values), so `grad(f)(params)` iterates like `params`.
 - The transforms compose with the tape: when a transform's result depends on an argument that
-  requires grad (the stacked parameters of `stack_module_state`, say), it gets one node whose
+  requires grad (the stacked parameters of `stack_module_state`, say), it gets a node whose
   backward is the `jax.vjp` of the whole transformed function, so `loss.backward()` reaches
   the arguments. Tensors requiring grad that the function reaches without taking them as
-  arguments (a Module's parameters, closure cells) are inputs of that node too.
+  arguments (a Module's parameters, closure cells) are inputs of that node too. As in
+  PyTorch, an output that does not depend on them (by the jaxpr) has no grad_fn, and the
+  others carry the grad_fn name PyTorch's inner ops give them (see `_grad_names`); vmap's
+  outputs and jvp's tangents still carry the transform's own name (VmapBackward,
+  JvpBackward), and next_functions lead straight to the inputs.
 - Inside the reverse-mode transforms (`grad`, `vjp`, `jacrev`, `hessian`) the differentiated
   arguments are leaves requiring grad and grad mode is on, as in PyTorch, so the tape gives
   PyTorch's errors and `autograd.grad` works there.
@@ -32,31 +36,16 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-from jax.extend.core import jaxpr_as_fun
 
 from .._tensor import Tensor, _wrap
 from .. import _random_trace, _storage
 from ..utils import _pytree
-from .._jaxpr_deps import needed_inputs
 from ..autograd import grad_mode
-from ..autograd.graph import Node, edge_of, torch_grad
+from ._tape import (_PROBES, _Names, _apply, _count, _grad_names, _is_t, _leaves, _node_name,
+                    _probe_key, _remember, _to_arrays, _to_tensors)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state", "linearize"]
-
-
-def _is_t(x):
-    return isinstance(x, Tensor)
-
-
-def _to_arrays(tree):
-    return jax.tree_util.tree_map(lambda x: x._data if _is_t(x) else x, tree, is_leaf=_is_t)
-
-
-def _to_tensors(tree):
-    return jax.tree_util.tree_map(
-        lambda x: _wrap(x) if isinstance(x, (jax.Array, jax.core.Tracer)) else x, tree)
 
 
 def _is_container(x):
@@ -122,6 +111,9 @@ class _Traced:
         # grad mode on, as PyTorch's; JAX differentiates, the tape only mirrors PyTorch there
         # (its errors for in-place ops on them, `autograd.grad` inside, no_grad constants).
         self.argnums = argnums
+        # set by `_apply` when the tape records the transform: `namer(tensors, out)` then
+        # reads PyTorch's grad_fn names off the inner graph into `probe` (see `_Names`)
+        self.want_names, self.namer, self.probe = False, None, None
 
     def __call__(self, *arrays, **kwargs):
         if self.differentiates:
@@ -140,6 +132,11 @@ class _Traced:
                     t._requires_grad = True
             with grad_mode.set_grad_enabled(reverse or grad_mode.GRAD_ENABLED[0]):
                 out = self.func(*tensors, **kwargs)
+                if self.want_names and self.namer is not None and self.probe is None:
+                    try:
+                        self.probe = self.namer(tensors, out)
+                    except Exception:   # (only names are lost; the transform's own
+                        pass            # errors come from `check` below)
         finally:
             grad_mode.FUNC_LEVELS.pop()
             if self.differentiates:
@@ -164,96 +161,6 @@ def _structure(tree):
     if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
         return type(tree)(_structure(v) for v in tree)
     return None
-
-
-# ---- the tape around a transform ------------------------------------------------------------
-
-def _captured(func, leaves):
-    """Tensors requiring grad that `func` reaches without taking them as arguments (closure
-    cells, globals, a bound Module's parameters): in PyTorch the tape records through them."""
-    from .._compile import _Plan
-    passed = {id(x._storage) for x in leaves if _is_t(x)}
-    found, seen = [], set()
-    for t in _Plan([func], (), ()).tensors:
-        st = t._storage
-        if (t.requires_grad and t._view is None and id(st) not in passed and id(st) not in seen
-                and (t.dtype.is_floating_point or t.dtype.is_complex)):
-            seen.add(id(st))
-            found.append(t)
-    return found
-
-
-def _pruned(fn, d_in, c_in):
-    """`fn(d, c)` traced once to a jaxpr, as a function of `d` and of the `c` entries its
-    outputs depend on (their indices are returned); the others stay the constants they were."""
-    closed, shape = jax.make_jaxpr(fn, return_shape=True)(d_in, c_in)
-    kept = [i for i, u in enumerate(needed_inputs(closed)[len(d_in):]) if u]
-    run, out_def = jaxpr_as_fun(closed), jax.tree_util.tree_structure(shape)
-
-    def pruned(d, c):
-        full = list(c_in)
-        for i, a in zip(kept, c):
-            full[i] = a
-        return out_def.unflatten(run(*d, *full))
-    return pruned, kept
-
-
-def _apply(pure, args, name, func=None):
-    """`pure(*arg_arrays)` as Tensors; one autograd node when an argument, or a tensor `func`
-    captures, requires grad."""
-    leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_t)
-    arrays = [x._data if _is_t(x) else x for x in leaves]
-    levels = grad_mode.FUNC_LEVELS
-    if not grad_mode.is_grad_enabled() or (levels and isinstance(levels[-1],
-                                                                  grad_mode.ForwardLevel)):
-        # (inside vmap/jvp the transform around differentiates this one as well)
-        return _to_tensors(pure(*treedef.unflatten(arrays)))
-    diff = [i for i, x in enumerate(leaves)
-            if _is_t(x) and x.requires_grad and (x.dtype.is_floating_point or x.dtype.is_complex)]
-    captured = _captured(func, leaves) if func is not None else []
-    if not diff and not captured:
-        return _to_tensors(pure(*treedef.unflatten(arrays)))
-    storages = [t._storage for t in captured]
-
-    def of_diff(diff_arrays, captured_arrays):
-        full = list(arrays)
-        for i, a in zip(diff, diff_arrays):
-            full[i] = a
-        held = [st.data for st in storages]
-        try:   # the captured tensors read the traced values while `pure` runs
-            for st, a in zip(storages, captured_arrays):
-                st.data = a
-            return pure(*treedef.unflatten(full))
-        finally:
-            for st, a in zip(storages, held):
-                st.data = a
-    fn, d_in, c_in = of_diff, [arrays[i] for i in diff], [st.data for st in storages]
-    if captured:   # keep only the captured tensors the function really reads
-        fn, kept = _pruned(of_diff, d_in, c_in)
-        captured, c_in = [captured[i] for i in kept], [c_in[i] for i in kept]
-        if not diff and not captured:
-            return _to_tensors(fn(d_in, c_in))
-    out, pull = jax.vjp(fn, d_in, c_in)
-    out_leaves, out_def = jax.tree_util.tree_flatten(out)
-    tensors = [_wrap(o) for o in out_leaves]
-
-    def backward(leaves, cts):  # leaves: [the pullback], dropped when the graph is freed
-        filled = []
-        for o, c in zip(out_leaves, cts):
-            if not jnp.issubdtype(o.dtype, jnp.inexact):
-                c = np.zeros(o.shape, jax.dtypes.float0)
-            elif c is None:
-                c = jnp.zeros_like(o)
-            filled.append(torch_grad(c))
-        g_args, g_captured = leaves[0](out_def.unflatten(filled))
-        return [torch_grad(g) for g in list(g_args) + list(g_captured)]
-    edges = [edge_of(leaves[i]) for i in diff] + [edge_of(t) for t in captured]
-    node = Node(name, edges, [pull], None, backward, [(t.shape, t.dtype) for t in tensors])
-    for j, t in enumerate(tensors):
-        if t.dtype.is_floating_point or t.dtype.is_complex:
-            t._grad_fn = node
-            t._output_nr = j
-    return out_def.unflatten(tensors)
 
 
 # ---- transforms ------------------------------------------------------------------------------
@@ -290,8 +197,19 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         _check_differentiable(_selected(args, argnums))
         traced = _Traced(func, has_aux, args, check=_check_scalar_output, argnums=argnums)
+
+        def namer(tensors, out):
+            main = out[0] if has_aux else out
+            inner = _leaves(_selected(tensors, argnums))
+            return (_grad_names(main, inner) + [_node_name(main)]
+                    + ([_node_name(a) for a in _leaves(out[1])] if has_aux else []))
+        traced.namer = namer
+        key = _probe_key("grad", func, args, kwargs, argnums, has_aux)
+        traced.probe = _PROBES.get(key)
         vg = jax.value_and_grad(traced, argnums=argnums, has_aux=has_aux)
-        g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func)
+        g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func,
+                          _Names(traced, lambda shape, probe: probe))
+        _remember(key, traced)
         value = _reorder((traced.main(), traced.aux()) if has_aux else traced.main(), value)
         return _reorder(_selected(args, argnums), g), value
     return wrapper
@@ -301,16 +219,29 @@ def vjp(func, *primals, has_aux=False):
     _check_differentiable(primals)
     argnums = tuple(range(len(primals)))
     traced = _Traced(func, has_aux, primals, argnums=argnums)
+
+    def namer(tensors, out):
+        main = out[0] if has_aux else out
+        return ([_node_name(o) for o in _leaves(main)], _grad_names(main, _leaves(tensors)),
+                [_node_name(a) for a in _leaves(out[1])] if has_aux else [])
+    traced.namer = namer
+    key = _probe_key("vjp", func, primals, {}, has_aux)
+    traced.probe = _PROBES.get(key)
+    # (the cotangents may require grad though the primals do not: names for `vjp_fn` too)
+    traced.want_names = grad_mode.is_grad_enabled()
     # `func` runs once: the value and the pullback (a pytree of its residuals) go through
     # `_apply`, so that they are on the tape of the primals and of what `func` captures (a
     # Module's parameters), as in PyTorch; the pullback's results reach them through it.
     out = _apply(lambda *p: jax.vjp(traced, *p, has_aux=has_aux), primals, "VjpBackward",
-                 func)
+                 func, _Names(traced, lambda shape, probe: probe[0] + [None] * _count(shape[1])
+                              + probe[2]))
+    _remember(key, traced)
     pullback = out[1]
 
     def vjp_fn(*cotangents):
         cts = cotangents[0] if len(cotangents) == 1 else cotangents
-        return _reorder(primals, _apply(lambda pb, c: pb(c), (pullback, cts), "VjpBackward"))
+        return _reorder(primals, _apply(lambda pb, c: pb(c), (pullback, cts), "VjpBackward",
+                                        names=_Names(traced, lambda shape, probe: probe[1])))
     value = _reorder(traced.main(), out[0])
     if has_aux:
         return value, vjp_fn, _reorder(traced.aux(), out[2])
@@ -326,8 +257,13 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             from ..autograd.forward_ad import size_error
             raise size_error(p, t)   # (PyTorch's make_dual refuses it)
     traced = _Traced(func, has_aux, primals)
+    traced.namer = lambda tensors, out: ()
+    # PyTorch's primal outputs come out of dual tensors as aliases (the tangents' names, from
+    # its forward-mode formulas, are not known here)
     out = _apply(lambda p, t: jax.jvp(traced, tuple(p), tuple(t), has_aux=has_aux),
-                 (tuple(primals), tuple(tangents)), "JvpBackward", func)
+                 (tuple(primals), tuple(tangents)), "JvpBackward", func,
+                 _Names(traced, lambda shape, probe: ["AliasBackward0"] * _count(shape[0])
+                        + [None] * (_count(shape) - _count(shape[0]))))
     value, tangent = (_reorder(traced.main(), o) for o in out[:2])
     if has_aux:
         return value, tangent, _reorder(traced.aux(), out[2])
@@ -366,7 +302,7 @@ def linearize(func, *primals):
             _is_t(p) and p.requires_grad for p in primals_flat) else []
         if not anchor and not (grad_on and any(_is_t(t) and t.requires_grad for t in flat)):
             return _reorder(traced.out, _to_tensors(jvp_fn(*_to_arrays(tangents))))
-        out = _apply(lambda t, _: jvp_fn(*t), (tangents, anchor), "JvpBackward")
+        out = _apply(lambda t, _: jvp_fn(*t), (tangents, anchor), "JvpBackward", dense=True)
         return _reorder(traced.out, out)
     return value, linearized
 
@@ -389,8 +325,13 @@ def _jacobian(transform, func, argnums, has_aux, depth, name, reverse=None):
         if reverse:
             reverse(_selected(args, argnums))
         traced = _Traced(func, has_aux, args, argnums=argnums if reverse else None)
+        traced.namer = lambda tensors, out: [_node_name(a) for a in _leaves(out[1])] \
+            if has_aux else []
         jac = transform(traced, argnums=argnums, has_aux=has_aux)
-        out = _apply(lambda *a: jac(*a, **kwargs), args, name, func)
+        # PyTorch reshapes the stacked rows (or columns) into each Jacobian: a view
+        out = _apply(lambda *a: jac(*a, **kwargs), args, name, func, _Names(
+            traced, lambda shape, probe: ["ViewBackward0"] * _count(shape[0] if has_aux
+                                                                    else shape) + probe))
         layout = traced.main()
         for _ in range(depth):
             layout = _graft(layout, _structure(_selected(args, argnums)))
