@@ -190,9 +190,13 @@ def from_python_type(d):
 def python_scalar(value):
     """A NumPy scalar as PyTorch's argument parser reads it where a Number is expected: an
     integer as int, anything else through `float()` (np.bool_ -> 1.0; a complex loses its
-    imaginary part, with NumPy's ComplexWarning)."""
+    imaginary part, with NumPy's ComplexWarning). A NumPy uint64 above int64's range is refused:
+    PyTorch's parser reads an unsigned 64-bit Scalar only from a Python int."""
     if isinstance(value, np.integer):
-        return builtins.int(value)
+        value = builtins.int(value)
+        if value > 2 ** 63 - 1:
+            raise TypeError("an integer is required")
+        return value
     return builtins.float(value)
 
 

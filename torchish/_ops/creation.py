@@ -17,7 +17,7 @@ from .._tensor import (Size, Tensor, _wrap, contiguous_format, memory_format as 
                        preserve_format)
 from .._memory_layout import lay_out, layout_strides, like_layout, memory_order
 from .registry import Promote, op, call_jax
-from .plans import bool_to
+from .plans import bool_to, number_arg
 from .indexing import check_fill_value
 from . import unsigned_support
 from .result_layout import suggest_memory_format
@@ -54,36 +54,35 @@ def _factory_requires_grad(t):
 
 
 def _infer_dtype(data):
-    """PyTorch's dtype inference for Python data (bool < int < float < complex); tensors and
-    NumPy arrays and scalars in it count with their own dtypes, promoted with the rest."""
-    kind = 0
-    tensor_dtypes = []
+    """PyTorch's dtype inference for Python data: the elements' types promoted in order (a
+    bool as Bool, an int as Long, a float or complex as the defaults); tensors and NumPy
+    arrays and scalars count with their own dtypes. Its promotion error names the first pair
+    that fails, in the data's order."""
+    seen = {}   # the distinct element dtypes, in order of appearance (an ordered set)
     stack = [data]
     while stack:
         x = stack.pop()
         if isinstance(x, Tensor):
-            tensor_dtypes.append(x.dtype)
+            seen[x.dtype] = None
         elif isinstance(x, (list, tuple, range)):
-            stack.extend(x)
+            stack.extend(reversed(x))
         elif isinstance(x, (np.ndarray, np.generic)):   # (np.float64 is also a float)
-            tensor_dtypes.append(dt.from_np(x.dtype))   # NumPy data keeps its dtype
+            if x is not data and isinstance(x, np.ndarray) and x.ndim == 0:
+                raise TypeError("len() of unsized object")   # (an element array is a sequence)
+            seen[dt.from_np(x.dtype)] = None   # NumPy data keeps its dtype
         elif isinstance(x, builtins.bool):
-            kind = builtins.max(kind, 1)
+            seen[dt.bool] = None
         elif isinstance(x, int):
-            kind = builtins.max(kind, 2)
+            seen[dt.int64] = None
         elif isinstance(x, float):
-            kind = builtins.max(kind, 3)
+            seen[dt.get_default_dtype()] = None
         elif isinstance(x, builtins.complex):
-            kind = builtins.max(kind, 4)
+            seen[dt.default_complex()] = None
         elif isinstance(x, str):
             raise ValueError(f"too many dimensions '{type(x).__name__}'")
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
-    scalar = {0: dt.get_default_dtype(), 1: dt.bool, 2: dt.int64, 3: dt.get_default_dtype(),
-              4: dt.default_complex()}[kind]
-    if tensor_dtypes:   # (PyTorch promotes the elements' types, a Python int as int64)
-        return _promote_all(tensor_dtypes + ([scalar] if kind else []))
-    return scalar
+    return _promote_all(list(seen)) if seen else dt.get_default_dtype()
 
 
 def _to_numpy(data, dtype):
@@ -123,6 +122,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             arr = arr.astype(dtype.np)
         return _leaf(np.asarray(arr), device if device is not None else data.device,
                      requires_grad)
+    if isinstance(data, np.generic) and not isinstance(data, (np.number, np.bool_)):
+        if isinstance(data, (np.str_, np.bytes_)):   # (a NumPy scalar is read as a number)
+            raise TypeError(f"new(): invalid data type 'numpy.{type(data).__name__}'")
+    elif isinstance(data, np.generic) and (dtype or dt.from_np(data.dtype)) is dt.uint64:
+        # PyTorch reads a NumPy scalar as a number; a uint64 element only from a Python int
+        raise TypeError("an integer is required")
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
         arr = _checked_strides(np.asarray(data))
         d = dtype or dt.from_np(arr.dtype)
@@ -134,6 +139,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dtype is dt.uint64:
         return _leaf(_uint64_array(data), device, requires_grad)
     inferred = _infer_dtype(data)
+    if dtype is None and inferred is dt.uint64:   # (NumPy uint64 elements: see _uint64_array)
+        return _leaf(_uint64_array(data), device, requires_grad)
     d = dtype or inferred
     if d is None:  # a list of tensors: their promoted dtype
         d = _promote_all([x.dtype for x in _flatten(data) if isinstance(x, Tensor)])
@@ -152,8 +159,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if arr is None or arr.dtype == object:
         _check_nested(data)
     if arr.dtype == np.uint64 and not (d.is_floating_point or d.is_complex or d is dt.bool) \
-            and any(type(x) is int and x >= 2 ** 63 for x in _flatten(data)):
-        # (NumPy gives uint64 for ints above int64; PyTorch reads them as long long)
+            and any((type(x) is int or isinstance(x, np.unsignedinteger)) and x >= 2 ** 63
+                    for x in _flatten(data)):
+        # (NumPy gives uint64 for ints above int64; PyTorch reads them, NumPy's uint64 too,
+        # as long long)
         raise ValueError("Overflow when unpacking long long")
     _check_overflow(arr, d)
     with np.errstate(over="ignore"):   # (a float too large for float32 is inf, silently)
@@ -165,8 +174,10 @@ def _uint64_array(data):
     """Python data as uint64, exactly: PyTorch reads each element as an unsigned 64-bit
     integer (no floats, no wrapping of negatives), where NumPy would infer float64 for ints
     above int64 and wrap negative ones."""
-    if any(isinstance(x, Tensor) for x in _flatten(data)):
-        raise TypeError("an integer is required")
+    for x in _flatten(data):   # (NumPy would hand an array's elements over as Python ints)
+        if isinstance(x, Tensor) or isinstance(x, np.ndarray) and x.size:
+            raise TypeError("len() of unsized object" if isinstance(x, np.ndarray) and
+                            x.ndim == 0 else "an integer is required")
     try:
         obj = np.array(data, dtype=object)
     except ValueError:
@@ -393,8 +404,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
             dtype = dtype or dt.scalar_dtype(number)
             return _filled(size, fill_value._data.reshape(()), dtype, device, requires_grad)
         fill_value = fill_value.item()
-    elif isinstance(fill_value, (np.number, np.bool_)):
-        fill_value = dt.python_scalar(fill_value)
+    elif isinstance(fill_value, (np.number, np.bool_)) or type(fill_value) is int:
+        fill_value = number_arg(fill_value)   # (the parser's errors for huge ints)
     if not isinstance(fill_value, (builtins.bool, int, float, builtins.complex)):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
@@ -485,8 +496,14 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None,
                   pin_memory=False):
-    return tensor(s, dtype=dtype or dt.get_default_dtype(), device=device,
-                  requires_grad=requires_grad)
+    # a Scalar argument (unlike `tensor`'s data): c10's conversion and range check, as `full`
+    if not isinstance(s, (builtins.bool, int, float, builtins.complex, np.number, np.bool_)):
+        return tensor(s, dtype=dtype or dt.get_default_dtype(), device=device,
+                      requires_grad=requires_grad)
+    d = dt.from_python_type(dtype) or dt.get_default_dtype()
+    if d in (dt.float16, dt.bfloat16):   # (unchecked there: too large is inf)
+        return tensor(number_arg(s), dtype=d, device=device, requires_grad=requires_grad)
+    return full((), s, dtype=d, device=device, requires_grad=requires_grad)
 
 
 def _complex_parts_check(real, imag):
@@ -514,17 +531,6 @@ def polar(abs, angle):
         raise NotImplementedError('"polar_cpu" not implemented for \'Half\'')
     _complex_parts_check(abs, angle)
     return jax.lax.complex(*jnp.broadcast_arrays(abs * jnp.cos(angle), abs * jnp.sin(angle)))
-
-
-@op(promote=P.NONE, grad_fn="RealBackward0", method=False,
-    identity_if=lambda t: not t.dtype.is_complex)
-def real(input):
-    return jnp.real(input)
-
-
-@op(promote=P.NONE, grad_fn="ImagBackward0", method=False)
-def imag(input):
-    return jnp.imag(input)
 
 
 # ---- dtype / device conversion -----------------------------------------------------------
@@ -698,8 +704,6 @@ def _bind():
                     ("short", dt.int16), ("char", dt.int8), ("byte", dt.uint8),
                     ("bool", dt.bool), ("cfloat", dt.complex64), ("cdouble", dt.complex128)):
         setattr(Tensor, name, _conversion(d, name))
-    Tensor.real = property(lambda self: real(self))
-    Tensor.imag = property(lambda self: imag(self))
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,

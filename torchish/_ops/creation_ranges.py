@@ -14,6 +14,7 @@ from .._warnings import user_stacklevel
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .creation import _leaf, _scalar, full, ones
+from .plans import number_arg
 from . import unsigned_support
 
 
@@ -85,7 +86,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if not (_is_number(start) and (end is None or _is_number(end)) and _is_number(step)):
         raise _arange_error(start, end, step)
     dtype = dt.from_python_type(dtype)
-    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    # (parsed as Numbers first: an int beyond uint64, a NumPy uint64 beyond int64 are errors)
+    start, end, step = (None if v is None else number_arg(_scalar(v)) for v in (start, end, step))
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -93,9 +95,17 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         dtype = dt.get_default_dtype() if is_float else dt.int64
     if dtype in dt.SHELL:   # refused before any range check
         unsigned_support.refuse("arange", dtype)
+    if dtype is dt.bool or dtype.is_complex:   # (PyTorch's CPU kernel has neither)
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtype._legacy}\'')
     integral = not (dtype.is_floating_point or dtype.is_complex)
     # PyTorch converts the scalars to the accumulation type first (int64 for integer dtypes)
     xs, xe, xst = ((int(v) for v in (start, end, step)) if integral else (start, end, step))
+    if dtype in (dt.float16, dt.bfloat16):   # (half types accumulate in float)
+        from .errors import scalar_overflow
+        error = next(filter(None, (scalar_overflow(v, dt.float32) for v in (start, end, step))),
+                     None)
+        if error is not None:
+            raise error
     if xst == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(xs) and math.isfinite(xe)):
@@ -108,7 +118,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         n = abs(q) // abs(xst) * (1 if (q >= 0) == (xst > 0) else -1)  # C++ truncation
     else:
         n = math.ceil((float(end) - float(start)) / float(step))
+        if n > float(2 ** 63 - 1):   # (PyTorch's size check, in double)
+            raise RuntimeError("invalid size, possible overflow?")
     n = builtins.max(int(n), 0)
+    # start and step convert to int64 (checked); the end only for a non-empty range (int64's
+    # own size computation converts it first)
+    if integral and not all(-2 ** 63 <= v < 2 ** 63 for v in (
+            (xs, xe, xst) if n or dtype is dt.int64 else (xs, xst))):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     return _leaf(_arange_values(xs, xst, n, dtype), device, requires_grad)
 
 

@@ -15,6 +15,7 @@ from .._views import base_view, extend
 from .. import overrides as _tf
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of
+from .errors import NumberArgumentError
 from .opdef import given
 from .plans import _INT64_MAX, _INT64_MIN, _NP_SCALAR, _SCALARS, _get_plan, _kind_of, big_int
 from .recording import _record
@@ -92,7 +93,10 @@ def _collect(targs, fuse_views=True):
             k = _kind_of(v)
             if isinstance(k, type):
                 if isinstance(v, _NP_SCALAR):
-                    v = dt.python_scalar(v)
+                    try:
+                        v = dt.python_scalar(v)
+                    except TypeError as exc:   # (the binding's error: see NumberArgumentError)
+                        raise NumberArgumentError(str(exc)) from None
                 if k is int and not _INT64_MIN <= v <= _INT64_MAX:   # (JAX cannot parse it)
                     k, v = big_int(v)
                 kinds.append(k)
@@ -148,7 +152,13 @@ def _check(definition, plan, targs, leaves):
 
 
 def dispatch(definition, targs, sargs):
-    kinds, leaves, tensors, first, needs_grad, special = _collect(targs)
+    try:
+        kinds, leaves, tensors, first, needs_grad, special = _collect(targs)
+    except NumberArgumentError as exc:
+        if definition.argcheck is None:   # (no binding to catch it: the plain TypeError)
+            raise TypeError(exc.message) from None
+        exc.op = definition
+        raise
     if special or _TF_MODES:
         result = _torch_function(definition, targs, sargs)
         if result is not _PROCEED:

@@ -290,6 +290,23 @@ class ArgumentTypeError(TypeError):
         return str(self.finish(self.op.name))
 
 
+class NumberArgumentError(ArgumentTypeError):
+    """A number operand PyTorch's parser refuses with a plain message (a NumPy uint64 beyond
+    int64: "an integer is required"). As an ArgumentTypeError its binding raises it as that
+    TypeError, and a binary dunder returns NotImplemented instead (PyTorch's dunders turn
+    parser errors into NotImplemented, so Python tries the other operand: NumPy's)."""
+
+    def __init__(self, message):
+        TypeError.__init__(self, message)
+        self.op, self.message = None, message   # (`op`: set by the dispatcher)
+
+    def finish(self, name, self_param=None, values=None, caller=None):
+        return TypeError(self.message)
+
+    def __str__(self):
+        return self.message
+
+
 def call_arguments(op, self_param, values, caller):
     """The call of `op`'s binding as (positional arguments, keyword arguments in call order),
     as far as the binding's values tell them (a trailing argument equal to its default is

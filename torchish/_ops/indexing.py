@@ -541,12 +541,43 @@ def _expand_check(shape, target, kind=None):
                                f"sizes: {list(target)}.  Tensor sizes: {list(shape)}")
 
 
+def _assigned_number(self, value):
+    """A number written by `x[key] = value`, as PyTorch reads it: an int (NumPy integers too)
+    as a long long, a float (np.float64 too) as a double, a complex as one; other NumPy
+    scalars refused; then c10's checked conversion to x's dtype (half types take any double,
+    too large is inf, but no complex part)."""
+    if isinstance(value, np.generic) and not isinstance(value, (np.integer, float, complex)):
+        raise TypeError(f"can't assign a numpy.{type(value).__name__} to a {self.type()}")
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = int(value)
+        if not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+    elif isinstance(value, (float, complex)):   # (np.float64 / np.complex128: as Python's)
+        value = complex(value) if isinstance(value, complex) else float(value)
+    if self.dtype in (dt.float16, dt.bfloat16):
+        if isinstance(value, complex) and value.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    else:
+        error = scalar_overflow(value, self.dtype)
+        if error is not None:
+            raise error
+    return value
+
+
+_NUMBERS = (bool, int, float, complex, np.number, np.bool_)
+
+
 def setitem(self, key, value):
     if not isinstance(key, tuple):
         key = (key,)
+    if isinstance(value, _NUMBERS):
+        value = _assigned_number(self, value)
     if len(key) == 1 and isinstance(key[0], Tensor) and key[0].dtype is dt.bool and \
             key[0].shape == self.shape and (not isinstance(value, Tensor) or value.ndim == 0):
         check_inplace(self)
+        if self.dtype in dt.SHELL:   # (PyTorch fills through masked_fill: no such kernel)
+            raise NotImplementedError(f'"masked_fill" not implemented for '
+                                      f"'{self.dtype._legacy}'")
         Tensor._mask_put_(self, key[0], value)
         return
     if len(key) == 1 and isinstance(key[0], bool):
@@ -556,8 +587,14 @@ def setitem(self, key, value):
         steps, static, arrays = (("unsqueeze", 0),), None, None
     else:
         steps, static, arrays = _normalize_key(self, _int_scalars(key))
-    if not isinstance(value, Tensor):
+    if isinstance(value, _NUMBERS) and self.dtype not in (dt.float16, dt.bfloat16):
+        from .creation import full   # (checked above: converted as `full` converts)
+        value = full((), value.real if isinstance(value, complex) and not
+                     self.dtype.is_complex else value, dtype=self.dtype, device=self.device)
+    elif not isinstance(value, Tensor):
         from .creation import tensor
+        if isinstance(value, complex) and not self.dtype.is_complex:
+            value = value.real   # (a half tensor: checked above, no imaginary part)
         value = tensor(value, dtype=self.dtype, device=self.device)
     # through a view, as PyTorch: the base gets CopySlices
     target = basic_view(self, steps) if steps else self

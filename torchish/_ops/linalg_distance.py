@@ -9,6 +9,7 @@ from .. import _autocast
 from .. import _dtype as dt
 from .composite import composite
 from .pointwise import legacy_name
+from .reduction import order_zero
 from .registry import Promote, op
 
 P = Promote
@@ -126,7 +127,9 @@ def _p_norm(a, p, axis):
     return jnp.where(s == 0, 0, jnp.sqrt(safe) if p == 2 else safe ** (1 / p))
 
 
-@op(grad_fn="DistBackward0", scalar_operands=False)
+# (a norm: real for complex inputs, as PyTorch)
+@op(promote=Promote.COMPLEX_TO_FLOAT, grad_fn="DistBackward0", scalar_operands=False,
+    undefined_grad=order_zero)
 def dist(input, other, p=2):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "

@@ -1,6 +1,8 @@
 """`torch.lobpcg`: k extreme eigenpairs of a symmetric (generalized) eigenproblem A x = l B x by
-LOBPCG, dense case, PyTorch's default "ortho" method (Duersch et al. 2018: the search basis
-[X, P, W] kept B-orthonormal by SVQB sweeps, "backward stable" convergence test).
+LOBPCG, dense case: PyTorch's default "ortho" method (Duersch et al. 2018: the search basis
+[X, P, W] kept B-orthonormal by SVQB sweeps, "backward stable" convergence test) and its
+"basic" one (Knyazev 2001: a Rayleigh-Ritz step on the raw basis [X, P, iK R], no
+orthogonalization, so it can break down where "ortho" does not).
 
 Written over the public torchish API, as PyTorch's is over its own, and following PyTorch's
 sequence of steps so that results agree to rounding (including its quirks: the first step's
@@ -34,9 +36,9 @@ class _Worker:
     """One matrix's iteration. Attribute names (X, E, R, S, ivars, fvars, bvars, tvars) are
     those PyTorch's worker shows a `tracker` callback."""
 
-    def __init__(self, A, B, X, iparams, fparams, bparams, tracker):
+    def __init__(self, A, B, X, iK, iparams, fparams, bparams, method, tracker):
         T = _torch()
-        self.A, self.B, self.X = A, B, X
+        self.A, self.B, self.X, self.iK, self.method = A, B, X, iK, method
         self.iparams, self.fparams, self.bparams = iparams, fparams, bparams
         self.tracker = tracker
         m, n = iparams["m"], iparams["n"]
@@ -62,9 +64,9 @@ class _Worker:
                               B_norm=float(T.norm(_mm(self.B, self.X))) / x_norm)
             iv.update(iterations_left=self.iparams["niter"], converged_count=0,
                       converged_end=0)
-            self._first()
+            self._first() if self.method == "ortho" else self._first_basic()
         else:
-            self._next()
+            self._next() if self.method == "ortho" else self._next_basic()
         iv["iterations_left"] -= 1
         iv["istep"] += 1
         if self.tracker is not None:
@@ -73,7 +75,7 @@ class _Worker:
     def _first(self):
         n, largest = self.iparams["n"], self.bparams["largest"]
         Ri = self._rayleigh_ritz(self.X)
-        _, Z = _symeig(_qform(Ri, _qform(self.A, self.X)), largest)
+        _, Z = _symeig(_qform(_qform(self.A, self.X), Ri), largest)
         self.X = self.X @ (Ri @ Z)
         # (E keeps its zeros here: PyTorch's first residual is A X)
         self._residual()
@@ -100,6 +102,41 @@ class _Worker:
         self.S[:, :n] = self.X
         self.S[:, n:n + npc] = P
         W = self._ortho(self.R[:, nc:], self.S[:, :n + npc])
+        self.ivars["converged_end"] = n + npc + W.shape[-1]
+        self.S[:, n + npc:n + npc + W.shape[-1]] = W
+
+    # -- method="basic" (PyTorch takes any method other than "ortho" for it) -------------
+    def _first_basic(self):
+        n = self.iparams["n"]
+        Ri = self._rayleigh_ritz(self.X)
+        E, Z = _symeig(_qform(_qform(self.A, self.X), Ri), self.bparams["largest"])
+        # in place, as PyTorch's: a caller's X holds the iterate afterwards
+        self.X[:] = self.X @ (Ri @ Z)
+        self.E[:] = E
+        self._residual()
+        self._count_converged()
+        self.S[:, :n] = self.X
+        W = _mm(self.iK, self.R)
+        self.ivars["converged_end"] = n + W.shape[-1]
+        self.S[:, n:n + W.shape[-1]] = W
+
+    def _next_basic(self):
+        n = self.iparams["n"]
+        nc, ns = self.ivars["converged_count"], self.ivars["converged_end"]
+        basis = self.S[:, nc:ns]
+        Ri = self._rayleigh_ritz(basis)
+        E, Z = _symeig(_qform(_qform(self.A, basis), Ri), self.bparams["largest"])
+        C = basis @ Ri   # the Ritz vectors' coefficients act on the B-normalized basis
+        self.X[:, nc:] = C @ Z[:, :n - nc]
+        self.E[nc:] = E[:n - nc]
+        # (PyTorch's P takes Ritz vectors n .. 2n - nc, skipping the first nc after X's)
+        P = C @ Z[:, n:2 * n - nc]
+        npc = P.shape[-1]
+        self._residual()
+        nc = self._count_converged()
+        self.S[:, :n] = self.X
+        self.S[:, n:n + npc] = P
+        W = _mm(self.iK, self.R[:, nc:])
         self.ivars["converged_end"] = n + npc + W.shape[-1]
         self.S[:, n + npc:n + npc + W.shape[-1]] = W
 
@@ -224,9 +261,6 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
 def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_iparams,
             ortho_fparams, ortho_bparams):
     T = _torch()
-    if method not in (None, "ortho"):
-        raise NotImplementedError(f"torchish: torch.lobpcg supports method='ortho' only, got "
-                                  f"{method!r}")
     if A.shape[-2] != A.shape[-1]:
         raise AssertionError(f"A must be square, got shape {A.shape}")
     if B is not None and A.shape != B.shape:
@@ -244,14 +278,16 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
     iparams = {"m": m, "n": n, "k": k, "niter": 1000 if niter is None else niter}
     fparams = {"tol": tol}
     bparams = {"largest": True if largest is None else largest}
-    iparams.update(ortho_iparams or {})
-    fparams.update(ortho_fparams or {})
-    bparams.update(ortho_bparams or {})
-    iparams.setdefault("ortho_i_max", 3)
-    iparams.setdefault("ortho_j_max", 3)
-    for key in ("ortho_tol", "ortho_tol_drop", "ortho_tol_replace"):
-        fparams.setdefault(key, tol)
-    bparams.setdefault("ortho_use_drop", False)
+    method = "ortho" if method is None else method
+    if method == "ortho":   # (the ortho_* parameters are ignored by the other method)
+        iparams.update(ortho_iparams or {})
+        fparams.update(ortho_fparams or {})
+        bparams.update(ortho_bparams or {})
+        iparams.setdefault("ortho_i_max", 3)
+        iparams.setdefault("ortho_j_max", 3)
+        for key in ("ortho_tol", "ortho_tol_drop", "ortho_tol_replace"):
+            fparams.setdefault(key, tol)
+        bparams.setdefault("ortho_use_drop", False)
 
     def solve(A_, B_, X_, index=None):
         if X_ is None:
@@ -261,7 +297,7 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
                                  f"{X_.shape}, expected {(m, n)}")
         if index is not None:
             iparams["batch_index"] = index
-        worker = _Worker(A_, B_, X_, iparams, fparams, bparams, tracker)
+        worker = _Worker(A_, B_, X_, iK, iparams, fparams, bparams, method, tracker)
         worker.run()
         return worker.E[:k], worker.X[:, :k]
 

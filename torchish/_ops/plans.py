@@ -42,6 +42,58 @@ def big_int(v):
     return UInt64Int, np.uint64(v)
 
 
+def number_arg(v):
+    """A Number argument as PyTorch's parser reads it: a NumPy scalar as a Python number
+    (`dt.python_scalar`), a Python int outside int64 as an unsigned 64-bit Scalar, or the
+    parser's error (`big_int`)."""
+    if isinstance(v, _NP_SCALAR):
+        return dt.python_scalar(v)
+    if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX:
+        big_int(v)
+    return v
+
+
+# keyword-only Scalar parameters (`alpha=1` of add/sub/addmm..., `value=1` of addcmul/addcdiv):
+# parsed as Numbers, then converted to the op's computation type with c10's range check
+_SCALAR_STATICS = ("alpha", "beta", "value")
+
+
+def _scalar_statics(definition):
+    names = definition.__dict__.get("_scalar_statics")
+    if names is None:
+        import inspect
+        try:
+            params = inspect.signature(definition.body).parameters
+        except (TypeError, ValueError):
+            params = {}
+        names = tuple(p for p in _SCALAR_STATICS if p in definition.statics and p in params
+                      and params[p].kind is inspect.Parameter.KEYWORD_ONLY)
+        definition.__dict__["_scalar_statics"] = names
+    return names
+
+
+# ops whose kernel adds `-alpha` (sub, rsub): c10 negates an unsigned Scalar as an int64
+_NEGATED_ALPHA = frozenset({"sub", "rsub"})
+
+
+def _convert_scalars(kw, names, compute, opname):
+    """Raise c10's overflow error for a Scalar static that `compute` cannot hold; pass a
+    Python int beyond int64 (an unsigned Scalar, which JAX cannot take) as the number the
+    conversion gives."""
+    from .errors import scalar_overflow
+    for name in names:
+        v = kw.get(name)
+        if compute is None or isinstance(v, (complex, Tensor)) or v is None:
+            continue   # (complex: the op's own check words that error)
+        error = scalar_overflow(v, compute)
+        if error is not None:
+            raise error
+        if type(v) is int and v > _INT64_MAX:
+            if opname in _NEGATED_ALPHA and name == "alpha" and v > 2 ** 63:
+                v -= 2 ** 64   # (-(2**64 - 1) is 1 there: sub(x, y, alpha=2**64-1) is x + y)
+            kw[name] = bool(v) if compute is dt.bool else float(v)
+
+
 def _kind_of(v):
     """The part of an operand that selects a plan (and the leaves it contributes)."""
     if isinstance(v, Tensor):
@@ -79,6 +131,9 @@ class Plan:
         self.statics = dict(zip(definition.statics, statics))
         self.kinds = kinds
         self.out_dtype = out_dtype
+        scalars = _scalar_statics(definition)
+        for name in scalars:   # (the parser's errors come before any other)
+            number_arg(value_of(self.statics[name]))
         self.compute, self.result = _plan_dtypes(definition, self.statics, kinds)
         unsigned_check(definition, self.statics, kinds, self.compute)  # (uint16/32/64)
         if definition.opmath and self.compute in _HALF:
@@ -89,6 +144,15 @@ class Plan:
                                f"desired output type {_out_name(definition, kinds, out_dtype)}")
         self._kw = {k: value_of(v) for k, v in self.statics.items()}
         self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
+        if scalars:
+            for name in scalars:
+                if isinstance(self._kw[name], _NP_SCALAR):
+                    self._kw[name] = dt.python_scalar(self._kw[name])
+            # (an op without promotion converts them to its input's type: index_add)
+            first = kinds[0] if kinds and isinstance(kinds[0], tuple) else None
+            _convert_scalars(self._kw, scalars, self.compute or (
+                first[0] if first is not None and isinstance(first[0], dt.dtype) else None),
+                definition.name)
         # leaf position -> view template, for operands read from their base (see `_collect`)
         self._templates = {i: k[2] for i, k in enumerate(_flat_kinds(kinds))
                            if isinstance(k, tuple) and len(k) == 3}

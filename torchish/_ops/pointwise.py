@@ -47,9 +47,12 @@ def _reject(kernel, x, kinds):
 # ---- binary arithmetic -------------------------------------------------------------------
 
 def _scaled(other, alpha):
-    if _is_int(other) and isinstance(alpha, float) and not _is_bool(other):
+    if _is_int(other) and isinstance(alpha, (float, complex)) and not _is_bool(other):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    if isinstance(alpha, complex) and not jnp.iscomplexobj(other):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
     if alpha == 1:
         return other
     if other.dtype in (jnp.bfloat16, jnp.float16):
@@ -273,8 +276,15 @@ def _pow_check(compute, input, exponent):
             and not compute.is_complex and isinstance(exponent, int) and exponent < 0 \
             and hasattr(input, "_data"):
         return RuntimeError("Integers to negative integer powers are not allowed.")
+    if not hasattr(input, "_data") or compute is None:
+        return None
+    if not (compute.is_floating_point or compute.is_complex) and type(exponent) is int and \
+            exponent > 2 ** 63 - 1:   # (an unsigned Scalar is read as int64 first)
+        return RuntimeError("value cannot be converted to type int64_t without overflow")
+    if compute.name in ("float32", "float64") or compute.is_complex:
+        return None   # (the kernel reads the exponent as a double: f ** 1e300 is 1)
     # a number exponent is converted to the tensor's type (int8 ** 300 overflows)
-    return scalar_overflow(exponent, compute) if hasattr(input, "_data") else None
+    return scalar_overflow(exponent, compute)
 
 
 def _pow_saves(kinds):
@@ -332,11 +342,13 @@ def minimum(input, other):
 
 @op(grad_fn="FmaxBackward0", scalar_operands=False)
 def fmax(input, other):
+    _no_complex("fmax", input)
     return signed_ties.fmax(input, other)
 
 
 @op(grad_fn="FminBackward0", scalar_operands=False)
 def fmin(input, other):
+    _no_complex("fmin", input)
     return signed_ties.fmin(input, other)
 
 
@@ -370,7 +382,8 @@ def logaddexp2(input, other):
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    _no_complex("heaviside is not yet implemented for", input)
+    if jnp.iscomplexobj(input):
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
 
 
@@ -589,14 +602,25 @@ def _bounds_check(compute, input, *bounds):
     return None
 
 
+def _complex_number_bound(kinds):
+    """clamp's Scalar overload reads a number bound of a floating tensor as a double (an
+    imaginary part does not fit; an integer tensor's clamp refuses the complex result)."""
+    if isinstance(kinds[0], tuple) and kinds[0][0].is_floating_point and complex in kinds[1:]:
+        raise RuntimeError("value cannot be converted to type double without overflow")
+
+
+def _no_complex_clamp(input):
+    if jnp.iscomplexobj(input):
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
     scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check,
-    cpp_out_name=_scalar_bounds)
+    cpp_out_name=_scalar_bounds, kinds_check=_complex_number_bound)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if jnp.iscomplexobj(input):
-        raise NotImplementedError("clamp is not supported for complex types")
+    _no_complex_clamp(input)
     out = input
     # PyTorch's gradient passes where min <= x <= max (inclusive), unlike jnp.clip's ties;
     # a NaN bound gives NaN
@@ -610,12 +634,14 @@ def clamp(input, min=None, max=None):
 @op(grad_fn=_overload("ClampMinBackward", 1), inplace=True, scalar_operands=("min",),
     check=_bounds_check, cpp_out_name=_scalar_bounds)
 def clamp_min(input, min):
+    _no_complex_clamp(input)
     return jnp.where((input < min) | (min != min), min, input)
 
 
 @op(grad_fn=_overload("ClampMaxBackward", 1), inplace=True, scalar_operands=("max",),
     check=_bounds_check, cpp_out_name=_scalar_bounds)
 def clamp_max(input, max):
+    _no_complex_clamp(input)
     return jnp.where((input > max) | (max != max), max, input)
 
 
@@ -651,9 +677,11 @@ def masked_fill(input, mask, value):
     if jnp.ndim(value):
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {jnp.ndim(value)} dimension(s).")
-    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(input):
-        raise RuntimeError(f"value cannot be converted to type {cpp_name(input)} without "
-                           "overflow")
+    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(input) and not _is_bool(input):
+        from .errors import _SCALAR_CTYPES   # (c10's Scalar conversion names: int64_t; a
+        from .._dtype import from_np          # bool takes any complex: nonzero is True)
+        ctype = _SCALAR_CTYPES[from_np(input.dtype).name]
+        raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
     from .errors import broadcast_error
     msg = broadcast_error([mask.shape, input.shape])
     if msg:

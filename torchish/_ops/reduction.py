@@ -15,6 +15,7 @@ from . import half_softmax, overloads, signed_ties
 from .arg_parser import REQUIRED, numpy_axis
 from .argcheck import _is_index
 from .registry import REGISTRY, Promote, given, omitted, op
+from .pointwise import _reject
 from .return_types import RETURN_TYPES
 
 P = Promote
@@ -80,6 +81,8 @@ def sum(input, dim=omitted(None), keepdim=omitted(False), *, dtype=None):
 
 @op(promote=P.INT_TO_LONG, grad_fn="NansumBackward0")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if jnp.iscomplexobj(input):
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     return jnp.nansum(input, axis=_axes(dim, input.ndim), keepdims=keepdim)
 
 
@@ -135,6 +138,8 @@ def _extreme(fn, name, input, dim, keepdim):
     axes = _axes(dim, input.ndim)
     for a in (None,) if axes is None or input.ndim == 0 else axes:
         check_nonempty(name, input, a)
+    if input.size:   # (an empty result runs no kernel, so PyTorch returns it even for complex)
+        _reject({"amax": "max_values_cpu", "amin": "min_values_cpu"}[name], input, "c")
     return fn(input, axis=axes, keepdims=keepdim)
 
 
@@ -157,6 +162,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     a = None if dim is None else axis1(dim, input.ndim)
     if a is not None and input.shape[a] == 0:
         raise IndexError(f"aminmax(): Expected reduction dim {a} to have non-zero size.")
+    _reject("aminmax_cpu", input, "c")
     if dim is None and keepdim:
         shape = (1,) * input.ndim
         return jnp.min(input).reshape(shape), jnp.max(input).reshape(shape)
@@ -170,6 +176,7 @@ def _all_reduction(name, fn):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
+        _reject(f"{name}_all", input, "c")
         return fn(input)
     return body
 
@@ -191,9 +198,11 @@ def _select_along(input, idx, axis, keepdim):
 
 def _arg_extreme(arg, name, input, dim, keepdim):
     a = axis1(dim, input.ndim)
+    if a is not None:
+        check_nonempty(name, input, a)
+    _no_complex_arg(name, input)
     if a is None:
         return input, jnp.zeros((), jnp.int64)
-    check_nonempty(name, input, a)
     idx = arg(input, axis=a)
     return _select_along(input, idx, a, keepdim), (jnp.expand_dims(idx, a) if keepdim else idx)
 
@@ -210,7 +219,13 @@ def _min_dim(input, dim, keepdim=False):
     return _arg_extreme(jnp.argmin, "min", input, dim, keepdim)
 
 
+def _no_complex_arg(name, input):
+    if jnp.iscomplexobj(input):   # (complex numbers have no order)
+        raise RuntimeError(f"{name}(): does not support complex input")
+
+
 def _arg(fn, name, input, dim, keepdim):
+    _no_complex_arg(name, input)
     if input.dtype == jnp.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
@@ -448,6 +463,8 @@ def cumprod(input, dim, *, dtype=None):
 
 
 def _cum_extreme(name, input, dim, better):
+    if input.size:
+        _reject(f"{name}_cpu", input, "c")
     if input.ndim == 0:
         if dim not in (-1, 0):
             raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got "

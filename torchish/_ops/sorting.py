@@ -714,8 +714,15 @@ def _returns(values, inverse, counts, return_inverse, return_counts, like, node)
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def _no_complex_unique(input, dim):
+    from .pointwise import not_implemented
+    if input.is_complex():   # PyTorch's unique kernels have no complex case, even when empty
+        raise not_implemented("unique" if dim is None else "unique_dim", input._data)
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """torch.unique: sorted unique values (each NaN is its own value, as in PyTorch)."""
+    _no_complex_unique(input, dim)
     arr = _host(input)
     if dim is None:
         flat = arr.reshape(-1)
@@ -730,6 +737,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    _no_complex_unique(input, dim)
     arr = _host(input)
     if dim is None:
         flat = arr.reshape(-1)

@@ -315,13 +315,36 @@ def view_as_complex(input):
     return _retyped(out, input, _COMPLEX[input._storage.data.dtype])
 
 
+def _complex_part(input, index):
+    # PyTorch's real/imag of a complex tensor are views: select(-1, k) of view_as_real, so
+    # writes through them reach the tensor, and grad_fn is SelectBackward0
+    if not input.dtype.is_complex:
+        if index == 0:
+            return input   # the tensor itself, as PyTorch
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, index)
+
+
+def real(input):
+    """The real part of a complex tensor as a view (a real tensor itself)."""
+    return _complex_part(input, 0)
+
+
+def imag(input):
+    """The imaginary part of a complex tensor as a view."""
+    return _complex_part(input, 1)
+
+
 def _bind():
     from .._tensor import Tensor
     Tensor.diagflat = diagflat
+    Tensor.real = property(real)
+    Tensor.imag = property(imag)
 
 
 _bind()
-PLAIN = ["diagflat", "combinations", "unravel_index", "view_as_real", "view_as_complex"]
+PLAIN = ["diagflat", "combinations", "unravel_index", "view_as_real", "view_as_complex", "real",
+         "imag"]
 # ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
 for _name, _steps in (("diag", _diag_steps), ("diff", _diff_steps)):
     _fns = composite(_name, _steps)

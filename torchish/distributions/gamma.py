@@ -13,7 +13,7 @@ from . import constraints
 from . import _sampling
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
+from .utils import broadcast_all, is_traced
 
 
 def _torch():
@@ -124,10 +124,16 @@ class Dirichlet(ExponentialFamily):
         torch = _torch()
         cm1 = (self.concentration - 1).clamp(min=0.0)
         mode = cm1 / cm1.sum(-1, True)
-        # all concentrations < 1: the mass piles up at a vertex
-        vertex = torch.nn.functional.one_hot(mode.argmax(dim=-1), cm1.shape[-1]).to(mode)
-        corner = (self.concentration < 1).all(dim=-1, keepdim=True)
-        return torch.where(corner, vertex, mode)
+        # all concentrations < 1: the mass piles up at a vertex. PyTorch writes those rows
+        # through a boolean mask (grad_fn IndexPutBackward0, or CopySlices for one row); a
+        # traced mask has no concrete row count, so compiled code selects with where instead
+        corner = (self.concentration < 1).all(dim=-1)
+        if is_traced(self.concentration):
+            vertex = torch.nn.functional.one_hot(mode.argmax(dim=-1), cm1.shape[-1]).to(mode)
+            return torch.where(corner.unsqueeze(-1), vertex, mode)
+        mode[corner] = torch.nn.functional.one_hot(mode[corner].argmax(dim=-1),
+                                                   cm1.shape[-1]).to(mode)
+        return mode
 
     @property
     def variance(self):
