@@ -3,7 +3,6 @@
 TORCHISH_TEST_DEVICE selects the device every test runs on (`cpu` when unset, `cuda` on a GPU
 machine): it becomes torchish's default device, so tensors created without `device=` land there.
 """
-import functools
 import os
 import sys
 
@@ -33,29 +32,8 @@ import torchish  # noqa: E402
 DEVICE = os.environ.get("TORCHISH_TEST_DEVICE", "cpu")
 
 
-def _oracle_compiles_without_inductor():
-    """Real PyTorch's `torch.compile` with no backend/mode/options given uses "aot_eager"
-    here: dynamo's tracing, guards, graph breaks and AOTAutograd's joint graph (what the
-    differential tests compare: values, gradients, errors, call counts) without inductor's
-    C++ code generation, which on a fresh machine compiles each kernel with gcc (the slowest
-    part of the compile tests in CI). Its numbers are then eager PyTorch's."""
-    try:
-        import torch
-    except ImportError:
-        return
-    compile_with = torch.compile
-
-    @functools.wraps(compile_with)
-    def compile(model=None, **kwargs):
-        if not {"backend", "mode", "options"} & kwargs.keys():
-            kwargs["backend"] = "aot_eager"
-        return compile_with(**kwargs) if model is None else compile_with(model, **kwargs)
-    torch.compile = compile
-
-
 def pytest_configure(config):
     torchish.set_default_device(DEVICE)
-    _oracle_compiles_without_inductor()
     config.addinivalue_line("markers", "xla_default_numerics: asserts bits that XLA's default "
                             "CPU optimisation gives (run in a child process when the suite "
                             "compiles at level 0)")
