@@ -12,6 +12,9 @@ from . import linalg_householder, linalg_ldl, linalg_lobpcg, linalg_removed  # n
 from . import set_ops, copy_variants  # noqa: F401
 from . import special_polynomials, special_bessel, random_binomial  # noqa: F401
 from .registry import REGISTRY, public_functions, functional_ops  # noqa: F401
+from . import complex_refusals
+
+complex_refusals.install(REGISTRY)   # (once every family has declared its ops)
 
 
 def plain_functions():

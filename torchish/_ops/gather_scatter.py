@@ -14,7 +14,7 @@ from .._warnings import warn_once
 from .. import _dtype as dt
 from .registry import Promote, op
 from .errors import scalar_overflow
-from .pointwise import _overload
+from .pointwise import _overload, _reject
 from .shape import _wrap_dim as _dim
 
 P = Promote
@@ -340,7 +340,7 @@ def _scatter_reduce(input, d, index, src, reduce, include_self):
             jnp.zeros_like(input).at[grid].add(1)
         count = jnp.where(count == 0, 1, count)
         out = total / count
-        return out if jnp.issubdtype(input.dtype, jnp.floating) else jnp.floor_divide(total, count)
+        return out if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.floor_divide(total, count)
     raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                        f"{reduce}")
 
@@ -354,6 +354,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         return input
     # PyTorch's forward also takes "max"/"min" (its backward then refuses them)
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce in ("amax", "amin"):   # (complex numbers have no order; sum/prod/mean compute)
+        _reject("scatter_gather_tensor_cpu_reduce_" + reduce, input, "c")
     return _scatter_reduce(input, d, index, src, reduce, include_self)
 
 

@@ -128,6 +128,8 @@ def _floor_div(input, other):
 def _div(input, other, rounding_mode):
     if rounding_mode is None:
         return _true_div(input, other)
+    if rounding_mode in ("trunc", "floor"):   # (rounding has no complex kernel)
+        _reject(f"div_{rounding_mode}_cpu", jnp.zeros((), jnp.result_type(input, other)), "c")
     if rounding_mode == "trunc":
         return jnp.trunc(input / other) if not _is_int(input) else \
             jnp.sign(input) * jnp.sign(other) * (jnp.abs(input) // jnp.abs(other))

@@ -334,6 +334,8 @@ def logit(input, eps=None):
 def polygamma(n, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    # (the kernel PyTorch dispatches to depends on n, so this is no `complex_refusals` entry)
+    _reject({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), input, "c")
     if n == 0:
         return _digamma(input)
     if n == 1:

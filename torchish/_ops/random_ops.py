@@ -43,6 +43,12 @@ def _refuse(name, d):
         unsigned_support.refuse(name, d)
 
 
+def _no_complex(kernel, d):
+    """The integer and Bernoulli sampling kernels have no complex instances."""
+    if d.is_complex:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{d._legacy}\'')
+
+
 def _floats_only(kernel, d):
     """The normal-based kernels have float (and complex) instances only."""
     if not (d.is_floating_point or d.is_complex):
@@ -128,6 +134,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
         _refuse("bernoulli_tensor", self.dtype)
+        _no_complex("bernoulli_tensor_cpu_self_", self.dtype)
+        _no_complex("bernoulli_tensor_cpu_p_", p.dtype)
         if _traced(self):
             values = jax.random.bernoulli(_key(generator), p._data, self.shape)
         elif self.is_meta:
@@ -140,6 +148,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     _refuse("bernoulli_", self.dtype)
+    _no_complex("bernoulli_scalar_cpu_", self.dtype)
     if _traced(self):
         values = jax.random.bernoulli(_key(generator), p, self.shape).astype(self.dtype.np)
     else:
@@ -152,6 +161,10 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     if from_ is None and to is None:
         _refuse("random_", self.dtype)
+        _no_complex("random_kernel_cpu", self.dtype)
+    elif self.dtype.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     if _traced(self):
         hi = to if to is not None else (from_ if from_ is not None else 2 ** 24)
         lo = 0 if to is None else from_
@@ -305,6 +318,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
            layout=None, device=None, requires_grad=False):
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     _vmap_params(mean, std)
+    if s_t and std.dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if s_t and not _traced(std) and std.numel() and not _all_nonnegative(std):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not m_t and not s_t:

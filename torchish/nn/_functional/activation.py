@@ -14,6 +14,7 @@ import torchish
 from ... import _autocast
 from ..._ops import registry as _registry
 from ..._ops import nn_ops as _nn
+from ..._ops.complex_refusals import refuse as _refuse
 from ..._ops.recording import records as _records
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "elu",
@@ -150,6 +151,7 @@ def prelu(input, weight):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _refuse("_rrelu_with_noise", input)   # (before the noise's comparison refuses it)
     if training:
         # PyTorch draws one double uniform per non-positive element, in memory order, with
         # the bounds rounded to the input's precision first.

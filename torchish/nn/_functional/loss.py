@@ -432,6 +432,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * torchish.ones_like(input)
+    elif var.dtype.is_complex:   # PyTorch's check compares var with 0 first: lt's refusal
+        torchish.lt(var, 0)
     elif _concrete(var) is not None and bool((_concrete(var) < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
