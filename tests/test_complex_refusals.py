@@ -17,17 +17,11 @@ from test_ops_opinfo import (CASES, KNOWN_FAILURES, SKIP_VALUES, _case_id,  # no
 
 # case id -> why torchish cannot match PyTorch yet (strict xfail: fix, then delete the line)
 KNOWN_MISMATCHES = {
-    **dict.fromkeys(("round", "round.decimals_0", "round.decimals_3", "round.decimals_neg_3"),
-                    "pointwise_math.round (another helper's region): round_vml_cpu/round_cpu "
-                    "refusal depends on decimals, so no kinds-only complex_refusals entry"),
     **dict.fromkeys(("nn.functional.linear_cross_entropy.chunked",
                      "nn.functional.linear_cross_entropy.chunked_none"),
                     "PyTorch's acc_dtype ValueError comes before the log_softmax refusal"),
     "nn.functional.adaptive_avg_pool1d": "PyTorch computes an empty batch without reaching "
                                          "its kernel's dtype dispatch",
-    "nn.functional.local_response_norm": "nn/_functional/normalization.py (another helper's "
-                                         "file this sweep): PyTorch's avg_pool2d refusal",
-    "masked.norm": "linalg.vector_norm(complex, dtype=complex64) must give a real result",
 }
 
 

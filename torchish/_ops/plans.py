@@ -285,6 +285,8 @@ def _plan_dtypes(definition, statics, kinds):
         return None, None
     requested = statics.get("dtype")
     if requested is not None and isinstance(requested, dt.dtype):
+        if kind is Promote.COMPLEX_TO_FLOAT and requested.is_complex:   # (a norm: real)
+            return requested, requested.to_real()
         return requested, requested
     if kind in (Promote.INT_TO_FLOAT, Promote.INT_TO_FLOAT_REAL) and not (
             common.is_floating_point or common.is_complex):

@@ -305,8 +305,8 @@ def round(input, *, decimals=None):   # (None: PyTorch's overload without `decim
     if decimals is not None:
         # the `decimals` overload has no integer/bool kernel (decimals=0 takes the plain
         # kernel's path, hence the other name); only the overload without it passes ints through
-        _reject("round_cpu" if decimals else "round_vml_cpu", input, "bi")
-    _reject("round_vml_cpu", input, "b")
+        _reject("round_cpu" if decimals else "round_vml_cpu", input, "bic")
+    _reject("round_vml_cpu", input, "bc")
     if _is_int(input):
         return input
     if not decimals:

@@ -190,6 +190,9 @@ def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
                          f"input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
+    if input.is_complex():   # (PyTorch's window average has no complex kernel)
+        kernel = "avg_pool2d" if dim == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype._legacy}\'')
     if _records(input):
         return _local_response_norm_steps(input, size, alpha, beta, k)
     out = _norm._local_response_norm(input, size, alpha, beta, k)
