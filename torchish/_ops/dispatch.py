@@ -151,14 +151,20 @@ def _check(definition, plan, targs, leaves):
     return definition.check(plan.compute, *targs, *plan._var, **plan._kw)
 
 
-def dispatch(definition, targs, sargs):
+def _collect_for(definition, targs, fuse_views=True):
+    """`_collect` for a call of `definition`: a number operand its parser refuses is raised
+    for the op's binding to word (or as the plain TypeError where it has none)."""
     try:
-        kinds, leaves, tensors, first, needs_grad, special = _collect(targs)
+        return _collect(targs, fuse_views)
     except NumberArgumentError as exc:
-        if definition.argcheck is None:   # (no binding to catch it: the plain TypeError)
+        if definition.argcheck is None:
             raise TypeError(exc.message) from None
         exc.op = definition
         raise
+
+
+def dispatch(definition, targs, sargs):
+    kinds, leaves, tensors, first, needs_grad, special = _collect_for(definition, targs)
     if special or _TF_MODES:
         result = _torch_function(definition, targs, sargs)
         if result is not _PROCEED:

@@ -15,8 +15,7 @@ from ..autograd.double_backward import READS_RESULT
 from ..autograd.saved_storage import result_ref, storage_refs
 from ..autograd.saved_tensors import MUTATION_WATCH
 from .call_jax import call_jax_record
-from .errors import NumberArgumentError
-from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect,
+from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect_for,
                        _creation_error, _forward_tangents, _run)
 from .plans import _get_plan
 from .recording import (_grad_name, _pack_saved, _plan_vjp, _saved_of, op_edges,
@@ -74,13 +73,8 @@ def _captured_mutation(definition, targs):
 
 
 def dispatch_inplace(definition, targs, sargs):
-    try:
-        kinds, leaves, tensors, _, needs_grad, special = _collect(targs, fuse_views=False)
-    except NumberArgumentError as exc:   # (see dispatch)
-        if definition.argcheck is None:   # (no binding to catch it: the plain TypeError)
-            raise TypeError(exc.message) from None
-        exc.op = definition
-        raise
+    kinds, leaves, tensors, _, needs_grad, special = _collect_for(definition, targs,
+                                                                  fuse_views=False)
     if special or _TF_MODES:
         result = _torch_function(definition, targs, sargs)
         if result is not _PROCEED:
