@@ -261,9 +261,13 @@ def _pow_name(kinds, statics):
     return "PowBackward0" if isinstance(exp, type) else "PowBackward1"
 
 
-def _power(base, exp):
+def _power(base, exp, scalar=False):
     """jnp.power with PyTorch's integer rule for negative exponents: 1 / base**-exp truncated
-    (0 except for the bases 1 and -1); XLA's integer power wraps around for them."""
+    (0 except for the bases 1 and -1); XLA's integer power wraps around for them. A complex
+    power is C's, with the number exponent's shortcuts where `scalar` (see complex_pow)."""
+    if jnp.iscomplexobj(base) or jnp.iscomplexobj(exp):
+        from .complex_pow import power
+        return power(base, exp, scalar)
     out = jnp.power(base, exp)
     if not jnp.issubdtype(out.dtype, jnp.integer):
         return out
@@ -305,7 +309,8 @@ def pow(input, exponent):
         if jnp.ndim(exponent):
             raise not_implemented("pow", input)
         return input | ~exponent  # x ** True is x, x ** False is True
-    return _power(input, exponent)
+    # (a 0-d exponent: a number, or a 0-d tensor, which the plan cannot tell apart)
+    return _power(input, exponent, scalar=jnp.ndim(exponent) == 0)
 
 
 @op(grad_fn=lambda kinds, statics: "PowBackward2" if isinstance(kinds[1], type) else
@@ -606,9 +611,28 @@ def _bounds_check(compute, input, *bounds):
 
 def _complex_number_bound(kinds):
     """clamp's Scalar overload reads a number bound of a floating tensor as a double (an
-    imaginary part does not fit; an integer tensor's clamp refuses the complex result)."""
+    imaginary part does not fit; an integer tensor's clamp refuses the complex result). Its
+    Tensor overload checks only the input's type (see `_clamp_check`)."""
     if isinstance(kinds[0], tuple) and kinds[0][0].is_floating_point and complex in kinds[1:]:
         raise RuntimeError("value cannot be converted to type double without overflow")
+
+
+def _clamp_check(compute, input, min=None, max=None):
+    # (here, not in kinds_check: an in-place clamp_'s result type check comes first; raised,
+    # not returned: the body's own refusal would come first)
+    if compute is not None and compute.is_complex and hasattr(input, "_data") and \
+            not input.dtype.is_complex and (hasattr(min, "_data") or hasattr(max, "_data")):
+        kernel = "clamp_cpu" if min is not None and max is not None else \
+            "maximum_cpu" if max is None else "minimum_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{compute._legacy}\'')
+    return _bounds_check(compute, input, min, max)
+
+
+def _complex_scalar_bound(kinds):
+    """clamp_min/clamp_max's Scalar overload refuses any complex number, before its in-place
+    result type check."""
+    if complex in kinds[1:]:
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _no_complex_clamp(input):
@@ -617,7 +641,7 @@ def _no_complex_clamp(input):
 
 
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
-    scalar_operands=("min", "max"), joint_scalars=True, check=_bounds_check,
+    scalar_operands=("min", "max"), joint_scalars=True, check=_clamp_check,
     cpp_out_name=_scalar_bounds, kinds_check=_complex_number_bound)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
@@ -634,14 +658,14 @@ def clamp(input, min=None, max=None):
 
 
 @op(grad_fn=_overload("ClampMinBackward", 1), inplace=True, scalar_operands=("min",),
-    check=_bounds_check, cpp_out_name=_scalar_bounds)
+    check=_bounds_check, cpp_out_name=_scalar_bounds, kinds_check=_complex_scalar_bound)
 def clamp_min(input, min):
     _no_complex_clamp(input)
     return jnp.where((input < min) | (min != min), min, input)
 
 
 @op(grad_fn=_overload("ClampMaxBackward", 1), inplace=True, scalar_operands=("max",),
-    check=_bounds_check, cpp_out_name=_scalar_bounds)
+    check=_bounds_check, cpp_out_name=_scalar_bounds, kinds_check=_complex_scalar_bound)
 def clamp_max(input, max):
     _no_complex_clamp(input)
     return jnp.where((input > max) | (max != max), max, input)

@@ -1,5 +1,5 @@
 """Normalisation modules: BatchNorm1d/2d/3d (and SyncBatchNorm, which on one device is plain
-batch norm), InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm. Buffers,
+batch norm), InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d. Buffers,
 state_dict keys, the momentum=None cumulative average and the reprs follow PyTorch."""
 import numbers
 import warnings
@@ -11,7 +11,7 @@ from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
            "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "LocalResponseNorm"]
+           "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine_parameters(module, affine, shape, bias, factory_kwargs):
@@ -348,6 +348,86 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+def _cross_map_lrn2d_function():
+    """The autograd Function behind CrossMapLRN2d (named so that its node is PyTorch's
+    "CrossMapLRN2dBackward"). Its forward and backward follow PyTorch's legacy (Lua Torch)
+    loops over channels, quirks included: the forward's running window never drops channel 0
+    once it has passed it, and the backward is the symmetric window's gradient, not the
+    forward's."""
+    from ...autograd import Function
+
+    class CrossMapLRN2d(Function):
+        @staticmethod
+        def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+            if input.dim() != 4:
+                raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got "
+                                 f"{input.dim()}D instead.")
+            ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+            channels = input.size(1)
+            square = input.pow(2)
+            pre_pad = int((size - 1) / 2 + 1)
+            scale = [torchish.zeros_like(square.select(1, 0))]
+            for c in range(min(pre_pad, channels)):
+                scale[0] = scale[0] + square.select(1, c)
+            for c in range(1, channels):   # a running sum, in PyTorch's order of adds
+                current = scale[c - 1]
+                if c < channels - pre_pad + 1:
+                    current = current + square.select(1, c + pre_pad - 1)
+                if c > pre_pad:
+                    current = current - square.select(1, c - pre_pad)
+                scale.append(current)
+            ctx.scale = torchish.stack(scale, 1).mul(alpha / size).add(k)
+            output = torchish.pow(ctx.scale, -beta).mul(input)
+            ctx.save_for_backward(input, output)
+            return output
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, output = ctx.saved_tensors
+            size, channels = ctx.size, input.size(1)
+            cache_ratio_value = 2 * ctx.alpha * ctx.beta / size
+            inverse_pre_pad = int(size - (size - 1) / 2)
+            grad_input = torchish.pow(ctx.scale, -ctx.beta).mul(grad_output)
+            ratio = grad_output.mul(output).div(ctx.scale)
+            zero = torchish.zeros_like(ratio.select(1, 0))
+            # the ratio padded along channels: inverse_pre_pad zeros before, the rest after
+            padded = [zero] * inverse_pre_pad + list(ratio.unbind(1)) + \
+                [zero] * (size - 1 - inverse_pre_pad)
+            accum = zero
+            for c in range(size - 1):
+                accum = accum + padded[c]
+            grads = []
+            for c in range(channels):
+                accum = accum + padded[c + size - 1]
+                grads.append(grad_input.select(1, c).addcmul(
+                    input.select(1, c), accum, value=-cache_ratio_value))
+                accum = accum - padded[c]
+            return torchish.stack(grads, 1), None, None, None, None
+
+    return CrossMapLRN2d
+
+
+_CrossMapLRN2dFunction = _cross_map_lrn2d_function()
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalisation across channels of a 4-D input, computed by PyTorch's
+    legacy autograd Function (see `_cross_map_lrn2d_function`)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
