@@ -109,15 +109,16 @@ def _check_sizes(labels, shapes, ell_ndim):
 
 
 @functools.lru_cache(maxsize=1024)
-def einsum_plan(equation, shapes):
+def einsum_plan(equation, shapes, strategy="auto"):
     """Validate (equation, operand shapes) as PyTorch does and return the equation in the
-    explicit, space-free form jnp.einsum takes. Cached: einsum sits in training loops."""
+    explicit, space-free form jnp.einsum takes. Cached: einsum sits in training loops.
+    `strategy`: torch.backends.opt_einsum's, None where it is off."""
     n = len(shapes)
-    if n > 2:
-        # With more than two operands PyTorch first asks opt_einsum (always installed with JAX)
-        # for a contraction path, so opt_einsum's own ValueErrors come first.
+    if n > 2 and strategy is not None:
+        # With more than two operands PyTorch first asks opt_einsum (when enabled) for a
+        # contraction path, so opt_einsum's own ValueErrors come first.
         import opt_einsum
-        opt_einsum.contract_path(equation, *shapes, shapes=True, optimize="auto")
+        opt_einsum.contract_path(equation, *shapes, shapes=True, optimize=strategy)
     arrow = equation.find("->")
     lhs = equation if arrow < 0 else equation[:arrow]
     labels = _parse_inputs(lhs, n)

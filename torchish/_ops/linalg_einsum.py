@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _autocast
+from ..backends import opt_einsum as _opt_einsum_flags
 from ..autograd import grad_mode
 from .einsum_equation import einsum_plan, sublist_equation
 from .errors import tensor_element_error
@@ -56,7 +57,8 @@ def einsum(*args):
     if shapes is None or not all(isinstance(x, Tensor) for x in operands):
         i, x = next((i, x) for i, x in enumerate(operands) if not isinstance(x, Tensor))
         raise tensor_element_error(i, 1, type(x))
-    plan = einsum_plan(equation, shapes)
+    strategy = _opt_einsum_flags._path_strategy()
+    plan = einsum_plan(equation, shapes, strategy)
     # op by op for the graph PyTorch records, and under autocast (where einsum is not listed,
     # e.g. on the CPU): PyTorch's bmm steps run in the lower precision, its mul steps do not;
     # for operands of mixed dtypes: PyTorch's mul steps promote, its bmm steps raise; for one
@@ -64,18 +66,18 @@ def einsum(*args):
     if _autocast.ACTIVE[0] or len(operands) == 1 or \
             any(x.dtype is not operands[0].dtype for x in operands) or \
             (any(x.requires_grad for x in operands) and grad_mode.is_grad_enabled()):
-        return _einsum_steps(plan, list(operands))
+        return _einsum_steps(plan, list(operands), strategy)
     from .._memory_layout import lay_out
-    return lay_out(_einsum(plan, list(operands)), _einsum_strides(plan, shapes))
+    return lay_out(_einsum(plan, list(operands)), _einsum_strides(plan, shapes, strategy))
 
 
 @functools.lru_cache(maxsize=1024)
-def _einsum_strides(plan, shapes):
+def _einsum_strides(plan, shapes, strategy):
     """The strides of PyTorch's result (its permute/bmm steps leave some permuted): those
     steps run once on meta tensors."""
     from .. import empty
     with grad_mode.no_grad():
-        return _einsum_steps(plan, [empty(s, device="meta") for s in shapes]).stride()
+        return _einsum_steps(plan, [empty(s, device="meta") for s in shapes], strategy).stride()
 
 
 def _einsum_labels(plan):
@@ -88,11 +90,12 @@ def _einsum_labels(plan):
     return [labels(t) for t in lhs.split(",")], labels(rhs)
 
 
-def _einsum_steps(plan, operands):
+def _einsum_steps(plan, operands, strategy="auto"):
     """PyTorch's einsum op by op, for the graph it records: each operand permuted to one
     dim order (output dims, then contracted ones; diagonals for repeated labels, size-1 dims
     for missing ones), then pairwise products (`_sumproduct_pair`: mul, or permute, reshape,
-    bmm, view, permute), in opt_einsum's order for three or more operands."""
+    bmm, view, permute), in opt_einsum's order for three or more operands (left to right
+    where torch.backends.opt_einsum is off: `strategy` None)."""
     ins, out = _einsum_labels(plan)
     ell = max((x.ndim - len(labs) + 1 for labs, x in zip(ins, operands) if "..." in labs),
               default=0)
@@ -131,10 +134,10 @@ def _einsum_steps(plan, operands):
         return ops[0]
     counts = [sum(op.shape[d] != 1 for op in ops) if d >= out_size else 0 for d in range(n)]
     path = None
-    if len(ops) > 2:
+    if len(ops) > 2 and strategy is not None:
         import opt_einsum
         path = opt_einsum.contract_path(plan, *[tuple(x.shape) for x in operands],
-                                        shapes=True, optimize="auto")[0]
+                                        shapes=True, optimize=strategy)[0]
         if any(len(pair) != 2 for pair in path):   # not a path of pairs: no graph to match
             return _einsum(plan, operands)
     step = 0

@@ -103,10 +103,14 @@ def _tensor_type(x):
 def _use_mkldnn(x, weight, stride, dilation, groups, transposed, output_padding=()):
     """ATen's choice of the oneDNN backend for a CPU convolution (its heuristic over the
     4-d views, a 1-d convolution seen as 2-d): only that backend checks the weight's dtype
-    up front, with its own message."""
-    if x.dtype != jnp.float32:
-        return False
+    up front, with its own message, and only it rounds a bfloat16 transposed convolution once."""
     if transposed and any(o >= s for o, s in zip(output_padding, stride)):
+        return False
+    if x.dtype == jnp.bfloat16:
+        # ATen always takes oneDNN for bfloat16 where the CPU has AVX-512 (BW/VL/DQ), as the
+        # machines PyTorch's outputs are recorded on do; float16 needs AVX512-FP16
+        return True
+    if x.dtype != jnp.float32:
         return False
     xs, ws = x.shape, weight.shape
     if len(xs) == 3:
@@ -193,8 +197,8 @@ def _biased(x, w, bias, nd, *args, opmath=True, **kwargs):
     """The convolution plus bias. PyTorch's CPU kernels (oneDNN, or im2col + addmm) accumulate
     a half-precision (bfloat16, float16) convolution in float32, add the bias there and round
     once; JAX would round the convolution, then the sum. (Its transposed convolutions round
-    the gemm's columns, their col2im sums and the bias addition each: `opmath=False` keeps two
-    of those roundings, the nearer approximation.)"""
+    the gemm's columns, their col2im sums and the bias addition each, except on oneDNN:
+    `opmath=False` keeps two of those roundings, the nearer approximation.)"""
     dtype = x.dtype
     if opmath and dtype in (jnp.bfloat16, jnp.float16):
         x, w = x.astype(jnp.float32), w.astype(jnp.float32)
@@ -280,9 +284,48 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     w = jnp.flip(w, axis=tuple(range(2, nd + 2)))
     pads = [(d * (k - 1) - p, d * (k - 1) - p + o)
             for d, k, p, o in zip(dilation, kernel, padding, output_padding)]
-    out = _biased(x, w, bias, nd, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
-                  feature_group_count=groups, opmath=False)
+    if not mkldnn and x.dtype in (jnp.bfloat16, jnp.float16):
+        out = _slow_half_conv_transpose(x, weight, bias, stride, padding, dilation, groups,
+                                        out_sizes)
+    else:
+        out = _biased(x, w, bias, nd, (1,) * nd, pads, lhs_dilation=stride,
+                      rhs_dilation=dilation, feature_group_count=groups, opmath=bool(mkldnn))
     return out if input.ndim == nd + 2 else out[0]
+
+
+def _slow_half_conv_transpose(x, weight, bias, stride, padding, dilation, groups, out_sizes):
+    """ATen's slow transposed convolution of a float16/bfloat16 input, with its roundings:
+    a gemm (float32 sums, rounded once) gives each kernel tap's columns, col2im adds the taps
+    into the output one by one in the half type (tap order), then the bias is added, rounded."""
+    nd = len(stride)
+    info = jnp.finfo(x.dtype)
+
+    def r(v):   # an explicit rounding XLA cannot fuse away
+        return lax.reduce_precision(v, exponent_bits=info.nexp, mantissa_bits=info.nmant)
+    n, cin = x.shape[:2]
+    cout_g, kernel = weight.shape[1], weight.shape[2:]
+    xg = x.astype(jnp.float32).reshape((n, groups, cin // groups) + x.shape[2:])
+    wg = weight.astype(jnp.float32).reshape((groups, cin // groups, cout_g) + kernel)
+    # columns (N, G, Cout/g, *kernel, *Lin)
+    cols = r(jnp.einsum(xg, [0, 1, 2] + list(range(3, 3 + nd)),
+                        wg, [1, 2, 3 + nd] + list(range(4 + nd, 4 + 2 * nd)),
+                        [0, 1, 3 + nd] + list(range(4 + nd, 4 + 2 * nd))
+                        + list(range(3, 3 + nd)), precision=HIGHEST))
+    cols = cols.reshape((n, groups * cout_g) + kernel + x.shape[2:])
+    out = jnp.zeros((n, groups * cout_g) + tuple(out_sizes), jnp.float32)
+    zero = jnp.zeros((), jnp.float32)
+    for tap in itertools.product(*[range(k) for k in kernel]):
+        col = cols[(slice(None), slice(None)) + tap]
+        # input position l lands on output l * stride + tap * dilation - padding
+        config = [(0, 0, 0), (0, 0, 0)]
+        for d in range(nd):
+            low = tap[d] * dilation[d] - padding[d]
+            span = (x.shape[2 + d] - 1) * stride[d] + 1
+            config.append((low, out_sizes[d] - span - low, stride[d] - 1))
+        out = r(out + lax.pad(col, zero, config))
+    if bias is not None:
+        out = r(out + bias.astype(jnp.float32).reshape((-1,) + (1,) * nd))
+    return out.astype(x.dtype)
 
 
 _CONV = dict(promote=P.NONE, grad_fn="ConvolutionBackward0", method=False,

@@ -424,7 +424,28 @@ def _prelu(input, weight):
         w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
     elif weight.ndim > input.ndim:
         w = weight.reshape(input.shape if input.ndim else ())
+    if input.dtype in HALF and w.shape != input.shape:
+        return jnp.where(input > 0, input, _half_prelu_scale(jnp.broadcast_to(w, input.shape),
+                                                             input))
     return jnp.where(input > 0, input, w * input)
+
+
+@jax.custom_jvp
+def _half_prelu_scale(w, x):
+    """`w * x` for a weight broadcast over a half-precision input. PyTorch's prelu backward
+    rounds each element's weight gradient (g * x) to the half type before summing them (in
+    float32); XLA would fuse the product into the sum unrounded. The tangent map rounds
+    explicitly, so its transpose (the pullback) rounds g * x."""
+    return w * x
+
+
+@_half_prelu_scale.defjvp
+def _half_prelu_scale_jvp(primals, tangents):
+    (w, x), (tw, tx) = primals, tangents
+    info = jnp.finfo(x.dtype)
+    tw = jax.lax.reduce_precision(tw.astype(jnp.float32), exponent_bits=info.nexp,
+                                  mantissa_bits=info.nmant)
+    return w * x, (tw * x.astype(jnp.float32)).astype(x.dtype) + tx * w
 
 
 @op("_rrelu_with_noise", promote=P.NONE, grad_fn="RreluWithNoiseBackward0", **_NN,
