@@ -42,7 +42,8 @@ class dtype:
         set_(self, "itemsize", self.np.itemsize)
         set_(self, "is_floating_point", category == 2)
         set_(self, "is_complex", category == 3)
-        set_(self, "is_signed", not name.startswith("uint") and name != "bool")
+        set_(self, "is_signed", not name.startswith("uint") and name not in ("bool",
+                                                                                "float8_e8m0fnu"))
         set_(self, "_category", category)
         set_(self, "_legacy", legacy)  # "Float" in `torch.FloatTensor`, also in error messages
 
@@ -59,7 +60,8 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
-        if not (self.is_floating_point or self.is_complex):   # PyTorch's toComplexType refuses
+        if not (self.is_floating_point or self.is_complex) or self in FLOAT8:
+            # (PyTorch's toComplexType refuses; float8 types have no complex kin)
             raise RuntimeError(f"Unknown Complex ScalarType for {self._legacy}")
         return {"float32": complex64, "float64": complex128, "float16": complex64,
                 "bfloat16": complex64}.get(self.name, self)
@@ -87,14 +89,27 @@ uint16 = dtype("uint16", np.uint16, 1, "UInt16")
 uint32 = dtype("uint32", np.uint32, 1, "UInt32")
 uint64 = dtype("uint64", np.uint64, 1, "UInt64")
 SHELL = frozenset((uint16, uint32, uint64))
+# float8 types: storage, copies, casts and a handful of kernels; PyTorch promotes them with no
+# other type (the refused kernels: _ops/dtype_refusals.py, the casts: _ops/float8.py)
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, 2, "Float8_e4m3fn")
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, 2, "Float8_e5m2")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, 2, "Float8_e4m3fnuz")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, 2, "Float8_e5m2fnuz")
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, 2, "Float8_e8m0fnu")
+FLOAT8 = frozenset((float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
+                    float8_e8m0fnu))
+# dtypes whose refusals code outside the dispatcher asks for (_ops/dtype_refusals.refuse)
+FEW_KERNELS = SHELL | FLOAT8
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128, uint16, uint32, uint64)
+       complex64, complex128, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2,
+       float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
            "short": int16, "cfloat": complex64, "cdouble": complex128, "uint8": uint8,
-           "uint16": uint16, "uint32": uint32, "uint64": uint64}
+           "uint16": uint16, "uint32": uint32, "uint64": uint64,
+           **{d.name: d for d in FLOAT8}}
 
 
 def _by_name(name):
@@ -143,19 +158,24 @@ def _promote_pair(a, b):
 
 
 class _PromotionTable(dict):
-    """The promotion of every pair; a shell unsigned type with another integer, bool or complex
-    type is missing, and looking it up raises PyTorch's error."""
+    """The promotion of every pair; a float8 type with any other type, or a shell unsigned type
+    with another integer, bool or complex type, is missing, and looking it up raises PyTorch's
+    error (the float8 one first)."""
     def __missing__(self, pair):
         a, b = pair
         if not (isinstance(a, dtype) and isinstance(b, dtype)):
             raise KeyError(pair)
+        if a in FLOAT8 or b in FLOAT8:
+            raise RuntimeError("Promotion for Float8 Types is not supported, attempted to "
+                               f"promote {a._legacy} and {b._legacy}")
         raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
                            f"attempted to promote {a._legacy} and {b._legacy}")
 
 
 _PROMOTE = _PromotionTable(
     ((a, b), _promote_pair(a, b)) for a in ALL for b in ALL
-    if a is b or not (SHELL & {a, b}) or a.is_floating_point or b.is_floating_point)
+    if a is b or not (FLOAT8 & {a, b}) and (
+        not (SHELL & {a, b}) or a.is_floating_point or b.is_floating_point))
 
 
 def promote_types(type1, type2):
@@ -170,6 +190,8 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
+    if d in FLOAT8:   # (PyTorch looks for the type's legacy storage class first)
+        raise TypeError(f"couldn't find storage object {d._legacy}Storage")
     if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default_float[0] = d

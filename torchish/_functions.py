@@ -237,7 +237,8 @@ class finfo(_TypeInfo):
                             "torch.iinfo to handle 'torch.finfo'")
         import ml_dtypes
         info = ml_dtypes.finfo(d.np)
-        eps = float(info.eps)
+        # PyTorch's float8_e5m2fnuz eps is 2**-3 (ml_dtypes: 2**-2; the other fields agree)
+        eps = 0.125 if d.name == "float8_e5m2fnuz" else float(info.eps)
         self._set(bits=int(info.bits), eps=eps, max=float(info.max), min=float(info.min),
                   tiny=float(info.smallest_normal), smallest_normal=float(info.smallest_normal),
                   # PyTorch rounds to a power of ten: 10 ** -floor(-log10(eps))

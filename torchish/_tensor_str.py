@@ -118,6 +118,7 @@ _DTYPES = {
     "float8_e5m2": (np.dtype(ml_dtypes.float8_e5m2), "f"),
     "float8_e4m3fnuz": (np.dtype(ml_dtypes.float8_e4m3fnuz), "f"),
     "float8_e5m2fnuz": (np.dtype(ml_dtypes.float8_e5m2fnuz), "f"),
+    "float8_e8m0fnu": (np.dtype(ml_dtypes.float8_e8m0fnu), "f"),
     "complex64": (np.dtype(np.complex64), "c"),
     "complex128": (np.dtype(np.complex128), "c"),
     "uint8": (np.dtype(np.uint8), "i"),

@@ -1,30 +1,31 @@
-"""Ops PyTorch refuses for complex operands, declared in one table the dispatcher checks.
+"""Ops PyTorch refuses for complex operands: the complex family of `dtype_refusals`.
 
 Each entry gives PyTorch's exception for a complex operand: a kernel name (PyTorch's
 NotImplementedError '"<kernel>" not implemented for '<dtype>'' of a kernel dispatched on real
 types only) or an (exception type, message) pair for ops that check their dtype themselves.
-`install` adds the check to each op's `kinds_check`, which the dispatcher asks when it makes a
-plan: valid calls never pay for it, and traced calls (whose kinds carry dtypes) refuse alike.
-Without it JAX would compute a complex result (erf, elu), or raise its own TypeError.
+The dispatcher asks `dtype_refusals.check` when it makes a plan: valid calls never pay for it,
+and traced calls (whose kinds carry dtypes) refuse alike. Without it JAX would compute a
+complex result (erf, elu), or raise its own TypeError.
 
 Refusals that depend on a static argument (round's `decimals`, polygamma's `n`, div's
-`rounding_mode`) are not kinds-only and stay with their op.
+`rounding_mode`) or come after shape checks (sort's dim, topk's k) are not kinds-only and stay
+with their op.
 """
 from .. import _dtype as dt
+from .dtype_refusals import Family, refuse as _refuse
 
 _NI = NotImplementedError
-_KERNEL = '"{kernel}" not implemented for \'{dtype}\''
 
 
 def _clamp_bound(kernel):
     """clamp_min/clamp_max: a Tensor bound takes PyTorch's maximum/minimum kernel, a number
     its clamp, each refusing complex in its own words."""
-    return lambda kinds: kernel if type(kinds[1]) is tuple else _CLAMP
+    return lambda statics, kinds: kernel if type(kinds[1]) is tuple else _CLAMP
 
 
 _CLAMP = (_NI, "clamp is not supported for complex types")
 
-# op name -> kernel name, or (exception type, message), or a callable(kinds) giving one of those
+# op name -> kernel name, or (exception type, message), or a callable(statics, kinds) giving one
 # where the operands pick the overload; "{dtype}" is PyTorch's scalar type name of the
 # operands' complex type ("ComplexFloat").
 COMPLEX_REFUSALS = {
@@ -41,6 +42,10 @@ COMPLEX_REFUSALS = {
     "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
     "nanmean": (RuntimeError, "nansum on CPU does not support complex inputs"),
     "isin": (RuntimeError, "Unsupported input type encountered for isin(): {dtype}"),
+    # (complex numbers have no order)
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+    "msort": (RuntimeError, " Sort does not support complex dtypes on CPU"),   # (sic: space)
     "copysign": "copysign_cpu",
     "logaddexp2": "logaddexp2_cpu",
     "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu",
@@ -78,39 +83,35 @@ COMPLEX_REFUSALS = {
 }
 
 
-def _complex_name(kinds):
-    """PyTorch's name of the complex type among the tensor operands' kinds, or None."""
+# refusals raised outside the dispatcher: unique's kernels have no complex case, even for an
+# empty input
+OTHERS = {"unique": "unique", "unique_dim": "unique_dim"}
+
+
+def _complex_operand(definition, kinds, compute):
+    """The complex type among the tensor operands' kinds (complex128 first), or None: these
+    kernels dispatch on their operands, before any result type applies."""
     found = None
     for k in kinds:
         if type(k) is tuple and k and isinstance(k[0], dt.dtype) and k[0].is_complex:
             if k[0] is dt.complex128:
-                return k[0]._legacy
-            found = k[0]._legacy
+                return k[0]
+            found = k[0]
     return found
 
 
-def _refusal(refusal, then):
-    def kinds_check(kinds):
-        name = _complex_name(kinds)
-        if name is not None:
-            found = refusal(kinds) if callable(refusal) else refusal
-            exc, message = (_NI, _KERNEL.replace("{kernel}", found)) \
-                if isinstance(found, str) else found
-            raise exc(message.replace("{dtype}", name))
-        if then is not None:
-            then(kinds)
-    return kinds_check
+FAMILY = Family("complex", (dt.complex64, dt.complex128), _complex_operand, COMPLEX_REFUSALS,
+                OTHERS)
 
 
 def refuse(name, *tensors):
     """PyTorch's refusal of op `name` (a table entry) where a Python composite reaches its
     dtype check before the op (rrelu's training noise compares the input first)."""
-    kinds = [(t.dtype,) for t in tensors if t is not None]
-    _refusal(COMPLEX_REFUSALS[name], None)(kinds)
+    _refuse(name, *(t.dtype for t in tensors if t is not None))
 
 
 def install(registry):
-    """Add each table entry's refusal to its op's `kinds_check` (before the op's own)."""
-    for name, refusal in COMPLEX_REFUSALS.items():
-        definition = registry[name]   # (a KeyError here: the table names no such op)
-        definition.kinds_check = _refusal(refusal, definition.kinds_check)
+    """Check that every family's table names declared ops (the dispatcher asks
+    `dtype_refusals.check` itself)."""
+    from .dtype_refusals import validate
+    validate(registry)

@@ -11,16 +11,20 @@ import numpy as np
 
 from .._eager_jit import eager_jit
 from .. import _dtype as dt, _meta
+from .._storage import share_host
+from ..autograd import grad_mode
 from .._device import device as Device, get_default_device, jax_device, CPU
 from .._warnings import user_stacklevel
 from .._tensor import (Size, Tensor, _wrap, contiguous_format, memory_format as _memory_format,
                        preserve_format)
-from .._memory_layout import lay_out, layout_strides, like_layout, memory_order
+from .._memory_layout import (lay_out, layout_strides, like_layout, memory_order,
+                              preserved_strides)
 from .registry import Promote, op, call_jax
 from .plans import bool_to, number_arg
 from .indexing import check_fill_value
-from . import unsigned_support
+from . import float8, unsigned_support
 from .result_layout import suggest_memory_format
+from .._layout import strided as _STRIDED
 
 P = Promote
 
@@ -59,6 +63,11 @@ def _infer_dtype(data):
     arrays and scalars count with their own dtypes. Its promotion error names the first pair
     that fails, in the data's order."""
     seen = {}   # the distinct element dtypes, in order of appearance (an ordered set)
+    first = data   # PyTorch sizes the data by its first elements: an array there is a sequence
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+        if isinstance(first, np.ndarray) and first.ndim == 0:
+            raise TypeError("len() of unsized object")
     stack = [data]
     while stack:
         x = stack.pop()
@@ -67,8 +76,6 @@ def _infer_dtype(data):
         elif isinstance(x, (list, tuple, range)):
             stack.extend(reversed(x))
         elif isinstance(x, (np.ndarray, np.generic)):   # (np.float64 is also a float)
-            if x is not data and isinstance(x, np.ndarray) and x.ndim == 0:
-                raise TypeError("len() of unsized object")   # (an element array is a sequence)
             seen[dt.from_np(x.dtype)] = None   # NumPy data keeps its dtype
         elif isinstance(x, builtins.bool):
             seen[dt.bool] = None
@@ -118,7 +125,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         # torch.tensor(t) copies (PyTorch warns and suggests clone().detach())
         arr = data._data
-        if dtype is not None:
+        if dtype in dt.FLOAT8:
+            arr = float8.host_to_float8(np.asarray(arr), dtype.np)
+        elif dtype is not None:
             arr = arr.astype(dtype.np)
         return _leaf(np.asarray(arr), device if device is not None else data.device,
                      requires_grad)
@@ -131,11 +140,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
         arr = _checked_strides(np.asarray(data))
         d = dtype or dt.from_np(arr.dtype)
-        return _leaf(arr.astype(d.np), device, requires_grad)
+        t = _leaf(_host_cast(arr, d), device, requires_grad)
+        stride = tuple(s // arr.itemsize for s in arr.strides)
+        if arr.size and stride != t.stride():
+            # PyTorch copies the array's memory order too (a transposed image stays so)
+            lay_out(t, preserved_strides(arr.shape, stride))
+        return t
     if isinstance(data, jax.Array):
         arr = data if dtype is None else data.astype(dtype.np)
         t = _wrap(arr)
         return _factory_requires_grad(t) if requires_grad else t
+    _warn_list_of_arrays(data)
     if dtype is dt.uint64:
         return _leaf(_uint64_array(data), device, requires_grad)
     inferred = _infer_dtype(data)
@@ -165,9 +180,51 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         # as long long)
         raise ValueError("Overflow when unpacking long long")
     _check_overflow(arr, d)
+    if arr.dtype.kind == "c" and not d.is_complex:
+        # PyTorch reads each Python number as the target's C type (bool: its truth)
+        if d is dt.bool:
+            arr = arr != 0
+        elif d.is_floating_point:
+            raise TypeError("must be real number, not complex")
+        else:
+            raise TypeError("'complex' object cannot be interpreted as an integer")
     with np.errstate(over="ignore"):   # (a float too large for float32 is inf, silently)
-        arr = arr.astype(d.np)
+        arr = _host_cast(arr, d)
     return _leaf(arr, device, requires_grad)
+
+
+_LIST_OF_ARRAYS_WARNED = [False]
+
+
+def _warn_list_of_arrays(data):
+    # PyTorch warns (once per program) about an ndarray among nested data, except where the
+    # first element it sizes the data by is a 0-d one
+    if _LIST_OF_ARRAYS_WARNED[0] or not isinstance(data, (list, tuple)):
+        return
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if isinstance(first, np.ndarray):
+        slow = first.ndim > 0
+    else:
+        slow = any(isinstance(x, np.ndarray) for x in _flatten(data))
+    if slow:
+        _LIST_OF_ARRAYS_WARNED[0] = True
+        warnings.warn(
+            "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+            "consider converting the list to a single numpy.ndarray with numpy.array() "
+            "before converting to a tensor.", UserWarning, stacklevel=user_stacklevel())
+
+
+def _host_cast(arr, d):
+    """A NumPy array as dtype `d`: float8 by PyTorch's rules (`float8`), complex -> real with
+    PyTorch's warning (NumPy's would be a ComplexWarning), else NumPy's `astype`."""
+    if arr.dtype.kind == "c" and not d.is_complex:
+        warn_if_complex_to_real(dt.complex128, d)
+        arr = arr.real
+    if d in dt.FLOAT8 and arr.dtype != d.np:
+        return float8.host_to_float8(arr, d.np)
+    return arr.astype(d.np)
 
 
 def _uint64_array(data):
@@ -260,6 +317,13 @@ def as_tensor(data, dtype=None, device=None):
                                                       Device(device) == data.device):
             return data
         return data.to(device=device, dtype=dtype)
+    if type(data) is np.ndarray and data.dtype.kind in "biufc" and _dev(device).type == "cpu":
+        d = dt.from_np(_checked_strides(data).dtype)
+        _warn_read_only(data)
+        if dtype is None or dtype is d:   # the array's memory, as from_numpy shares it
+            shared = _shared(data, d)
+            if shared is not None:
+                return shared
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -270,7 +334,55 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     d = dt.from_np(_checked_strides(ndarray).dtype)
+    _warn_read_only(ndarray)
+    shared = _shared(ndarray, d)
+    if shared is not None:
+        return shared
     return _leaf(np.asarray(ndarray, order="C").astype(d.np, copy=False), CPU, False)
+
+
+_READ_ONLY_WARNED = [False]
+# A shared storage copies the whole array on every read (XLA must not alias memory the user
+# writes): cheap for the small arrays whose sharing programs look at, ruinous for a dataset
+# indexed every step. Bigger arrays are copied once, as before (their sharing is a known gap).
+SHARE_LIMIT = 1 << 18
+
+
+def _warn_read_only(array):
+    # once per program, as PyTorch's warning says
+    if not array.flags.writeable and not _READ_ONLY_WARNED[0]:
+        _READ_ONLY_WARNED[0] = True
+        warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable "
+            "tensors. This means writing to this tensor will result in undefined behavior. You "
+            "may want to copy the array to protect its data or make it writable before "
+            "converting it to a tensor. This type of warning will be suppressed for the rest of "
+            "this program.", UserWarning, stacklevel=user_stacklevel())
+
+
+def _shared(array, d):
+    """A tensor over `array`'s own memory (PyTorch's from_numpy: writes on either side are seen
+    by the other), laid out by its strides; None where torchish copies instead (a read-only,
+    empty or big array, one torchish stores as another dtype, inference mode)."""
+    item = array.itemsize
+    if (array.dtype != d.np or not array.flags.writeable or array.size == 0
+            or grad_mode._INFERENCE[0]):
+        return None
+    # the span of memory the strides reach, from the first element (the lowest address: no
+    # stride is negative): what every read copies
+    span = 1 + sum((n - 1) * st // item for n, st in zip(array.shape, array.strides))
+    if span > SHARE_LIMIT:
+        return None
+    if array.flags.c_contiguous:
+        t = _wrap(array, CPU)
+        share_host(t._storage, array)
+        return t
+    flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,))
+    t = _wrap(flat, CPU)
+    share_host(t._storage, flat)
+    from .shape import retype
+    return retype(t, t._storage, None, array.dtype, array.shape,
+                  tuple(st // item for st in array.strides), 0)
 
 
 def _checked_strides(array):
@@ -280,6 +392,12 @@ def _checked_strides(array):
             "At least one stride in the given numpy array is negative, and tensors with "
             "negative strides are not currently supported. (You can probably work around this "
             "by making a copy of your array  with array.copy().) ")
+    if any(s % array.itemsize for s in array.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    if not array.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
     return array
 
 
@@ -337,6 +455,9 @@ def _filler(size, np_dtype, jdev):
     """A compiled `full` for one shape/dtype/device: ~10 us a call instead of ~60 us for an
     uncached `jnp.full`; the fill value is an argument, so every value shares it."""
     sharding = jax.sharding.SingleDeviceSharding(jdev)
+    if float8.is_float8(np_dtype):   # (PyTorch's float8 conversion, not XLA's)
+        return eager_jit(lambda v: float8.to_float8(jnp.full(size, v, dtype=np.float64),
+                                                    np_dtype), out_shardings=sharding)
     return eager_jit(lambda v: jnp.full(size, v, dtype=np_dtype), out_shardings=sharding)
 
 
@@ -353,7 +474,8 @@ def _filled(size, value, dtype, device, requires_grad):
         return _factory_requires_grad(t) if requires_grad else t
     jdev = jax_device(dev)
     if type(value) in (builtins.bool, int, float) and not (type(value) is int and
-                                                            abs(value) >= 2 ** 31):
+                                                            abs(value) >= 2 ** 31) or \
+            d in dt.FLOAT8 and not isinstance(value, (builtins.complex, np.complexfloating)):
         arr = _filler(tuple(size), d.np, jdev)(value)
     else:  # complex, NumPy scalars, wide ints: keep jnp.full's exact conversion
         arr = jnp.full(size, value, dtype=d.np, device=jdev)
@@ -363,13 +485,25 @@ def _filled(size, value, dtype, device, requires_grad):
     return t
 
 
+def _other_layout(name, size, layout, dtype, device, requires_grad):
+    """zeros / empty / ones / full with a layout besides strided (sparse_coo: its own)."""
+    from .._sparse_ops import factory
+    return factory(name, tuple(size), layout, dtype, device, requires_grad)
+
+
 def zeros(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, size=None):   # (no memory_format: PyTorch's zeros takes none)
+    if layout is not None and layout is not _STRIDED:
+        return _other_layout("zeros", _size(sizes, "zeros", size), layout, dtype, device,
+                             requires_grad)
     return _filled(_size(sizes, "zeros", size), 0, dtype, device, requires_grad)
 
 
 def ones(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, size=None):
+    if layout is not None and layout is not _STRIDED:
+        return _other_layout("ones", _size(sizes, "ones", size), layout, dtype, device,
+                             requires_grad)
     return _filled(_size(sizes, "ones", size), 1, dtype, device, requires_grad)
 
 
@@ -377,6 +511,8 @@ def empty(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=
           pin_memory=False, memory_format=None, size=None):
     # JAX has no uninitialised memory: empty is zeros
     size = _size(sizes, "empty", size)
+    if layout is not None and layout is not _STRIDED:
+        return _other_layout("empty", size, layout, dtype, device, requires_grad)
     if memory_format is None or memory_format is contiguous_format:
         return _filled(size, 0, dtype, device, requires_grad)
     if not isinstance(memory_format, _memory_format):
@@ -394,6 +530,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if not isinstance(size, (list, tuple)):   # (unlike `ones`, no single int: a `size`)
         raise _size_error("full", (size,), 0, size, True, False)
     size = _size((tuple(size),), "full")
+    if layout is not None and layout is not _STRIDED:
+        return _other_layout("full", size, layout, dtype, device, requires_grad)
     if isinstance(fill_value, Tensor):
         if isinstance(fill_value._data, jax.core.Tracer) and fill_value.numel() == 1:
             # traced (torchish.compile): the value stays in the graph, typed as the Python
@@ -420,6 +558,10 @@ def _like(fn):
         if not isinstance(input, Tensor):
             raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be "
                             f"Tensor, not {type(input).__name__}")
+        if layout is not None and layout is not _STRIDED:
+            return _other_layout(fn.__name__ + "_like", input.shape, layout,
+                                 dtype or input.dtype,
+                                 device if device is not None else input.device, requires_grad)
         return like_layout(fn(input.shape, dtype=dtype or input.dtype,
                               device=device if device is not None else input.device,
                               requires_grad=requires_grad, **kw), input, memory_format)
@@ -554,8 +696,13 @@ def cast(x, np_dtype):
     if jnp.iscomplexobj(x) and not jnp.issubdtype(np_dtype, jnp.complexfloating):
         x = jnp.real(x)
     target = np.dtype(np_dtype)
+    if x.dtype != target and float8.is_float8(target):
+        return float8.to_float8(x, target)
+    from_float8 = x.dtype != target and float8.is_float8(x.dtype)
+    if from_float8:   # (read in float32; its non-finite values give uint32 0, as float16's)
+        x = float8.from_float8(x, target)
     if jnp.issubdtype(x.dtype, jnp.floating) and target.kind in "iu":
-        fp16 = x.dtype == np.float16
+        fp16 = x.dtype == np.float16 or from_float8
         if x.dtype.itemsize < 4:   # (half types: compared in float32, where the limits fit)
             x = x.astype(np.float32)
         if target.kind == "i" or target.itemsize <= 2:

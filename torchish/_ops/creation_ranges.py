@@ -93,7 +93,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = dt.get_default_dtype() if is_float else dt.int64
-    if dtype in dt.SHELL:   # refused before any range check
+    if dtype in dt.FEW_KERNELS:   # refused before any range check
         unsigned_support.refuse("arange", dtype)
     if dtype is dt.bool or dtype.is_complex:   # (PyTorch's CPU kernel has neither)
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtype._legacy}\'')
@@ -174,7 +174,7 @@ def _check_kernel_dtype(name, d, steps):
     # reaching them
     if steps > 1 and d is dt.bool:
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
-    if steps > 1 and d in dt.SHELL:
+    if steps > 1 and d in dt.FEW_KERNELS:
         unsigned_support.refuse(name, d)
 
 

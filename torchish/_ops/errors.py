@@ -16,6 +16,8 @@ import jaxlib
 import ml_dtypes
 import numpy
 
+from .. import _dtype as dt
+
 _FOREIGN = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                  for m in (jax, jaxlib, numpy, ml_dtypes))
 
@@ -125,6 +127,9 @@ def scalar_overflow(value, dtype):
     negative one wrap) to max and refuse any out-of-range or non-finite float; floating types
     refuse a finite value beyond their largest; bool takes anything. Tensors (0-d values) are
     not checked (PyTorch reads them without the check, or with a host sync we do not pay)."""
+    if dtype in dt.FLOAT8:   # (range and infinities differ per float8 type)
+        from . import float8
+        return float8.scalar_overflow(value, dtype.np)
     kind = type(value)
     if kind is not float and kind is not int and (
             kind is bool or isinstance(value, numpy.bool_) or

@@ -657,7 +657,7 @@ def masked_select(input, mask):
 
 def nonzero(input, *, as_tuple=False):
     from .creation import tensor
-    if input.dtype in dt.SHELL:   # PyTorch has no nonzero kernel for uint16/32/64
+    if input.dtype in dt.FEW_KERNELS:   # PyTorch has no nonzero kernel for these
         unsigned_support.refuse("nonzero", input.dtype)
     arr = np.asarray(input._data)
     idx = np.nonzero(arr) if arr.ndim else np.nonzero(arr.reshape(1))

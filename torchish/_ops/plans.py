@@ -13,9 +13,11 @@ from .._tensor import Tensor
 from .._views import apply_template
 from .argcheck import _check_arguments
 from .errors import tensor_element_error
+from .float8 import to_float8
+from .float8_refusals import IN_FLOAT as FLOAT8_IN_FLOAT, OWN_CHECK as FLOAT8_OWN_CHECK
 from .opdef import Promote, value_of
 from .recording import _edgeless_operands
-from .unsigned_support import check as unsigned_check
+from .dtype_refusals import check as refusals_check
 
 _DEFAULT_FLOAT = dt._default_float
 _SCALARS = (bool, int, float, complex)
@@ -135,9 +137,18 @@ class Plan:
         for name in scalars:   # (the parser's errors come before any other)
             number_arg(value_of(self.statics[name]))
         self.compute, self.result = _plan_dtypes(definition, self.statics, kinds)
-        unsigned_check(definition, self.statics, kinds, self.compute)  # (uint16/32/64)
+        # (ops PyTorch has no kernel for: complex, uint16/32/64, float8 operands)
+        refusals_check(definition, self.statics, kinds, self.compute)
         if definition.opmath and self.compute in _HALF:
             self.compute = dt.float32   # the result stays half: `_forward` rounds once
+        elif self.compute in dt.FLOAT8 and definition.name not in FLOAT8_OWN_CHECK:
+            # PyTorch's few float8 kernels compute in float and round once, by its own
+            # conversion (`_cast_out`); XLA's float8 arithmetic rounds differently
+            self.compute = dt.float32
+        elif self.compute is None and definition.name in FLOAT8_IN_FLOAT:
+            same = {k[0] for k in kinds if type(k) is tuple and k and isinstance(k[0], dt.dtype)}
+            if len(same) == 1 and same <= dt.FLOAT8:
+                self.compute, self.result = dt.float32, same.pop()
         if out_dtype is not None and self.result is not None and \
                 not dt.can_cast(self.result, out_dtype):
             raise RuntimeError(f"result type {self.result._legacy} can't be cast to the "
@@ -253,6 +264,8 @@ def _cast_out(out, dtype, promote):
     if out.dtype != dtype.np and (out.dtype.kind in "fciub"):
         if promote is Promote.ALWAYS_BOOL and out.dtype != bool and dtype is dt.bool:
             return out
+        if dtype in dt.FLOAT8:
+            return to_float8(out, dtype.np)
         return out.astype(dtype.np)
     return out
 

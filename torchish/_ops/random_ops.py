@@ -39,7 +39,7 @@ def _key(generator):
 
 def _refuse(name, d):
     # PyTorch has no sampling kernels for uint16/32/64 (one set lookup for other dtypes)
-    if d in dt.SHELL:
+    if d in dt.FEW_KERNELS:
         unsigned_support.refuse(name, d)
 
 
@@ -122,6 +122,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:   # (the number as C++ prints it: -1, not -1.0)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    _refuse("normal_", self.dtype)
     _floats_only("normal_kernel_cpu", self.dtype)
     if _traced(self):
         n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
@@ -165,6 +166,9 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
     elif self.dtype.is_complex:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and "
                            "boolean types")
+    elif self.dtype in dt.FLOAT8:   # (the unsigned shell types have this kernel)
+        raise NotImplementedError(
+            f'"random_update_from_to" not implemented for \'{self.dtype._legacy}\'')
     if _traced(self):
         hi = to if to is not None else (from_ if from_ is not None else 2 ** 24)
         lo = 0 if to is None else from_

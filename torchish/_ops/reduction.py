@@ -225,7 +225,7 @@ def _no_complex_arg(name, input):
 
 
 def _arg(fn, name, input, dim, keepdim):
-    _no_complex_arg(name, input)
+    # (complex input: refused when the plan is made, dtype_refusals)
     if input.dtype == jnp.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
@@ -255,9 +255,9 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def _var(input, dim, unbiased, keepdim, correction):
+def _var(input, dim, unbiased, keepdim, correction, name="std and var"):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if isinstance(dim, bool):  # var(x, False) means unbiased=False
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
@@ -294,13 +294,14 @@ def _std_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @op("var_mean", promote=P.NONE, grad_fn="VarMeanBackward0", method=False)
 def _var_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var(input, dim, unbiased, keepdim, correction), _mean_of(input, dim, keepdim)
+    return (_var(input, dim, unbiased, keepdim, correction, "var_mean"),
+            _mean_of(input, dim, keepdim))
 
 
 @op("std_mean", promote=P.NONE, grad_fn="StdMeanBackward0", method=False,
     saves=("input", "result0"))
 def _std_mean_op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return (_std(_var(input, dim, unbiased, keepdim, correction)),
+    return (_std(_var(input, dim, unbiased, keepdim, correction, "std_mean")),
             _mean_of(input, dim, keepdim))
 
 
@@ -500,6 +501,7 @@ def cummin(input, dim):
 
 @op(promote=P.NONE, grad_fn="LogcumsumexpBackward0", saves=("input", "result"))
 def logcumsumexp(input, dim):
+    _reject("logcumsumexp_out_cpu", input, "bi")   # (PyTorch's kernel is floating-only)
     a = axis1(dim, input.ndim)
     return input if a is None else jax.lax.cumlogsumexp(input, axis=a)
 
@@ -526,8 +528,8 @@ def _softmax_dim(ndim, dim):
 def _along(fn, x, dim):
     """fn(x, axis) along the softmax dim; a 0-d input computed as a 1-element vector."""
     axis = _softmax_dim(x.ndim, dim)
-    if not jnp.issubdtype(x.dtype, jnp.floating):   # (x is already cast to `dtype=`; ATen's
-        # kernels are float-only)
+    if not jnp.issubdtype(x.dtype, jnp.floating) or x.dtype.itemsize == 1:
+        # (x is already cast to `dtype=`; ATen's kernels are float-only, float8 excluded)
         from .pointwise import not_implemented
         last = "_lastdim" if axis == max(x.ndim, 1) - 1 else ""
         raise not_implemented(f"{fn.__name__}{last}_kernel_impl", x)

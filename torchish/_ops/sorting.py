@@ -80,7 +80,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
 
 @op(promote=P.NONE, grad_fn="SortBackward0")
 def msort(input):
-    _no_complex_sort("Sort", input)
+    # (complex input: refused when the plan is made, dtype_refusals)
     if input.ndim == 0:
         return input
     return jnp.take_along_axis(input, sort_indices(input, 0, False), 0)
@@ -715,9 +715,9 @@ def _returns(values, inverse, counts, return_inverse, return_counts, like, node)
 
 
 def _no_complex_unique(input, dim):
-    from .pointwise import not_implemented
-    if input.is_complex():   # PyTorch's unique kernels have no complex case, even when empty
-        raise not_implemented("unique" if dim is None else "unique_dim", input._data)
+    # PyTorch's unique kernels have no complex (nor float8) case, even for an empty input
+    from .dtype_refusals import refuse
+    refuse("unique" if dim is None else "unique_dim", input.dtype)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

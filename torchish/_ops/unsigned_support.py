@@ -3,9 +3,10 @@
 PyTorch 2.x registers only a few CPU kernels for these dtypes (copies, views, creation, `mul`,
 `eq`/`ne`, `&`/`|`/`^`, sort/unique, sums into int64, ...); every other kernel raises
 `NotImplementedError: "<kernel>" not implemented for 'UInt32'`, naming the C++ kernel that has no
-case for the dtype.  JAX computes all of them happily, so torchish refuses them itself, from one
-table: `check` runs when a plan is built (once per op signature, so a refused call raises every
-time and an allowed one costs nothing after its first call).
+case for the dtype.  JAX computes all of them happily, so torchish refuses them itself: this is
+the unsigned family of `dtype_refusals`, whose `check` runs when a plan is built (once per op
+signature, so a refused call raises every time and an allowed one costs nothing after its
+first call).
 
 The kernel is chosen by the dtype the kernel computes in (the op's promoted dtype), as
 PyTorch's: `a + 1.5` or `a / b` compute in float and work, `a + 1` computes in uint32 and is
@@ -18,6 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as dt
+from .dtype_refusals import Family, compute_or_operand, refuse as _refuse
+from .dtype_refusals import check  # noqa: F401  (the check of every family, by its old name)
 
 __all__ = ["check", "refuse", "NON_DISPATCHED", "truncate", "float_to_unsigned"]
 
@@ -133,58 +136,21 @@ NON_DISPATCHED = {
 }
 
 
-def _error(kernel, d):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{d._legacy}\'')
-
-
 def refuse(name, d):
-    """Raise PyTorch's error if `name` (a key of NON_DISPATCHED) has no kernel for dtype `d`."""
-    if d in _SHELL and name in NON_DISPATCHED:
-        raise _error(NON_DISPATCHED[name], d)
-
-
-def _operand_dtype(kinds):
-    """The first shell dtype among the tensor operands (flattening tensor lists), or None."""
-    for k in kinds:
-        if isinstance(k, tuple):
-            if k and k[0] == "L":
-                found = _operand_dtype(k[1])
-                if found is not None:
-                    return found
-            elif k and k[0] in _SHELL:
-                return k[0]
-    return None
+    """Raise PyTorch's error if `name` (a key of NON_DISPATCHED) has no kernel for dtype `d`
+    (any family's: float8 types too)."""
+    _refuse(name, d)
 
 
 # ops PyTorch builds from a refused kernel on the operand before its result dtype applies
 # (trapezoid subtracts neighbours first)
-_ON_OPERAND = frozenset({"trapezoid"})
+ON_OPERAND = frozenset({"trapezoid"})
 # ops whose kernel runs in the tensor operands' common dtype though torchish declares them
 # without promotion: searchsorted(float_seq, uint32_values) works, two uint32 tensors do not
-_COMMON = frozenset({"searchsorted", "bucketize", "isin"})
+COMMON = frozenset({"searchsorted", "bucketize", "isin"})
 
-
-def check(definition, statics, kinds, compute):
-    """Raise PyTorch's NotImplementedError when `definition` would run a kernel PyTorch lacks
-    for a shell unsigned dtype. Called where a plan is built: `statics` maps the static
-    argument names to values, `kinds` are the operands' kinds, `compute` the promoted dtype."""
-    kernel = REFUSED.get(definition.name)
-    if kernel is None:
-        return
-    if compute is not None and definition.name not in _ON_OPERAND:
-        d = compute if compute in _SHELL else None
-    elif definition.name in _COMMON:
-        d = dt.result_dtype([k[0] for k in kinds if isinstance(k, tuple) and k
-                             and isinstance(k[0], dt.dtype)], [], [])
-    else:   # no promotion: the kernel dispatches on its operand
-        d = _operand_dtype(kinds)
-    if d not in _SHELL:
-        return
-    if not isinstance(kernel, str):
-        kernel = kernel(statics, kinds)
-        if kernel is None:
-            return
-    raise _error(kernel, d)
+FAMILY = Family("unsigned", _SHELL, compute_or_operand(_SHELL, ON_OPERAND, COMMON), REFUSED,
+                NON_DISPATCHED, aliases=True)
 
 
 # ---- float -> integer conversion (used by creation.cast) ----------------------------------
