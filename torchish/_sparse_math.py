@@ -186,6 +186,178 @@ def spmm(a, b):
     return dense_mm(a, b)
 
 
+# ---- elementwise products of two sparse tensors ---------------------------------------------
+
+def _coords(s):
+    return _linear(np.asarray(s._sp_indices._data), s._sp_size[:s.sparse_dim()])
+
+
+@eager_jit(static_argnames=("m",))
+def _times_summed(src, other, inverse, lookup, m):
+    # other's entries summed per coordinate (slot m stays zero: a coordinate other lacks)
+    sums = jnp.zeros((m + 1,) + other.shape[1:], other.dtype).at[inverse].add(other)
+    return src * sums[lookup]
+
+
+@eager_jit
+def _pairwise(va, vb, ta, tb):
+    return va[ta] * vb[tb]
+
+
+def sparse_mul(a, b):
+    """sparse * sparse of equal shapes, as PyTorch's intersection kernel: two coalesced operands
+    give their (sorted, coalesced) common entries; otherwise every entry of a "source" operand
+    (the uncoalesced one if only one is, else the one with fewer entries, the second on a tie)
+    is kept, uncoalesced, times the other's summed value at its coordinate (0 where absent)."""
+    if (a.sparse_dim(), a._sp_size) != (b.sparse_dim(), b._sp_size):
+        raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs with "
+                           "equal dimensionality, number of sparse dimensions, and shape of "
+                           "sparse dimensions")
+    from . import result_type
+    common = result_type(a, b)
+    va, vb = a._sp_values.to(common), b._sp_values.to(common)
+    if a._sp_coalesced and b._sp_coalesced or not a._nnz() or not b._nnz():
+        # (an operand without entries gives an empty, coalesced product too)
+        if a._nnz() and b._nnz():
+            _, ta, tb = np.intersect1d(_coords(a), _coords(b), assume_unique=True,
+                                       return_indices=True)
+        else:
+            ta = tb = np.zeros(0, np.int64)
+        idx = np.asarray(a._sp_indices._data)[:, ta]
+        values = call_jax("MulBackward0", _pairwise,
+                          [va, vb, jnp.asarray(ta), jnp.asarray(tb)], key=("sp_mul_cc",))
+        return make(_wrap(jnp.asarray(idx)), values, a._sp_size, True)
+    if a._sp_coalesced != b._sp_coalesced:
+        second = a._sp_coalesced
+    else:
+        second = b._nnz() <= a._nnz()
+    src, other, vs, vo = (b, a, vb, va) if second else (a, b, va, vb)
+    uniq, inverse = np.unique(_coords(other), return_inverse=True)
+    coords = _coords(src)
+    slot = np.minimum(np.searchsorted(uniq, coords), max(len(uniq) - 1, 0))
+    found = (uniq[slot] == coords) if len(uniq) else np.zeros(len(coords), bool)
+    lookup = np.where(found, slot, len(uniq))
+    m = len(uniq)
+    values = call_jax("MulBackward0", functools.partial(_times_summed, m=m),
+                      [vs, vo, jnp.asarray(inverse.reshape(-1)), jnp.asarray(lookup)],
+                      key=("sp_mul", m))
+    # PyTorch's product reads as (a * b): with b the source the factors commute anyway
+    return make(src._sp_indices, values, a._sp_size, False)
+
+
+def sparse_pow(s, exponent):
+    """sparse ** number: the coalesced entries raised (0 ** e stays 0 for e > 0)."""
+    if isinstance(exponent, Tensor):
+        raise refuse("pow.Tensor_Tensor")
+    if exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                           "the result tensor dense")
+    s = coalesce(s)
+    return make(s._sp_indices, s._sp_values.pow(exponent), s._sp_size, True)
+
+
+# ---- joining and reshaping ------------------------------------------------------------------
+
+def _no_backward(name, inputs, out):
+    # PyTorch records these nodes but their backward needs as_strided, which sparse lacks
+    from ._ops.call_jax import record_not_implemented
+    record_not_implemented(name, refuse("squeeze"), [s._sp_values for s in inputs],
+                           [out._sp_values])
+    return out
+
+
+def _with_row(idx, dim, rows):
+    """indices with a row inserted at `dim` (rows: one value per entry)."""
+    return np.concatenate([idx[:dim], rows[None], idx[dim:]]).astype(np.int64)
+
+
+def sparse_unsqueeze(s, dim):
+    from ._tensor import _wrap_dim
+    dim = _wrap_dim(dim, s.ndim + 1)
+    size = s._sp_size[:dim] + (1,) + s._sp_size[dim:]
+    if dim > s.sparse_dim():   # a new dense dim: the values gain it
+        values = s._sp_values.detach().unsqueeze(dim - s.sparse_dim() + 1)
+        return _no_backward("UnsqueezeBackward0", [s],
+                            make(s._sp_indices, values, size, False))
+    idx = np.asarray(s._sp_indices._data)
+    new_idx = _with_row(idx, dim, np.zeros(idx.shape[1], np.int64))
+    return _no_backward("UnsqueezeBackward0", [s], make(
+        _wrap(jnp.asarray(new_idx)), s._sp_values.detach(), size, False))   # (as PyTorch)
+
+
+def _join_checks(tensors, what):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"torch.{what}(): expected a non-empty list of Tensors")
+    for k, t in enumerate(tensors):
+        if not is_sparse_coo(t):
+            raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at "
+                               f"position {k}.")
+    from . import promote_types
+    common = tensors[0].dtype
+    for t in tensors[1:]:
+        common = promote_types(common, t.dtype)
+    return tensors, common
+
+
+@eager_jit
+def _concat_values(*values):
+    return jnp.concatenate(values)
+
+
+def _joined(name, tensors, common, idx, size):
+    values = [t._sp_values.to(common) for t in tensors]
+    if name == "StackBackward0":   # (PyTorch's stack backward works: slices of the values)
+        out = call_jax(name, _concat_values, values, key=("sp_join", len(values)))
+        return make(_wrap(jnp.asarray(idx)), out, size, False)
+    out = _wrap(jnp.concatenate([v._data for v in values]), values[0].device)
+    return _no_backward(name, tensors, make(_wrap(jnp.asarray(idx)), out, size, False))
+
+
+def sparse_cat(tensors, dim=0):
+    from ._tensor import _wrap_dim
+    tensors, common = _join_checks(tensors, "cat")
+    first = tensors[0]
+    dim = _wrap_dim(dim, first.ndim)
+    if dim >= first.sparse_dim() or any(t.sparse_dim() != first.sparse_dim()
+                                        for t in tensors):
+        raise NotImplementedError("torchish: cat() of sparse_coo tensors along a dense "
+                                  "dimension is not supported yet")
+    for k, t in enumerate(tensors[1:], 1):
+        if t.ndim != first.ndim or any(a != b for d, (a, b) in
+                                       enumerate(zip(first.shape, t.shape)) if d != dim):
+            raise RuntimeError(f"All tensors must have the same shape: {list(first.shape)} "
+                               f"(except in the concatenating dimension), but found shape: "
+                               f"{list(t.shape)} at position {k}.")
+    parts, offset = [], 0
+    for t in tensors:   # each one's coordinates shifted along `dim` past the ones before
+        idx = np.array(t._sp_indices._data, dtype=np.int64)
+        idx[dim] += offset
+        offset += t._sp_size[dim]
+        parts.append(idx)
+    size = first._sp_size[:dim] + (offset,) + first._sp_size[dim + 1:]
+    return _joined("CatBackward0", tensors, common, np.concatenate(parts, axis=1), size)
+
+
+def sparse_stack(tensors, dim=0):
+    from ._tensor import _wrap_dim
+    tensors, common = _join_checks(tensors, "stack")
+    first = tensors[0]
+    for k, t in enumerate(tensors[1:], 1):
+        if tuple(t.shape) != tuple(first.shape):
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(first.shape)} at entry 0 and {list(t.shape)} at entry "
+                               f"{k}")
+    dim = _wrap_dim(dim, first.ndim + 1)
+    if dim > first.sparse_dim() or any(t.sparse_dim() != first.sparse_dim() for t in tensors):
+        raise NotImplementedError("torchish: stack() of sparse_coo tensors along a dense "
+                                  "dimension is not supported yet")
+    parts = [_with_row(np.asarray(t._sp_indices._data), dim,
+                       np.full(t._nnz(), k, np.int64)) for k, t in enumerate(tensors)]
+    size = first._sp_size[:dim] + (len(tensors),) + first._sp_size[dim:]
+    return _joined("StackBackward0", tensors, common, np.concatenate(parts, axis=1), size)
+
+
 # ---- addition -------------------------------------------------------------------------------
 
 def _merge(ia, ib):
@@ -324,4 +496,6 @@ def _segment_softmax(values, groups, m, log):
 IMPLS = {"mm": mm, "spmm": spmm, "matmul": matmul, "__matmul__": matmul,
          "__rmatmul__": lambda a, b: matmul(b, a), "mv": mv, "addmm": addmm,
          "add": add, "__add__": add, "__radd__": lambda a, b: add(b, a),
-         "sub": sub, "__sub__": sub, "sum": sum_}
+         "sub": sub, "__sub__": sub, "sum": sum_, "pow": sparse_pow, "__pow__": sparse_pow,
+         "unsqueeze": sparse_unsqueeze, "cat": sparse_cat, "concat": sparse_cat,
+         "concatenate": sparse_cat, "stack": sparse_stack}

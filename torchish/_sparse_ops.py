@@ -85,6 +85,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return make(indices, values, size, bool(is_coalesced) or idx.shape[1] <= 1)
 
 
+def factory(name, size, layout, dtype, device, requires_grad):
+    """torch.zeros / empty (/ ones / full: refused) with a non-strided layout."""
+    if layout is not sparse_coo:
+        from ._unsupported import UnsupportedError
+        raise UnsupportedError(f"torchish: {name}(layout={layout}) is not supported yet")
+    if name in ("ones", "full"):
+        raise RuntimeError("full(...) is not implemented for sparse layout")
+    if name == "ones_like":
+        raise refuse("empty_strided")
+    from . import zeros
+    values = zeros((0,), dtype=dtype, device=device)
+    indices = zeros((len(size), 0), dtype=dt.int64, device=values.device)
+    s = make(indices, values, size, True)
+    return s.requires_grad_() if requires_grad else s
+
+
 def _check_indices(idx, size):
     for d in range(idx.shape[0]):
         if idx.shape[1] == 0:
@@ -248,6 +264,8 @@ _NO_KERNEL.update(mean="aten::mean.dim", eq="aten::eq.Tensor", ne="aten::ne.Tens
                   ge="aten::ge.Tensor", softmax="aten::_softmax",
                   log_softmax="aten::_log_softmax", squeeze="aten::as_strided",
                   narrow="aten::as_strided", vector_norm="aten::linalg_vector_norm")
+_NO_KERNEL["pow.Tensor_Tensor"] = "aten::pow.Tensor_Tensor"   # (a tensor exponent)
+_NO_KERNEL["empty_strided"] = "aten::empty_strided"   # (ones_like(layout=torch.sparse_coo))
 _RUNTIME = {"reshape": "reshape is not implemented for sparse tensors",
             "flatten": "reshape is not implemented for sparse tensors",
             "contiguous": "unsupported memory format option Contiguous"}
@@ -290,7 +308,10 @@ def _mul(a, b):
         a, b = b, a
     if not is_sparse_coo(b) and _scalar_like(b):
         return _values_op(a, lambda v: v * b)
-    if is_sparse_coo(b) or b.requires_grad or b.ndim > a.ndim:
+    if is_sparse_coo(b):
+        from ._sparse_math import sparse_mul
+        return sparse_mul(b, a)   # (a, b were swapped above: b is the left operand)
+    if b.requires_grad or b.ndim > a.ndim:
         # (PyTorch's gradient to a dense factor is sparse)
         raise NotImplementedError("torchish: mul() of a sparse_coo tensor is supported by a "
                                   "scalar, or by a dense tensor that does not require grad, yet")

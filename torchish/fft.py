@@ -185,12 +185,23 @@ for _fn in (fft, ifft, rfft, irfft, fftn, ifftn, rfftn, irfftn):
 
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.fft.fftfreq: the sample frequencies of an n-point transform, spacing d."""
-    from . import arange, get_default_dtype
-    result = arange(n, dtype=dtype or get_default_dtype(), device=device)
+    result = _freq_range("fftfreq", n, dtype, device)
     # 0, 1, ..., then the negative frequencies (as PyTorch: in place, then one multiply)
     result[(n + 1) // 2:] -= n
     result = result * _step(n, d)
     return result.requires_grad_(requires_grad)
+
+
+def _freq_range(name, size, dtype, device):
+    """arange(size) for fftfreq / rfftfreq, with PyTorch's checks in its order: the result is
+    allocated (negative sizes refused) before its dtype is checked."""
+    from . import arange, get_default_dtype
+    if size < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {size}: [{size}]")
+    dtype = dtype or get_default_dtype()
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    return arange(size, dtype=dtype, device=device)
 
 
 def _step(n, d):
@@ -199,8 +210,9 @@ def _step(n, d):
 
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.fft.rfftfreq: the non-negative sample frequencies of an n-point rfft."""
-    from . import arange, get_default_dtype
-    result = arange(n // 2 + 1, dtype=dtype or get_default_dtype(), device=device)
+    # n / 2 + 1 in C's integer division (truncation): rfftfreq(-1) has one element
+    half = -(-n // 2) if n < 0 else n // 2
+    result = _freq_range("rfftfreq", half + 1, dtype, device)
     result = result * _step(n, d)
     return result.requires_grad_(requires_grad)
 
@@ -313,6 +325,8 @@ def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     complex_in = frames.is_complex()
     if onesided is None:
         onesided = not complex_in
+    elif onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
     norm = "ortho" if normalized else "backward"
     if complex_in or not onesided:
         out = fft(frames, dim=-1, norm=norm)

@@ -96,7 +96,9 @@ def _elu_grad(t, x, y, r, alpha, scale, input_scale):
     # (factors selected, not products: see leaky_relu)
     neg = x <= 0
     negcoef = jnp.asarray(alpha, x.dtype) * jnp.asarray(scale, x.dtype)
-    e = jnp.exp(jnp.where(neg, x, 0) * input_scale)
+    # (x < 0, not neg, feeds exp: PyTorch's double backward takes the slope of this factor
+    # as 0 at x = 0, where the value is 1 either way)
+    e = jnp.exp(jnp.where(x < 0, x, 0) * input_scale)
     return t * jnp.where(neg, e, 1) * jnp.where(neg, negcoef, scale) * \
         jnp.where(neg, input_scale, 1)
 
