@@ -144,6 +144,8 @@ _REPLAY = {
     "diagonal": lambda t, offset, dim1, dim2: t.diagonal(offset, dim1, dim2),
     "reshape": lambda t, shape: t.view(shape),
     "unfold": lambda t, dim, size, step: t.unfold(dim, size, step),
+    "conj": lambda t: t.conj(),   # (a conj of a conj view clears the bit, as the steps cancel)
+    "neg": lambda t: t._neg_view(),
 }
 
 

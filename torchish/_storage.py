@@ -419,18 +419,26 @@ class RetypedStorage(Storage):
 class SharedStorage(Storage):
     """A CPU storage whose elements live in a writable NumPy array that the user holds
     (`Tensor.numpy()`): PyTorch's CPU tensors share memory with NumPy, so a write through
-    either side is seen by the other. Each read copies the array into a new JAX array (a
-    copy: XLA must never alias, let alone donate, memory the user writes; new each time:
-    views cache what they read by the identity of their storage's data); writes copy into
-    the array. Once the user's arrays are gone the storage turns back into a plain one (see
-    `numpy_of`)."""
+    either side is seen by the other. A read copies the array into a new JAX array (a copy:
+    XLA must never alias, let alone donate, memory the user writes; new whenever the array's
+    bytes changed since the last read: views cache what they read by the identity of their
+    storage's data); writes copy into the array. Once the user's arrays are gone the storage
+    turns back into a plain one (see `numpy_of`)."""
     __slots__ = ()
 
     @property
     def data(self):
         value = _DATA.__get__(self)
         if type(value) is np.ndarray:
-            return jax.device_put(np.copy(value), storage_device(self))
+            entry = _HOSTS.get(self)
+            last = entry[2] if entry is not None else None
+            # comparing bytes costs a fraction of a transfer (every metadata read lands here)
+            if last is not None and _same_bytes(value, last[0]):
+                return last[1]
+            array = jax.device_put(np.copy(value), storage_device(self))
+            if entry is not None:
+                entry[2] = (np.copy(value), array)
+            return array
         return value
 
     @data.setter
@@ -444,12 +452,23 @@ class SharedStorage(Storage):
         else:
             np.copyto(entry[0], np.asarray(value).reshape(entry[0].shape), casting="no")
             value = entry[0]
+            entry[2] = None
         _DATA.__set__(self, value)
 
     array = data
 
 
-_HOSTS = {}   # SharedStorage -> [its NumPy array, how many arrays handed out are alive]
+# SharedStorage -> [its NumPy array, how many arrays handed out are alive, (the bytes last
+# read, the JAX array made of them) or None]; weak: a storage over the user's own array
+# (`share_host`) stays shared until the storage itself is gone
+_HOSTS = weakref.WeakKeyDictionary()
+
+
+def _same_bytes(a, b):
+    try:
+        return np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    except ValueError:   # (a view NumPy cannot reinterpret: read it again)
+        return False
 
 
 def _array_dropped(storage):
@@ -461,9 +480,25 @@ def _array_dropped(storage):
         _DATA.__set__(storage, jax.device_put(entry[0], storage_device(storage)))
 
 
+def share_host(storage, host):
+    """Make the plain CPU `storage` keep its elements in the user's writable NumPy array `host`
+    (`torch.from_numpy`: PyTorch's tensor and the array are one memory) for as long as the
+    storage lives."""
+    storage.__class__ = SharedStorage
+    _HOSTS[storage] = [host, 1, None]   # (never dropped to 0: the memory is the user's)
+    _DATA.__set__(storage, host)
+    return storage
+
+
 def numpy_of(tensor):
     """`tensor.numpy()` sharing memory with `tensor`'s storage (a CPU Storage of the
-    tensor's own dtype), or None where it cannot (a dtype view, an inference tensor)."""
+    tensor's own dtype), or None where it cannot (a dtype view, an inference tensor); PyTorch's
+    error for a conj or neg view (its memory is not its value)."""
+    view = tensor._view
+    if view is not None and view.bits():
+        kind, fix = ("conjugate", "conj") if view.bits() & 1 else ("negative", "neg")
+        raise RuntimeError(f"Can't call numpy() on Tensor that has {kind} bit set. Use "
+                           f"tensor.resolve_{fix}().numpy() instead.")
     storage = tensor._storage
     if type(storage) is LaidOutStorage:   # (memory order from now on)
         storage.data = storage.data
@@ -472,7 +507,7 @@ def numpy_of(tensor):
         if host.dtype != tensor.dtype.np:
             return None
         storage.__class__ = SharedStorage
-        _HOSTS[storage] = [host, 0]
+        _HOSTS[storage] = [host, 0, None]
         _DATA.__set__(storage, host)
     elif type(storage) is not SharedStorage:
         return None

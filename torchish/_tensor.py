@@ -453,18 +453,6 @@ class Tensor:
     is_mps = is_xpu = is_ipu = is_xla = is_mtia = is_maia = is_vulkan = False
     layout = strided
 
-    def is_conj(self):   # conj() computes its value: no tensor carries a lazy conjugation
-        return False
-
-    def is_neg(self):
-        return False
-
-    def resolve_conj(self):
-        return self
-
-    def resolve_neg(self):
-        return self
-
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
 

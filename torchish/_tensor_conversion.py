@@ -32,8 +32,12 @@ class _ConversionMethods:
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self._data)
-        return arr.astype(dtype) if dtype is not None else arr
+        # PyTorch's is `numpy()`: `np.asarray(t)` shares t's memory, and refuses a tensor that
+        # requires grad as numpy() does
+        arr = self.numpy()
+        if dtype is not None:
+            return arr.astype(dtype, copy=bool(copy))
+        return arr.copy() if copy else arr
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # `t + ndarray`: the operator gives up, NumPy computes (with NumPy's promotion) and
@@ -155,7 +159,11 @@ class _ConversionMethods:
         if id(self) in memo:
             return memo[id(self)]
         new = self._deepcopy_alias(memo)
-        if new is None:
+        if self._view is not None and self._view.bits():
+            # PyTorch copies the storage (once per memo) and resolves the bits in a new tensor
+            with grad_mode.no_grad():
+                new = _rewrap_like(self, (self if new is None else new).clone())
+        elif new is None:
             with grad_mode.no_grad():
                 new = self.clone()
             new = _rewrap_like(self, new)
@@ -189,11 +197,19 @@ class _ConversionMethods:
         # Plain pickling (multiprocessing, copy): rebuild from a NumPy copy (a subclass
         # instance as its class, with its attributes).
         data = self._data
+        bits = self._view.bits() if self._view is not None else 0
+        if bits and not self.is_meta:   # its memory, the bits set again on load (PyTorch's)
+            from ._ops.conj_views import raw_values
+            data = raw_values(self)
         args = (data if self.is_meta else np.asarray(data), str(self.device),
                 self.requires_grad)
         if type(self) is not Tensor:
-            return (_rebuild_as, (type(self), args, self.__dict__))
-        return (_rebuild, args)
+            rebuild, args = _rebuild_as, (type(self), args, self.__dict__)
+        else:
+            rebuild = _rebuild
+        if bits:
+            return (_rebuild_with_bits, (rebuild, args, bits))
+        return (rebuild, args)
 
     def __getstate__(self):
         return None
@@ -249,6 +265,13 @@ _VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't 
               "over calling .item() on a Tensor, please try to rewrite what you're doing with "
               "other operations. If error is occurring somewhere inside PyTorch internals, "
               "please file a bug report.")
+
+
+def _rebuild_with_bits(rebuild, args, bits):
+    """Unpickle a tensor whose conjugate / negative bits were set (`bits`, as `View.bits`)."""
+    from ._ops.conj_views import set_bits
+    from ._views import CONJ, NEG
+    return set_bits(rebuild(*args), conj=bool(bits & CONJ), neg=bool(bits & NEG))
 
 
 def _rewrap_like(template, new):

@@ -5,6 +5,10 @@ compiled once per chain, with select indices and slice starts passed as argument
 over `x[i]` does not recompile) plus PyTorch's stride metadata (size, stride, storage offset).
 Each step kind has a metadata transform (`_meta_*`) and an array transform (`_apply_step`);
 a write through a view scatters into the base at the flat positions the metadata gives.
+
+PyTorch's conjugate and negative bits are steps too ("conj", "neg": elementwise, so they
+commute with every other step and leave the metadata alone): a view reads its base conjugated
+or negated, a write through it stores the value conjugated or negated back (`View.bits`).
 """
 import functools
 import math
@@ -27,7 +31,7 @@ def contiguous_strides(shape):
 
 class View:
     """How a view reads its base: `steps` from the base array; `size/stride/offset` as torch."""
-    __slots__ = ("steps", "size", "stride", "offset", "_index_map", "_split")
+    __slots__ = ("steps", "size", "stride", "offset", "_index_map", "_split", "_bits")
 
     def __init__(self, steps, size, stride, offset):
         self.steps = steps
@@ -36,6 +40,22 @@ class View:
         self.offset = offset
         self._index_map = None
         self._split = None
+        self._bits = None
+
+    def bits(self):
+        """PyTorch's conjugate and negative bits of the view: CONJ | NEG, each set where its
+        steps occur an odd number of times (a conj of a conj view clears the bit)."""
+        bits = self._bits
+        if bits is None:
+            bits = 0
+            for step in self.steps:
+                kind = step[0]
+                if kind == "conj":
+                    bits ^= CONJ
+                elif kind == "neg":
+                    bits ^= NEG
+            self._bits = bits
+        return bits
 
     def split(self):
         """`split_steps(self.steps)`, worked out once (a view never changes)."""
@@ -54,6 +74,18 @@ class View:
                 idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
             self._index_map = idx
         return self._index_map
+
+
+CONJ, NEG = 1, 2
+
+
+def apply_bits(x, bits):
+    """`x` conjugated and/or negated as `bits` say (each its own inverse: reads and writes)."""
+    if bits & CONJ:
+        x = jnp.conj(x)
+    if bits & NEG:
+        x = jnp.negative(x)
+    return x
 
 
 def base_view(shape):
@@ -136,7 +168,12 @@ def _meta_retype(size, stride, offset, new_size, new_stride, new_offset):
     return tuple(new_size), tuple(new_stride), new_offset
 
 
-_META = {"select": _meta_select, "slice": _meta_slice, "permute": _meta_permute,
+def _meta_same(size, stride, offset):
+    return size, stride, offset
+
+
+_META = {"conj": _meta_same, "neg": _meta_same, "select": _meta_select, "slice": _meta_slice,
+         "permute": _meta_permute,
          "unsqueeze": _meta_unsqueeze, "squeeze": _meta_squeeze, "expand": _meta_expand,
          "diagonal": _meta_diagonal, "reshape": _meta_reshape, "as_strided": _meta_as_strided,
          "unfold": _meta_unfold, "retype": _meta_retype}
@@ -162,6 +199,12 @@ def _apply_step(x, step, base_size):
         return jnp.diagonal(x, a[0], a[1], a[2])
     if kind == "reshape":
         return jnp.reshape(x, a[0])
+    if kind == "conj":
+        return jnp.conj(x)
+    if kind == "neg":
+        if x.dtype == np.bool_:   # (PyTorch makes the view, its kernel refuses to read it)
+            raise NotImplementedError("\"neg_cpu\" not implemented for 'Bool'")
+        return jnp.negative(x)
     if kind == "dtype":  # a dtype view's bytes, unless `x` is already its storage's array
         if x.dtype == a[0] and x.shape == a[1]:
             return x
@@ -246,7 +289,9 @@ def extend(view, step):
     size, stride, offset = _META[step[0]](view.size, view.stride, view.offset, *step[1:])
     steps = view.steps
     if step[0] == "as_strided":   # its offset and strides are the storage's (a dtype view's
-        steps = steps[:1] if steps and steps[0][0] == "dtype" else ()   # after its bytes)
+        bits = view.bits()            # after its bytes); the conj and neg bits stay
+        steps = (steps[:1] if steps and steps[0][0] == "dtype" else ()) + \
+            ((("conj",),) if bits & CONJ else ()) + ((("neg",),) if bits & NEG else ())
     return View(steps + (step,), size, stride, offset)
 
 
@@ -260,6 +305,11 @@ def write_view(base, view, value):
         inner = write_view(_reinterpret(base, first[1], first[2], None),
                            View(view.steps[1:], view.size, view.stride, view.offset), value)
         return _reinterpret(inner, base.dtype, base.shape, base)
+    bits = view.bits()
+    if bits:   # the base holds the value read through the view unconjugated / unnegated
+        value = apply_bits(value, bits)
+        if all(step[0] in ("conj", "neg") for step in view.steps):
+            return value   # (the whole base, element for element)
     return _scatter_flat(base, view.index_map().reshape(-1), value)
 
 

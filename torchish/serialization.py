@@ -26,6 +26,7 @@ import numpy as np
 from ._serialization.allowlist import (add_safe_globals, clear_safe_globals, get_safe_globals,
                                        safe_globals)
 from ._serialization.format import _ascii, _np_dtype
+from ._ops.conj_views import bit_metadata, raw_values, set_bits
 from ._storage import root_storage
 from ._views import contiguous_strides
 from ._serialization.reader import (_unpickle,  # noqa: F401 (tests call it)
@@ -103,15 +104,22 @@ def _make_converter():
         key, offset, stride = id(st), t.storage_offset(), tuple(t.stride())
         if root is not st and flat.dtype == t.dtype.np and flat.nbytes == root.nbytes():
             key = id(root)   # separate dtype views of one storage load sharing it again
+        # PyTorch writes a conj / neg view's memory (not its values) and its bits as metadata
+        metadata = bit_metadata(t) if t._view is not None else None
         if flat.dtype != t.dtype.np:  # a reinterpreting view: save its values on their own
-            flat, key, offset = np.asarray(t._data).reshape(-1), object(), 0
+            flat = (raw_values(t) if metadata else np.asarray(t._data)).reshape(-1)
+            key, offset = object(), 0
             stride = contiguous_strides(tuple(t.shape))
             keep.append(key)
         state = getattr(t, "__dict__", None) or None
+        # a fresh tuple per tensor, as PyTorch's stride(): pickle memoizes a shared (cached)
+        # one, and the file would differ from torch.save's
+        stride = tuple([*stride])
         return TensorRecord(flat, key, t.dtype.name, offset, tuple(t.shape), stride,
                             bool(t.requires_grad),
                             param_cls is not None and isinstance(t, param_cls),
-                            _location_tag(t.device), dict(state) if state else None)
+                            _location_tag(t.device), dict(state) if state else None,
+                            metadata)
 
     def storage_record(st, dtype, typed):
         # keyed by the root storage, as a tensor over it is: one `data/<n>` entry for both
@@ -265,8 +273,9 @@ class _TorchishBackend(RecordBackend):
         if isinstance(self.dtype(dtype), _Global):
             raise TypeError(f"torchish has no dtype torch.{dtype}; can't load this tensor")
         data = data.reshape(shape)
-        # legacy storages are zeros until their bytes are read: never let JAX alias them
-        base = T.from_numpy(np.array(data) if storage.pending else data)
+        # legacy storages are zeros until their bytes are read: never let JAX alias them;
+        # `tensor` copies where `from_numpy` would share the record's buffer
+        base = T.tensor(np.array(data) if storage.pending else data)
         dev = self._device(storage.device)
         if base.device != dev:
             base = base.to(dev)
@@ -279,7 +288,11 @@ class _TorchishBackend(RecordBackend):
         data = storage.data if storage.dtype == dtype else storage.data.view(_np_dtype(dtype))
         _check_bounds(size, stride, offset, data.size)
         base = storage._tensors.get(dtype)
-        if base is None and offset == 0 and int(np.prod(size)) == data.size and \
+        conj, neg = (bool(metadata.get("conj")), bool(metadata.get("neg"))) if metadata else \
+            (False, False)
+        # (a tensor with a bit set is not the storage's base: other tensors over it read it plain)
+        if base is None and not (conj or neg) and offset == 0 and \
+                int(np.prod(size)) == data.size and \
                 (stride == contiguous_strides(size) or data.size <= 1):
             t = self._base(storage, dtype, data, size)  # the common case: the tensor owns it
         else:
@@ -287,11 +300,8 @@ class _TorchishBackend(RecordBackend):
                 base = self._base(storage, dtype, data, (data.size,))
             with T.no_grad():  # sharing the storage, but nobody's view (as torch.load's)
                 t = base.as_strided(size, stride, offset).data
-        if metadata:
-            if metadata.get("conj"):
-                t = t.conj()
-            if metadata.get("neg"):
-                t = t.neg()
+        if conj or neg:   # PyTorch sets the bits on the loaded tensor (not a view of anything)
+            set_bits(t, conj=conj, neg=neg)
         T.autograd.graph.increment_version(t)   # (torch.load's tensors come from a `set_`)
         if requires_grad:
             t.requires_grad_(True)

@@ -2,6 +2,8 @@
 made in no_grad mode or by multi-output ops, internal overlap), the write into the tensor, and
 the node recorded: the op's own, or CopySlices on a view's base, the view's grad_fn then
 refreshed."""
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -280,19 +282,56 @@ def _root_key(base):
     return None if root is None else (root.steps, base._storage.data.shape)
 
 
+_BIT_NODES = {"conj": "ConjBackward0", "neg": "NegViewBackward0"}
+
+
+def _replay_segments(steps, base_complex):
+    """(grad_fn name, steps) per node of a view's regenerated grad_fn, base first, as
+    PyTorch replays a view: the views it can express as one as_strided of the base fold into
+    an AsStridedBackward0, but once a view that it cannot (conj, neg, a dtype view) is in the
+    chain, each of those and each view after it is its own node."""
+    segments, run, special = [], [], False
+    for step in steps:
+        kind = step[0]
+        if kind in _BIT_NODES or kind == "dtype":
+            if run:
+                segments.append(("AsStridedBackward0", tuple(run)))
+                run = []
+            special = True
+            name = _BIT_NODES.get(kind) or ("ViewAsRealBackward0" if base_complex else
+                                            "ViewAsComplexBackward0")
+            segments.append((name, (step,)))
+        elif special:
+            segments.append(("AsStridedBackward0", (step,)))
+        else:
+            run.append(step)
+    if run or not segments:
+        segments.append(("AsStridedBackward0", tuple(run)))
+    return segments
+
+
 def refresh_view_grad_fn(view_tensor):
     base = view_tensor._base
     if view_tensor._creation is not None and view_tensor._creation[0] == "multi":
         raise _creation_error(view_tensor, _INDIRECT)
     steps = view_tensor._view.steps
     to_storage, _ = _storage_of(base)
-    name = "AsStridedBackward0"
-    if len(steps) == 1 and steps[0][0] == "dtype":   # PyTorch replays a lone dtype view
-        name = "ViewAsRealBackward0" if base.dtype.is_complex else "ViewAsComplexBackward0"
-    node = call_jax_record(name, lambda b: read_view(to_storage(b), steps),
-                           [base._data],
-                           [base], [edge_of(base)], [(view_tensor.shape, view_tensor.dtype)],
-                           key=("view", steps, _root_key(base)))
+    segments = _replay_segments(steps, base.dtype.is_complex)
+    name, first = segments[0]
+    if len(segments) == 1:   # (the common case: nothing to compute now)
+        aval = (view_tensor.shape, view_tensor.dtype)
+    else:   # the value so far is the next node's input
+        value = read_view(to_storage(base._data), first)
+        aval = (value.shape, value.dtype)
+    node = call_jax_record(name, lambda b: read_view(to_storage(b), first), [base._data],
+                           [base], [edge_of(base)], [aval], key=("view", first, _root_key(base)))
+    for name, seg in segments[1:]:   # each later part applied to the value so far
+        x = _wrap(value, device=base.device)
+        x._grad_fn, x._output_nr = node, 0
+        value = read_view(value, seg)
+        node = call_jax_record(name, functools.partial(read_view, steps=seg), [x._data], [x],
+                               [(node, 0)], [(value.shape, value.dtype)],
+                               key=("view part", seg))
     view_tensor._grad_fn = node
     view_tensor._output_nr = 0
     view_tensor._view_vc = view_tensor._vc[0]

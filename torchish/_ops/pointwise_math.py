@@ -179,7 +179,6 @@ _UNARY = {
     "trunc": (_rounding(jnp.trunc), P.DEFAULT, ()),
     "frac": (lambda x: x - jnp.trunc(x), P.DEFAULT, ()),
     "positive": (_positive, P.NONE, ()),
-    "conj": (jnp.conj, P.NONE, ()),
     "conj_physical": (jnp.conj, P.NONE, ()),
     "angle": (_angle, P.INT_TO_FLOAT_REAL, "inputs"),
     "relu": (_relu, P.DEFAULT, "result"),
@@ -198,8 +197,7 @@ _NN_UNARY = {"relu", "sigmoid", "tanh"}
 
 
 # PyTorch returns the input itself (no node) when the op would not change it
-_RETURNS_INPUT_IF = {"conj": lambda t: not t.dtype.is_complex,
-                     "conj_physical": lambda t: not t.dtype.is_complex,
+_RETURNS_INPUT_IF = {"conj_physical": lambda t: not t.dtype.is_complex,
                      "positive": lambda t: t.dtype is not dt.bool}
 
 
@@ -283,6 +281,8 @@ def _declare_unary(name, fn, kind, saves):
 
 for _name, (_fn, _kind, _saves) in _UNARY.items():
     _declare_unary(_name, _fn, _kind, _saves)
+from . import conj_views  # noqa: E402  (declares conj, a view op, with _conj, _neg_view)
+del conj_views
 
 _PREDICATES = {"isnan": jnp.isnan, "isinf": jnp.isinf, "isfinite": jnp.isfinite,
                "isposinf": jnp.isposinf, "isneginf": jnp.isneginf, "signbit": jnp.signbit,

@@ -131,6 +131,9 @@ def _view_method(self, *shape, dtype=None, **unknown):
 def view_dtype(self, dtype):
     """PyTorch's `view(dtype)`: an alias over the same storage and version counter, but, as
     PyTorch's, not differentiable and nobody's view (`_base` None, no grad_fn)."""
+    if self._view is not None and self._view.bits():   # (the bit would be lost)
+        from .conj_views import refuse_bits
+        refuse_bits(self, "view")
     old = self.dtype
     v = _meta(self)
     size, stride, offset = v.size, v.stride, v.offset

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as dt
+from .._views import CONJ, NEG
 from ..autograd import grad_mode
 from .composite import composite
 from .errors import type_name
@@ -247,6 +248,9 @@ def nonzero_static(input, *, size, fill_value=-1):
 def _view_as_real_meta(input):
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if input._view is not None and input._view.bits():   # (the bit would be lost)
+        from .conj_views import refuse_bits
+        refuse_bits(input, "view_as_real")
     v = _meta(input)
     return (v.size + (2,), tuple(2 * st for st in v.stride) + (1,), 2 * v.offset)
 
@@ -298,6 +302,10 @@ def _retyped(out, input, np_dtype):
     node = out._grad_fn
     if node is not None:  # recorded while `out` still had its input's dtype
         node._out_avals = ((out.shape, out.dtype),)
+    view = input._view
+    if view is not None and view.bits() & NEG:   # PyTorch's dtype views keep the negative bit
+        from .conj_views import set_bits
+        set_bits(out, neg=True)
     return out
 
 
@@ -317,12 +325,22 @@ def view_as_complex(input):
 
 def _complex_part(input, index):
     # PyTorch's real/imag of a complex tensor are views: select(-1, k) of view_as_real, so
-    # writes through them reach the tensor, and grad_fn is SelectBackward0
+    # writes through them reach the tensor, and grad_fn is SelectBackward0; of a conj view,
+    # the conjugate bit is cleared first (`_conj`) and imag gets the negative bit on the real
+    # view (imag(conj(z)) = -imag(z))
     if not input.dtype.is_complex:
         if index == 0:
             return input   # the tensor itself, as PyTorch
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return view_as_real(input).select(-1, index)
+    view = input._view
+    if view is not None and view.bits() & CONJ:
+        from .conj_views import _conj, _neg_view
+        pair = view_as_real(_conj(input))
+        if index == 1:
+            pair = _neg_view(pair)
+    else:
+        pair = view_as_real(input)
+    return pair.select(-1, index)
 
 
 def real(input):
