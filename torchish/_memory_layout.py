@@ -83,10 +83,7 @@ def layout_strides(t, memory_format=None):
     if memory_format is None or memory_format is preserve_format:
         if t._view is None:
             return contiguous_strides(size)
-        stride = tuple(t._view.stride)
-        if 0 in size or _non_overlapping_and_dense(size, stride):  # (empty counts as dense)
-            return stride
-        return _dense_strides_like(size, stride)
+        return preserved_strides(size, tuple(t._view.stride))
     if memory_format is contiguous_format:
         return contiguous_strides(size)
     if memory_format is channels_last:
@@ -95,6 +92,14 @@ def layout_strides(t, memory_format=None):
         return _channels_last_strides(size, 5, "channels_last_3d")
     raise TypeError(f"memory_format must be torch.memory_format, not "
                     f"{type(memory_format).__name__}")
+
+
+def preserved_strides(size, stride):
+    """The strides of a preserve_format copy of elements laid out with `stride` (also what
+    `torch.tensor(ndarray)` gives, after the array's strides)."""
+    if 0 in size or _non_overlapping_and_dense(size, stride):  # (empty counts as dense)
+        return stride
+    return _dense_strides_like(size, stride)
 
 
 def lay_out(t, stride):

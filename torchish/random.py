@@ -32,9 +32,13 @@ class Generator:
         raise AttributeError(f"'torch._C.Generator' object has no attribute '{name}'")
 
     def manual_seed(self, seed):
-        seed = int(seed)
+        # the method takes a Python int alone (`torch.manual_seed` converts with int() first)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            if isinstance(seed, np.integer):
+                raise TypeError("an integer is required")
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         if not -2 ** 63 <= seed < 2 ** 64:
-            raise RuntimeError(f"Overflow when unpacking long long")
+            raise ValueError("Overflow when unpacking long long")
         self._engine.manual_seed(seed)
         return self
 
@@ -45,13 +49,19 @@ class Generator:
         return self._engine.initial_seed()
 
     def get_state(self):
-        from ._ops.creation import from_numpy
-        return from_numpy(np.asarray(self._engine.get_state(), dtype=np.uint8))
+        from ._ops.creation import tensor   # (a copy: the engine's state moves on)
+        return tensor(np.array(self._engine.get_state(), dtype=np.uint8))
 
     def set_state(self, new_state):
-        data = np.asarray(new_state.detach()._data if hasattr(new_state, "_data")
-                          else new_state, dtype=np.uint8)
-        self._engine.set_state(data)
+        from ._tensor import Tensor
+        if not isinstance(new_state, Tensor):
+            kind = type(new_state)
+            name = kind.__qualname__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"expected a torch.ByteTensor, but got {name}")
+        if new_state.dtype.name != "uint8":
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        self._engine.set_state(np.asarray(new_state.detach()._data, dtype=np.uint8))
         return self
 
     def clone_state(self):
@@ -89,7 +99,7 @@ def set_worker_generator(generator):
 
 
 def manual_seed(seed):
-    return current_default().manual_seed(seed)
+    return current_default().manual_seed(int(seed))
 
 
 def seed():

@@ -124,8 +124,8 @@ def _geqrf(A):
     NumPy's raw QR is that call, with the vectors stored transposed."""
     import numpy as np
     h, tau = np.linalg.qr(A.detach().cpu().numpy(), mode="raw")
-    return (torchish.from_numpy(np.ascontiguousarray(h.swapaxes(-1, -2))).to(A.device),
-            torchish.from_numpy(tau).to(A.device))
+    return (torchish.tensor(np.ascontiguousarray(h.swapaxes(-1, -2)), device=A.device),
+            torchish.tensor(tau, device=A.device))   # (copies: from_numpy would share)
 
 
 def _qr_positive(A):
