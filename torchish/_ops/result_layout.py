@@ -105,6 +105,12 @@ def input_iterator(definition, tensors, outs, statics):
     iterator(definition, tensors[:1], outs)
 
 
+def target_iterator(definition, tensors, outs, statics):
+    """binary_cross_entropy_with_logits: PyTorch's composite starts from `1 - target` and
+    works in place on it, so the target alone decides the order."""
+    iterator(definition, tensors[1:2], outs)
+
+
 def preserve(definition, tensors, outs, statics):
     """A copy laid out as `empty_like(input, memory_format=...)` lays it out (`_to_copy`:
     `x.double()`, `x.to(dtype, memory_format=...)`; no format given: preserve_format)."""
@@ -191,6 +197,7 @@ _BY_MODULE = {"pointwise": iterator, "pointwise_math": iterator, "activations": 
               "special_bessel": iterator, "special_polynomials": iterator}
 _BY_NAME = {
     "_to_dtype": preserve,
+    "flip": preserve,   # empty_like(self, preserve_format), then filled
     # not the iteration's result: a contiguous clone filled in place (masked_fill), a
     # reduction's (mvlgamma), a contiguous buffer (log_sigmoid), a contiguous output
     # (pow(Scalar, Tensor)), the input or a view of it
@@ -198,7 +205,7 @@ _BY_NAME = {
     "positive": None,
     "_prelu": input_iterator, "_local_response_norm": input_iterator,
     "_mse_loss": iterator, "_smooth_l1_loss": iterator, "_huber_loss": iterator,
-    "_binary_cross_entropy": iterator, "_binary_cross_entropy_with_logits": iterator,
+    "_binary_cross_entropy": iterator, "_binary_cross_entropy_with_logits": target_iterator,
     "_soft_margin_loss": iterator,
     "conv1d": convolution, "conv2d": convolution, "conv3d": convolution,
     "conv_transpose2d": convolution, "conv_transpose3d": convolution,

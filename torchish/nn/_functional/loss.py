@@ -217,6 +217,8 @@ def _check_nll_shapes(input, target, weight):
     if not input.dtype.is_floating_point:
         kernel = "nll_loss_out_frame" if nd <= 2 else "nll_loss2d_forward_out_frame"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype._legacy}\'')
+    if nd > 2 and target.dtype is torchish.uint8:   # nll_loss2d's kernel reads int64 only
+        raise RuntimeError("expected scalar type Long but found Byte")
     return n_classes
 
 
@@ -678,6 +680,15 @@ def _check_ctc_args(log_probs, targets, il, tl, blank):
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     reduction = _reduction(reduction)
+    # PyTorch binds lengths as both tensors or both int sequences: its `int[]` (no size) takes
+    # no bare int, which the signature table cannot tell from `int[1]`, so checked here
+    kinds = {isinstance(v, torchish.Tensor) or isinstance(v, (tuple, list)) and "seq"
+             for v in (input_lengths, target_lengths)}
+    if kinds not in ({True}, {"seq"}):
+        from ..._ops.overloads import _invalid_combination, table
+        raise _invalid_combination("ctc_loss", table("ctc_loss", False), (
+            log_probs, targets, input_lengths, target_lengths, blank,
+            ("none", "mean", "sum").index(reduction), zero_infinity), {})
     as_tensor = lambda v: v if isinstance(v, torchish.Tensor) else torchish.tensor(
         list(v) if not isinstance(v, int) else [v], dtype=torchish.int64)
     il, tl = as_tensor(input_lengths), as_tensor(target_lengths)

@@ -99,6 +99,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             _LINEAR.get(mode) == input.dim():
         scales = None if scale_factors is None else tuple(scale_factors)
         if antialias:
+            if input.dtype in (torchish.float16, torchish.bfloat16):   # ATen's aa weights: no
+                raise NotImplementedError(   # reduced-precision kernel on the CPU
+                    f'"compute_index_ranges_weights" not implemented for '
+                    f"'{input.dtype._legacy}'")
             return _resample._upsample_aa(input, tuple(output_size), scales, mode,
                                       bool(align_corners))
         return _resample._upsample(input, tuple(output_size), scales, mode,
