@@ -12,17 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .inplace import _with_gradient_of   # (value of the first, derivative of the second)
+
 _where = jnp.where
-
-
-@jax.custom_jvp
-def _value_with_gradient_of(value, grad_source):
-    return value
-
-
-@_value_with_gradient_of.defjvp
-def _value_with_gradient_of_jvp(primals, tangents):
-    return primals[0], tangents[1]
 
 
 def _rounded(x):
@@ -230,4 +222,4 @@ def power(base, exp, scalar):
         for value, (c_re, c_im) in reversed(cases):
             hit = (er == value) & (ei == 0)
             re, im = _where(hit, c_re, re), _where(hit, c_im, im)
-    return _value_with_gradient_of(jax.lax.complex(re, im).reshape(out.shape), out)
+    return _with_gradient_of(jax.lax.complex(re, im).reshape(out.shape), out)
