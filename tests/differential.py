@@ -37,3 +37,12 @@ def same_printed(run, torch):
             got.append(str(outcome(lambda: run(T))))
     assert got[1] == got[0]
     return got[0]
+
+
+def first_edge_chain(node):
+    """Names of `node` and the nodes reached from it along first edges (a graph's spine)."""
+    names = []
+    while node is not None:
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
