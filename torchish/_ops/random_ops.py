@@ -2,8 +2,10 @@
 
 Eager values come from the generator's engine (PyTorch's CPU algorithm, on the host) and are
 placed on the tensor's device. When the target's data is a JAX tracer (compiled code), values
-come from JAX's PRNG instead (see `_random_trace.py`).
+come from JAX's PRNG instead (see `_random_trace.py`), except in the body of an eagerly called
+vmap, where the engine draws the batched sample PyTorch's batching rules draw.
 """
+import contextlib
 import functools
 import sys
 
@@ -27,7 +29,14 @@ from . import unsigned_support
 
 
 def _traced(t):
-    return isinstance(t._data, jax.core.Tracer) or _random_trace.active()
+    """Whether a sampler draws from JAX keys: in traced code, except an eager vmap's body,
+    where PyTorch's stream is drawn on the host (`_random_trace.Host`)."""
+    return (isinstance(t._data, jax.core.Tracer) or _random_trace.active()) \
+        and not _random_trace.host()
+
+
+def _symbolic(t):
+    return isinstance(t._data, jax.core.Tracer)
 
 
 def _key(generator):
@@ -100,6 +109,18 @@ def _in_memory_order(self, draw, *arrays):
     if self.is_meta:
         return None
     perm = layout_order(self)
+    if _random_trace.host():   # (an eager vmap's body: the batch dims lead, outermost)
+        inv = np.argsort(perm)
+        bd = _physical_bd(self)
+        if bd is not None and perm == sorted(perm):
+            def batched(full):   # (the batch dim sits at `bd` in memory)
+                return np.moveaxis(draw(full[1:bd + 1] + full[:1] + full[bd + 1:]), bd, 0)
+        else:
+            def batched(full):
+                k = len(full) - len(perm)
+                return np.transpose(draw(full), tuple(range(k)) + tuple(k + i for i in inv))
+        return _random_trace.host_draw(batched, tuple(self.shape[d] for d in perm),
+                                       jax_device(self.device))
     if perm == sorted(perm):
         return draw(tuple(self.shape), *arrays)
     vals = draw(tuple(self.shape[d] for d in perm), *(np.transpose(a, perm) for a in arrays))
@@ -128,8 +149,10 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         n = jax.random.normal(_key(generator), self.shape, jnp.float32 if
                               self.dtype is not dt.float64 else jnp.float64)
         return _fill(self, (n * std + mean).astype(self.dtype.np), "NormalBackward0")
+    # (a batch dim kept in place makes PyTorch's batch-first view of it non-contiguous)
+    contiguous = self.is_contiguous() and not (_random_trace.host() and _physical_bd(self))
     return _fill(self, _in_memory_order(self, lambda shape: engine_of(generator).normal(
-        shape, self.dtype.name, mean, std, contiguous=self.is_contiguous())), "NormalBackward0")
+        shape, self.dtype.name, mean, std, contiguous=contiguous)), "NormalBackward0")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -141,6 +164,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
             values = jax.random.bernoulli(_key(generator), p._data, self.shape)
         elif self.is_meta:
             return _fill(self, None, "BernoulliBackward1", (p,))
+        elif _random_trace.host():
+            values = _bernoulli_host(self, p, engine_of(generator))
         else:
             probs = np.broadcast_to(np.asarray(p._data), tuple(self.shape))
             values = _in_memory_order(self, lambda shape, pr: engine_of(
@@ -156,6 +181,22 @@ def bernoulli_(self, p=0.5, *, generator=None):
         values = _in_memory_order(self, lambda shape: engine_of(generator).bernoulli_scalar(
             shape, p, self.dtype.name))
     return _fill(self, values, "BernoulliBackward2")
+
+
+def _bernoulli_host(self, p, engine):
+    """`bernoulli_(p_tensor)` in an eager vmap's body: PyTorch's kernel compares one uniform
+    per element (U53 for float64 `p`, else U24) with its probability, so the uniforms are
+    drawn on the host whatever `p` holds; a concrete `p` takes the engine's own path (and
+    its checks)."""
+    dev = jax_device(self.device)
+    if not _symbolic(p):
+        probs = np.asarray(p._data)
+        return _random_trace.host_draw(lambda full: engine.bernoulli_tensor(
+            np.broadcast_to(probs, full), self.dtype.name), self.shape, dev)
+    wide = p.dtype is dt.float64
+    u = _random_trace.host_draw(lambda full: engine.uniform(
+        full, "float64" if wide else "float32"), self.shape, dev)
+    return u < (p._data if wide else p._data.astype(jnp.float32))
 
 
 def random_(self, from_=None, to=None, *, generator=None, **kw):
@@ -312,6 +353,17 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtype or dt.int64
     _refuse("randperm", d)
+    if _random_trace.host():   # (PyTorch: one randperm per example, stacked)
+        def perms(full):   # (nested: each level loops over its batch, innermost outside)
+            eng = engine_of(generator)
+            lead = full[:-1]
+            rows = [eng.randperm(n, d.name) for _ in range(int(np.prod(lead)))]
+            if not rows:
+                return np.empty(full, d.np)
+            inner_first = np.stack(rows).reshape(lead[::-1] + (n,))
+            return np.transpose(inner_first, tuple(range(len(lead)))[::-1] + (len(lead),))
+        return _leaf(_random_trace.host_draw(perms, (n,)),
+                     device, requires_grad)
     if _random_trace.active():
         return _leaf(jax.random.permutation(_key(generator), n).astype(d.np), device,
                      requires_grad)
@@ -324,7 +376,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     _vmap_params(mean, std)
     if s_t and std.dtype.is_complex:
         raise RuntimeError("normal expects standard deviation to be non-complex")
-    if s_t and not _traced(std) and std.numel() and not _all_nonnegative(std):
+    if s_t and not _traced(std) and not _symbolic(std) and std.numel() and not _all_nonnegative(std):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not m_t and not s_t:
         if size is None:
@@ -373,6 +425,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                            "replacement")
     if input.is_meta:
         return empty(*input.shape[:-1], num_samples, dtype=dt.int64, device=input.device)
+    if _random_trace.host():
+        _vmap_params(input)
+        return _leaf(_multinomial_host(engine_of(generator), input, num_samples, replacement),
+                     input.device, False)
     if _traced(input):
         _vmap_params(input)
         return _leaf(_multinomial_traced(_key(generator), input._data, num_samples,
@@ -400,6 +456,31 @@ def _multinomial_traced(key, probs, num_samples, replacement):
     return idx.astype(jnp.int64)
 
 
+def _multinomial_host(engine, input, num_samples, replacement):
+    """`multinomial` in an eager vmap's body, as PyTorch's CPU kernel on the batched rows:
+    without replacement (or one sample) top-k / argmax of `p / q` with q ~ Exp(1) drawn per
+    row and category; with replacement one U53 per row and sample, searched in the row's
+    normalised cumulative sum (the probabilities, maybe traced, are not checked)."""
+    probs = input.detach()._data
+    name = input.dtype.name
+    dev = jax_device(input.device)
+    if not replacement or num_samples == 1:
+        q = _random_trace.host_draw(lambda full: engine.exponential(full, name, 1.0),
+                                    input.shape, dev)
+        r = probs / q
+        if num_samples == 1:
+            return jnp.argmax(r, axis=-1, keepdims=True).astype(jnp.int64)
+        return jax.lax.top_k(r.astype(jnp.float64 if name == "float64" else jnp.float32),
+                             num_samples)[1].astype(jnp.int64)
+    acc = jnp.float64 if name == "float64" else jnp.float32
+    cum = jnp.cumsum(probs.astype(acc), axis=-1)
+    cum = (cum / cum[..., -1:]).at[..., -1].set(1).astype(jnp.float64)
+    u = _random_trace.host_draw(lambda full: engine.uniform(full, "float64"),
+                                input.shape[:-1] + (num_samples,), dev)
+    search = jnp.searchsorted if cum.ndim == 1 else jax.vmap(jnp.searchsorted)
+    return search(cum, u).astype(jnp.int64)
+
+
 def _vmap_params(*params):
     """Vmap's "same" randomness refuses batched parameters (probabilities, means)."""
     if _random_trace.active():
@@ -409,7 +490,15 @@ def _vmap_params(*params):
 def poisson(input, generator=None):
     if input.is_meta:
         return _zero_gradient(empty_like(input), "PoissonBackward0", (input,))
-    if _traced(input):
+    if _random_trace.host() and not _symbolic(input):
+        # concrete rates (unbatched): PyTorch's stream, on the rates broadcast per example
+        rates = np.asarray(input.detach()._data)
+        draws = _random_trace.host_draw(lambda full: engine_of(generator).poisson(
+            np.broadcast_to(rates, full)), input.shape, jax_device(input.device))
+        out = _leaf(draws.astype(input.dtype.np), input.device, False)
+        return _zero_gradient(out, "PoissonBackward0", (input,))
+    if _traced(input) or _random_trace.host():
+        # (batched rates: the draws depend on their values, so JAX keys, not PyTorch's stream)
         _vmap_params(input)
         draws = jax.random.poisson(_key(generator), input.detach()._data, input.shape)
         out = _leaf(draws.astype(input.dtype.np), input.device, False)
@@ -423,16 +512,36 @@ def poisson(input, generator=None):
 # The `*_like` samplers fill an `empty_like(input)`: it keeps the input's memory layout, so
 # a transposed input gets its values drawn column by column, as in PyTorch.
 
+_LIKE = [None]   # the input of a `*_like` sampler in an eager vmap (its batch dim's place)
+
+
+def _physical_bd(self):
+    """Where PyTorch's physical tensor behind `self` (or the `*_like` input it copies) holds
+    the vmap's batch dim, when not in front (see `_random_trace.physical_batch_dim`)."""
+    return _random_trace.physical_batch_dim(self._data if _LIKE[0] is None else _LIKE[0])
+
+
+@contextlib.contextmanager
+def _like(input):
+    prev, _LIKE[0] = _LIKE[0], input._data if _random_trace.host() else None
+    try:
+        yield
+    finally:
+        _LIKE[0] = prev
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
     out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
-    return _requiring(uniform_(out, generator=generator), requires_grad)
+    with _like(input):
+        return _requiring(uniform_(out, generator=generator), requires_grad)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
     out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
-    return _requiring(normal_(out, generator=generator), requires_grad)
+    with _like(input):
+        return _requiring(normal_(out, generator=generator), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
@@ -440,7 +549,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     if high is None:
         low, high = 0, low
     out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
-    return _requiring(random_(out, low, high, generator=generator), requires_grad)
+    with _like(input):
+        return _requiring(random_(out, low, high, generator=generator), requires_grad)
 
 
 def _requiring(t, requires_grad):

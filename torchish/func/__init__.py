@@ -26,10 +26,12 @@ What JAX does differently from `torch.func`, and how it is bridged here:
   levels do: `dispatch` reads it through `_reverse_constant` (`stop_gradient` would also stop
   `jvp`/`jacfwd`).
 - `vmap` maps positional arguments only (keyword arguments are passed unbatched, as
-  PyTorch), and its `randomness` decides the key random ops draw from: none ("error": a
-  random op raises), one shared key ("same"), or one key per batch element ("different").
-  As PyTorch, "same" refuses batched probabilities/means and "different" an in-place sampler
-  on an unbatched tensor (`_random_trace.check_vmap`).
+  PyTorch). Called eagerly, its random ops draw PyTorch's CPU stream as its batching rules do
+  (`_random_trace.Host`): one batched sample per op under "different", an unbatched one under
+  "same" ("error": a random op raises); chunks under "different" run one after the other, as
+  PyTorch's. Inside compiled code it keeps JAX keys: one shared key ("same"), or one per
+  batch element ("different"). As PyTorch, "same" refuses batched probabilities/means and
+  "different" an in-place sampler on an unbatched tensor (`_random_trace.check_vmap`).
 """
 import contextlib
 import functools
@@ -363,9 +365,7 @@ def hessian(func, argnums=0):
                      argnums, False, 2, "HessianBackward", _check_hessian_inputs)
 
 
-_RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please "
-                     "either use the 'same' or 'different' randomness flags on vmap or perform "
-                     "the randomness operation out of vmap")
+_RANDOMNESS_ERROR = _random_trace.RANDOMNESS_ERROR
 
 
 def _vmap_key(randomness):
@@ -444,7 +444,7 @@ def _check_vmap_inputs(func, in_dims, args):
     if any(size != sizes[0] for size in sizes):
         raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
-    return in_dims
+    return in_dims, sizes[0]
 
 
 def _check_vmap_outputs(func, out_dims, out):
@@ -494,14 +494,22 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                                  "`out_dims` must be an int, None or a python collection of "
                                  "ints representing where in the outputs the vmapped dimension "
                                  "should appear.")
-        dims = _check_vmap_inputs(func, in_dims, args)
+        dims, size = _check_vmap_inputs(func, in_dims, args)
+        outer = _random_trace.host_levels()
+        if outer is not None and randomness == "different" and chunk_size is not None \
+                and chunk_size < size:
+            # PyTorch runs the chunks one after the other, each drawing its own batch
+            return _chunked(wrapper, args, kwargs, dims, out_dims, size, chunk_size)
         traced = _Traced(func, False, args, differentiates=False,
                          check=lambda out, _: _check_vmap_outputs(func, out_dims, out))
-        key = _vmap_key(randomness)
+        if outer is not None:   # called eagerly: PyTorch's stream, drawn on the host
+            key = _random_trace.Host(outer + ((axis, randomness, size),))
+        else:
+            key = _vmap_key(randomness)
 
         def body(*a):
             k = key
-            if randomness == "different":
+            if randomness == "different" and outer is None:
                 k = jax.random.fold_in(k, jax.lax.axis_index(axis))
             with _random_trace.traced_key(k, vmap=(axis, randomness)):
                 res = traced(*a, **kwargs)
@@ -509,11 +517,41 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             return (res,) if lone and traced.out is None else res
         lone = isinstance(out_dims, tuple) and len(out_dims) == 1
         mapped = jax.vmap(body, in_axes=dims, out_axes=out_dims, axis_name=axis)
-        out = _apply(mapped, args, "VmapBackward", func)
+        try:
+            out = _apply(mapped, args, "VmapBackward", func)
+        except ValueError as e:
+            if not str(e).startswith("vmap has mapped output"):
+                raise
+            name = _func_name(func)   # (PyTorch's words for JAX's refusal)
+            raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
+                             "when out_dim is None") from None
         if lone and traced.out is None:
             out = out[0]
         return _reorder(traced.out, out)   # (known once `mapped` has run)
     return wrapper
+
+
+def _chunked(run, args, kwargs, dims, out_dims, size, chunk_size):
+    """`run` (the vmap) over the batch in chunks of `chunk_size`, one after the other, and
+    its outputs concatenated along `out_dims`, as PyTorch's chunked vmap."""
+    from .._ops.shape_copies import cat
+    flat, spec = _pytree.tree_flatten(args)
+    flat_dims = _broadcast_dims(dims, spec)
+    outs = []
+    for lo in range(0, size, chunk_size):
+        n = min(chunk_size, size - lo)
+        part = [a if d is None else a.narrow(d, lo, n) for a, d in zip(flat, flat_dims)]
+        outs.append(run(*_pytree.tree_unflatten(part, spec), **kwargs))
+    leaves, out_spec = _pytree.tree_flatten(outs[0])
+    if _is_t(outs[0]):
+        odims = [out_dims[0] if isinstance(out_dims, tuple) else out_dims]
+    else:
+        odims = _broadcast_dims(out_dims, out_spec)
+    columns = zip(*(_pytree.tree_flatten(o)[0] for o in outs))
+    if None in odims:   # (PyTorch's chunked vmap hands None to torch.cat as the dim)
+        raise TypeError("cat(): argument 'dim' must be int, not NoneType")
+    joined = [cat(list(col), d) for col, d in zip(columns, odims)]
+    return _pytree.tree_unflatten(joined, out_spec)
 
 
 _ABSENT = object()
