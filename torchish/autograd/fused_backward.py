@@ -74,7 +74,11 @@ def try_run(root_nodes, buffers, deps, retain_graph):
     elif fn is False:
         return False
     try:
-        new_grads = fn(leaves, root_grads, old_grads)
+        # (a Python 0: jit traces it, so XLA cannot fold `_wall`'s test; None elsewhere than
+        # on the CPU, where a conditional would wait for its predicate on the host every node)
+        devices = getattr(root_grads[0], "devices", None) if root_grads else None
+        zero = 0 if devices is not None and devices().pop().platform == "cpu" else None
+        new_grads = fn(leaves, root_grads, old_grads, zero)
     except Exception:  # e.g. leaves on different devices: the per-node engine copes (or raises)
         _COMPILED[key] = False
         return False
@@ -133,7 +137,7 @@ def _make_pass(key):
     _add = graph._add
     plan, roots = key
 
-    def run(leaves, root_grads, old_grads):
+    def run(leaves, root_grads, old_grads, zero):
         buffers = [{} for _ in plan]
         for (i, nr), g in zip(roots, root_grads):
             buffers[i][nr] = _add(buffers[i].get(nr), g)
@@ -151,12 +155,26 @@ def _make_pass(key):
             if not any(g is not None for g in grads_in.values()):
                 continue
             grads = vjp(node_leaves, [grads_in.get(k) for k in range(len(out_avals))])
+            grads = _wall(list(grads), zero)
             for e, g in zip(edges, grads):
                 if e is not None and g is not None:
                     slot = buffers[e[0]]
                     slot[e[1]] = _add(slot.get(e[1]), g)
         return new_grads
     return run
+
+
+def _wall(values, zero):
+    """`values` passed through a conditional on a runtime zero: XLA cannot fuse across it
+    (an optimization barrier does not stop CPU fusion), so each node's pullback is compiled on
+    its own as in a node-by-node pass and rounds the same: a producer fused into the next
+    node's reduction sums in another order. Without it a pass gave other last bits once
+    compiled whole, and a run resumed from a checkpoint (whose first passes go node by node)
+    drifted from the uninterrupted run, which PyTorch repeats exactly."""
+    if zero is None or not any(v is not None for v in values):
+        return values
+    return jax.lax.cond(zero == 0, lambda v: v, lambda v: jax.tree_util.tree_map(
+        jax.numpy.zeros_like, v), values)
 
 
 def _store(steps, new_grads):
