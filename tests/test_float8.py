@@ -182,12 +182,9 @@ VIEWS = [
     "a.narrow(0, 1, 2)", "a.is_floating_point()", "a.element_size()",
 ]
 
-_ONE = "PyTorch skips a float8 Scalar's range check when filling one element"
 XFAIL_CASES = {
     ("a.diag()", "float8_e8m0fnu"): "zeros made inside an op body take XLA's conversion "
                                     "(0 -> NaN for e8m0fnu)",
-    ("torch.full((1,), 1000.0, dtype=d)", "float8_e4m3fn"): _ONE,
-    ("torch.full((1,), 1000.0, dtype=d)", "float8_e4m3fnuz"): _ONE,
 }
 
 
@@ -325,11 +322,7 @@ def test_save_load_round_trip(name):
 
 
 @pytest.mark.parametrize("name", F8)
-def test_printing(name, request):
-    if name == "float8_e8m0fnu":
-        request.applymarker(pytest.mark.xfail(
-            reason="PyTorch prints [0.125, 512, 4, 2**-10] in fixed point, torchish in "
-                   "scientific notation (_tensor_str.py)", strict=True))
+def test_printing(name):
     values = [0.1, 400.0, -3.0, 1e-3, float("nan")]
     assert repr(torchish.tensor(values).to(getattr(torchish, name))) == repr(
         torch.tensor(values).to(getattr(torch, name)))

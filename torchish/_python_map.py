@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from ._tensor import Tensor
+from ._tensor_conversion import host_numpy
 
 
 def _number(value, dtype):
@@ -34,8 +35,9 @@ def _map(name, self, others, fn):
             raise TypeError(f"{name}: expected {self.type()} for '{label}' (got "
                             f"{other.type()})")
     shape = tuple(self.shape)
-    columns = [np.asarray(self.detach().numpy()).ravel().tolist()] + [
-        np.asarray(o.detach().expand(shape).numpy()).ravel().tolist() for o in others]
+    # (host_numpy: bfloat16 and float8, which numpy() refuses, map as well)
+    columns = [host_numpy(self.detach()).ravel().tolist()] + [
+        host_numpy(o.detach().expand(shape)).ravel().tolist() for o in others]
     values = [_number(fn(*args), self.dtype) for args in zip(*columns)]
     result = np.array(values, dtype=self.dtype.np).reshape(shape)
     version = self._vc[0]

@@ -25,15 +25,13 @@ class _ConversionMethods:
         if self.device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
-        if self.device.type == "cpu" and not isinstance(self._data, jax.core.Tracer):
-            shared = numpy_of(self)   # the array and the tensor share memory, as in PyTorch
-            if shared is not None:
-                return shared
-        return np.asarray(self._data)
+        if self.dtype in _NO_NUMPY:   # NumPy has no such type: PyTorch refuses, force or not
+            raise TypeError(f"Got unsupported ScalarType {self.dtype._legacy}")
+        return host_numpy(self)
 
     def __array__(self, dtype=None, copy=None):
         # PyTorch's is `numpy()`: `np.asarray(t)` shares t's memory, and refuses a tensor that
-        # requires grad as numpy() does
+        # requires grad, or one of a dtype NumPy lacks (even with `dtype=`), as numpy() does
         arr = self.numpy()
         if dtype is not None:
             return arr.astype(dtype, copy=bool(copy))
@@ -259,6 +257,22 @@ def install(cls):
             continue
         (value.fget if isinstance(value, property) else value).__qualname__ = "Tensor." + name
         setattr(cls, name, value)
+
+
+# dtypes NumPy lacks (ml_dtypes has them: torchish's own code reads them through `host_numpy`)
+_NO_NUMPY = frozenset({dt.bfloat16}) | dt.FLOAT8
+
+
+def host_numpy(tensor):
+    """`tensor`'s values as a NumPy array for torchish's own code, whatever its dtype (bfloat16
+    and float8 as ml_dtypes arrays, which `numpy()` refuses as PyTorch does); no check of
+    requires_grad or device. A CPU tensor's array shares its memory where `numpy()`'s would."""
+    if tensor.dtype not in _NO_NUMPY and tensor.device.type == "cpu" and \
+            not isinstance(tensor._data, jax.core.Tracer):
+        shared = numpy_of(tensor)   # the array and the tensor share memory, as in PyTorch
+        if shared is not None:
+            return shared
+    return np.asarray(tensor._data)
 
 
 _VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "

@@ -106,8 +106,8 @@ def printoptions(**kwargs):
         set_printoptions(**old_kwargs)
 
 
-# torch dtype name -> (NumPy storage dtype, kind). Kinds: "f" real floating, "c" complex,
-# "i" integer, "b" bool.
+# torch dtype name -> (NumPy storage dtype, kind). Kinds: "f" real floating, "e"
+# float8_e8m0fnu, "c" complex, "i" integer, "b" bool.
 _DTYPES = {
     "float16": (np.dtype(np.float16), "f"),
     "bfloat16": (np.dtype(ml_dtypes.bfloat16), "f"),
@@ -118,7 +118,8 @@ _DTYPES = {
     "float8_e5m2": (np.dtype(ml_dtypes.float8_e5m2), "f"),
     "float8_e4m3fnuz": (np.dtype(ml_dtypes.float8_e4m3fnuz), "f"),
     "float8_e5m2fnuz": (np.dtype(ml_dtypes.float8_e5m2fnuz), "f"),
-    "float8_e8m0fnu": (np.dtype(ml_dtypes.float8_e8m0fnu), "f"),
+    # (kind "e": real floating, with PyTorch's own choice of the elements that set the format)
+    "float8_e8m0fnu": (np.dtype(ml_dtypes.float8_e8m0fnu), "e"),
     "complex64": (np.dtype(np.complex64), "c"),
     "complex128": (np.dtype(np.complex128), "c"),
     "uint8": (np.dtype(np.uint8), "i"),
@@ -147,7 +148,7 @@ def _to_print_array(array, dtype_name):
     array = np.asarray(array)
     if array.dtype != np_dtype:
         array = array.astype(np_dtype)
-    if kind == "f":
+    if kind in "fe":
         array = array.astype(np.float64)
     elif kind == "c":
         array = array.astype(np.complex128)
@@ -160,7 +161,7 @@ class _Formatter:
     ``tensor`` is a NumPy array of float64 (``floating_dtype``), or of ints / bools.
     """
 
-    def __init__(self, tensor, floating_dtype):
+    def __init__(self, tensor, floating_dtype, e8m0=False):
         self.floating_dtype = floating_dtype
         self.int_mode = True
         self.sci_mode = False
@@ -174,7 +175,13 @@ class _Formatter:
                 self.max_width = max(self.max_width, len(value_str))
 
         else:
-            nonzero_finite_vals = tensor_view[np.isfinite(tensor_view) & (tensor_view != 0)]
+            if e8m0:
+                # PyTorch's isfinite holds for every float8_e8m0fnu value, NaN too, and its
+                # `!= 0` compares with 0 converted to the type: 2**-127. So NaN counts (no
+                # scientific or integer notation then) and 2**-127 does not (printed "0.")
+                nonzero_finite_vals = tensor_view[tensor_view != 2.0 ** -127]
+            else:
+                nonzero_finite_vals = tensor_view[np.isfinite(tensor_view) & (tensor_view != 0)]
 
             if nonzero_finite_vals.size == 0:
                 # no valid number, do nothing
@@ -325,7 +332,8 @@ def _tensor_str(self, indent, kind):
         )
         return _tensor_str_with_formatter(self, indent, summarize, real_formatter, imag_formatter)
     else:
-        formatter = _Formatter(get_summarized_data(self) if summarize else self, kind == "f")
+        formatter = _Formatter(get_summarized_data(self) if summarize else self, kind in "fe",
+                               e8m0=kind == "e")
         return _tensor_str_with_formatter(self, indent, summarize, formatter)
 
 

@@ -3,6 +3,7 @@ complex / polar, and dtype conversion (`to`, `float()`, ...). The evenly spaced 
 (arange, linspace, logspace) and the window functions are in `creation_ranges.py`."""
 import builtins
 import functools
+import math
 import warnings
 
 import jax
@@ -463,7 +464,12 @@ def _filler(size, np_dtype, jdev):
 
 def _filled(size, value, dtype, device, requires_grad):
     d = dt.from_python_type(dtype) or dt.get_default_dtype()
-    if type(value) is not int or not 0 <= value <= 1:   # (zeros, ones: no check)
+    if d in dt.FLOAT8:   # (range checked unless one element; see float8.fill_error)
+        error = float8.fill_error(value, d.np, math.prod(size))
+        if error is not None:
+            raise error
+        value = float8.fill_number(value)
+    elif type(value) is not int or not 0 <= value <= 1:   # (zeros, ones: no check)
         from .errors import scalar_overflow
         error = scalar_overflow(value, d)
         if error is not None:

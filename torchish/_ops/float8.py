@@ -10,7 +10,8 @@ round twice), then by each type's own rule; XLA's (ml_dtypes') conversions agree
   sign: 0 becomes the smallest value 2**-127, a negative number its magnitude's power; the
   mantissa rounds it up from half way (ties go up for normal numbers, down for subnormals);
   infinities and NaN become NaN (XLA: 0 and negatives are NaN).
-Out of float8, NaN becomes 0 for an integer type from the "fnuz" types and float8_e8m0fnu,
+Out of float8, NaN keeps PyTorch's bit patterns in the float types (`_nan_payload`), and
+becomes 0 for an integer type from the "fnuz" types and float8_e8m0fnu,
 and non-finite values give uint32 0 (as from float16).
 """
 import jax
@@ -18,7 +19,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-__all__ = ["is_float8", "to_float8", "from_float8", "host_to_float8", "scalar_overflow"]
+__all__ = ["is_float8", "to_float8", "from_float8", "host_to_float8", "scalar_overflow",
+           "fill_error", "fill_number"]
 
 _E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
 _E5M2 = np.dtype(ml_dtypes.float8_e5m2)
@@ -91,6 +93,17 @@ def to_float8(x, target):
                                                   magnitude), target)
 
 
+def number_as(value, target):
+    """A fill value (a number, or a 0-d array) as a 0-d array of `target`: for the float8
+    types PyTorch's conversion (`to_float8`: its NaN patterns, saturation), not XLA's."""
+    value = jnp.asarray(value)
+    if not is_float8(target):
+        return value.astype(target)
+    if jnp.iscomplexobj(value):
+        value = value.real
+    return to_float8(value, target)
+
+
 def from_float8(x, target):
     """float8 `x` as `target` (not float8): through float32, as PyTorch's kernels read it.
     Returns float32 values; `creation.cast` applies its own float -> integer rules to them."""
@@ -100,8 +113,12 @@ def from_float8(x, target):
         bits = jax.lax.bitcast_convert_type(x, jnp.uint8).astype(jnp.uint64)
         wide = jax.lax.bitcast_convert_type((bits + np.uint64(1023 - 127)) << np.uint64(52),
                                             jnp.float64)
-        return jnp.where(bits == 0xFF, np.float64(np.nan), wide)
+        # (NaN: PyTorch's float32 0x7f800001, widened)
+        nan = np.array(0x7FF8000020000000, np.uint64).view(np.float64)
+        return jnp.where(bits == 0xFF, nan, wide)
     wide = x.astype(jnp.float32)
+    if target.kind in "fc" and target != np.dtype(ml_dtypes.bfloat16):
+        wide = _nan_payload(x, wide, target)
     if target.kind in "iu" and x.dtype in _NAN_TO_ZERO:
         wide = jnp.where(jnp.isnan(wide), 0, wide)
     if target.kind == "b":
@@ -113,6 +130,34 @@ def from_float8(x, target):
     if target == np.dtype(np.complex64):   # (packed: a convert would flush 2**-127 to 0)
         return jax.lax.complex(wide, jnp.zeros_like(wide))
     return wide
+
+
+def _nan_payload(x, wide, target):
+    """`wide` (float32 `x`) with NaN as PyTorch's conversions write it (XLA writes the quiet
+    NaN): float8_e4m3fn's NaN keeps its sign and mantissa (float32 0x7ff00000, float16
+    0x7f80); the fnuz types' and float8_e8m0fnu's become float32 0x7f800001; float8_e5m2's
+    signalling NaN turns quiet in float16. A float16 target gets its array here (float16
+    payloads do not survive a float32 round trip)."""
+    sign = (jax.lax.bitcast_convert_type(x, jnp.uint8) >> 7).astype(jnp.uint32)
+    nan = jnp.isnan(wide)
+    if target == np.dtype(np.float16):
+        half = wide.astype(jnp.float16)
+        bits = jax.lax.bitcast_convert_type(half, jnp.uint16)
+        if x.dtype == _E4M3FN:
+            bits = (sign.astype(jnp.uint16) << 15) | np.uint16(0x7F80)
+        elif x.dtype == _E5M2:
+            raw = jax.lax.bitcast_convert_type(x, jnp.uint8).astype(jnp.uint16) << 8
+            bits = raw | np.uint16(0x0200)
+        else:
+            return half
+        return jnp.where(nan, jax.lax.bitcast_convert_type(bits, jnp.float16), half)
+    if x.dtype == _E4M3FN:
+        bits = (sign << 31) | np.uint32(0x7FF00000)
+    elif x.dtype in _NAN_TO_ZERO:
+        bits = jnp.full(x.shape, 0x7F800001, jnp.uint32)
+    else:
+        return wide
+    return jnp.where(nan, jax.lax.bitcast_convert_type(bits, jnp.float32), wide)
 
 
 def host_to_float8(array, target):
@@ -156,6 +201,8 @@ def scalar_overflow(value, np_dtype):
     double: 449 does not fit float8_e4m3fn, though it would round to 448); lowest is
     float8_e8m0fnu's 2**-127, so 0 and negative floats do not fit it, while an integer is
     checked against +-largest only; a complex number needs both parts to fit."""
+    if not isinstance(value, (int, float, complex, np.number, np.bool_)):
+        return None   # (a 0-d tensor's value: PyTorch reads it unchecked)
     np_dtype = np.dtype(np_dtype)
     info = ml_dtypes.finfo(np_dtype)
     low, high = float(info.min), float(info.max)
@@ -173,3 +220,25 @@ def scalar_overflow(value, np_dtype):
         return None
     return RuntimeError(f"value cannot be converted to type {_C10_NAMES[np_dtype]} without "
                         "overflow")
+
+
+def fill_error(value, np_dtype, numel):
+    """PyTorch's error for filling `numel` float8 elements with the Python number `value`
+    (`full`, `new_full`, `fill_`), or None. Its fill kernel checks the range (`scalar_overflow`),
+    but a single element is written as a cast from the value is (saturating, or NaN, with no
+    check): there only a complex value with an imaginary part fails, as it does not convert
+    to double."""
+    if isinstance(value, jax.core.Tracer):   # (a traced fill value: nothing to check)
+        return None
+    if numel != 1:
+        return scalar_overflow(value, np_dtype)
+    if isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
+        return RuntimeError("value cannot be converted to type double without overflow")
+    return None
+
+
+def fill_number(value):
+    """A checked fill value (`fill_error`) as the real number PyTorch converts."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return float(value.real)
+    return value

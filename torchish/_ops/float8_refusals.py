@@ -50,6 +50,12 @@ def _all_reduce(name):
     return lambda statics, kinds: message if statics.get("dim") is None else "std_cpu"
 
 
+def _pad(statics, kinds):
+    """Constant and circular padding copy; the reflect/replicate kernels have no float8 case."""
+    kernel = {"reflect": "reflection_pad", "replicate": "replication_pad"}.get(statics["mode"])
+    return kernel and f"{kernel}{len(statics['pad']) // 2}d"
+
+
 # shared with the unsigned family where PyTorch names the same kernel
 _SAME = ("remainder", "fmod", "floor_divide", "pow", "_rpow", "square", "neg",
          "sign", "sgn", "frac", "hypot", "gcd", "lcm", "heaviside", "nextafter", "logaddexp",
@@ -66,7 +72,7 @@ _SAME = ("remainder", "fmod", "floor_divide", "pow", "_rpow", "square", "neg",
 
 REFUSED = {name: _UNSIGNED[name] for name in _SAME}
 REFUSED.update({
-    "mul": _mul, "div": "div_cpu", "masked_fill": "masked_fill",
+    "mul": _mul, "_pad": _pad, "div": "div_cpu", "masked_fill": "masked_fill",
     "masked_scatter": "masked_scatter", "fmax": "fmax_cpu", "fmin": "fmin_cpu",
     "abs": _NOT_E8M0("abs_cpu"), "mm": _NOT_E8M0("addmm_impl_cpu_"),
     "addmm": _NOT_E8M0("addmm_impl_cpu_"), "_index_put": _NOT_E8M0("index_put"),

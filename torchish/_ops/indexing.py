@@ -24,7 +24,7 @@ from ..autograd.graph import _FREED_MSG as FREED
 from ..autograd.saved_tensors import ABSENT
 from .registry import Promote, op, check_inplace
 from .errors import scalar_overflow
-from . import unsigned_support
+from . import float8, unsigned_support
 
 P = Promote
 
@@ -486,13 +486,19 @@ def _fill_check(compute, input, value):
     # (PyTorch's fill_ of a one-element half tensor writes the number unchecked: inf)
     if input.numel() == 1 and input.dtype in (dt.float16, dt.bfloat16):
         return None
+    if input.dtype in dt.FLOAT8:
+        return float8.fill_error(value, input.dtype.np, input.numel())
     return scalar_overflow(value, input.dtype)
+
+
+def _filled_with(value, input):
+    return jnp.broadcast_to(float8.number_as(value, input.dtype), input.shape)
 
 
 @op(promote=P.NONE, grad_fn=_fill_name, inplace=True, function=False, method=False,
     saves=(), check=_fill_check)
 def _fill(input, value):
-    return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
+    return _filled_with(value, input)
 
 
 def _filled_name(kinds, statics):
@@ -502,7 +508,7 @@ def _filled_name(kinds, statics):
 @op(promote=P.NONE, grad_fn=_filled_name, function=False, method=False, saves=(),
     check=_fill_check)
 def _filled(input, value):
-    return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
+    return _filled_with(value, input)
 
 
 def check_fill_value(value):
@@ -520,6 +526,8 @@ def fill(input, value):
 @op(promote=P.NONE, grad_fn="ZeroBackward0", inplace=True, function=False, method=False,
     saves=())
 def _zero(input):
+    if float8.is_float8(input.dtype):   # (bits 0: float8_e8m0fnu has no zero, 0x00 is 2**-127)
+        return jax.lax.bitcast_convert_type(jnp.zeros(input.shape, jnp.uint8), input.dtype)
     return jnp.zeros_like(input)
 
 
@@ -554,7 +562,7 @@ def _assigned_number(self, value):
             raise ValueError("Overflow when unpacking long long")
     elif isinstance(value, (float, complex)):   # (np.float64 / np.complex128: as Python's)
         value = complex(value) if isinstance(value, complex) else float(value)
-    if self.dtype in (dt.float16, dt.bfloat16):
+    if self.dtype in (dt.float16, dt.bfloat16) or self.dtype in dt.FLOAT8:   # (unchecked)
         if isinstance(value, complex) and value.imag != 0:
             raise RuntimeError("value cannot be converted to type double without overflow")
     else:

@@ -2,6 +2,8 @@
 import math
 
 import torchish
+from ... import _dtype as dt
+from ..._ops import float8
 from ..._ops import nn_ops as _nn
 from ...autograd import grad_mode as _grad_mode
 
@@ -23,8 +25,15 @@ def _check_value(value, dtype):
     """ATen converts the pad value (a double) to the tensor's type with an overflow check: an
     integer type takes values within its range (fractions truncate), a floating one finite
     values up to its largest (and inf, NaN); bool anything."""
+    if isinstance(value, torchish.Tensor):
+        return
+    if dtype in dt.FLOAT8:
+        error = float8.scalar_overflow(float(value), dtype.np)
+        if error is not None:
+            raise error
+        return
     ctype = _CTYPES.get(dtype.name)
-    if ctype is None or isinstance(value, torchish.Tensor):
+    if ctype is None:
         return
     v = float(value)
     if dtype.is_floating_point:
@@ -45,9 +54,11 @@ def pad(input, pad, mode="constant", value=None):
                            f"input dimension but got padding length {len(pad)} and input of "
                            f"dimension {input.ndim}")
     if mode == "constant":
-        if value is not None:
-            _check_value(value, input.dtype)
-        return _nn._pad(input, pad, "constant", 0.0 if value is None else value)
+        if type(value) is complex:   # (a double parameter: NumPy's complex is read as one)
+            raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
+        value = 0.0 if value is None else value
+        _check_value(value, input.dtype)   # (0 does not fit float8_e8m0fnu)
+        return _nn._pad(input, pad, "constant", value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if mode not in ("reflect", "replicate", "circular"):
