@@ -90,7 +90,9 @@ def _clog(x, y):
     h = jnp.hypot(xw, yw)
     # near |z| = 1, log1p of |z|^2 - 1 keeps the digits log(h) would cancel
     near_one = 0.5 * jnp.log1p(_x2y2m1(x, y))
-    mag = _where((h > 0.75) & (h < 1.5), near_one, jnp.log(h)).astype(x.dtype)
+    # (glibc's single-precision clog takes the log of hypotf's rounded result)
+    h_log = h.astype(x.dtype).astype(wide) if x.dtype == jnp.float32 else h
+    mag = _where((h > 0.75) & (h < 1.5), near_one, jnp.log(h_log)).astype(x.dtype)
     nan = jnp.isnan(x) | jnp.isnan(y)
     inf = jnp.isinf(x) | jnp.isinf(y)
     real = _where(nan, _where(inf, np.inf, np.nan).astype(x.dtype), mag)
@@ -105,14 +107,17 @@ def _cexp(x, y):
     exp_t = jnp.asarray(np.exp(t), x.dtype)
     tiny = jnp.abs(y) <= info.smallest_normal   # (sin y is y, cos y is 1 there)
     y_safe = _where(jnp.isfinite(y), y, 0)
-    sin = _where(tiny, y, jnp.sin(y_safe))
-    cos = _where(tiny, jnp.ones_like(y), jnp.cos(y_safe))
+    # (single precision: glibc's expf, sinf and cosf are correctly rounded, as XLA's float32
+    # ones are not; double's, rounded, nearly always are)
+    wide = jnp.float64 if x.dtype == jnp.float32 else x.dtype
+    sin = _where(tiny, y, jnp.sin(y_safe.astype(wide)).astype(x.dtype))
+    cos = _where(tiny, jnp.ones_like(y), jnp.cos(y_safe.astype(wide)).astype(x.dtype))
     r, s, c = x, sin, cos
     for _ in range(2):
         big = r > t
         r = _where(big, r - t, r)
         s, c = _where(big, s * exp_t, s), _where(big, c * exp_t, c)
-    ev = jnp.exp(_where(r > t, 0, r))
+    ev = jnp.exp(_where(r > t, 0, r).astype(wide)).astype(x.dtype)
     huge = jnp.asarray(info.max, x.dtype)
     fin_re = _where(r > t, huge * c, ev * c)
     fin_im = _where(r > t, huge * s, ev * s)

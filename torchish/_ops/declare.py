@@ -2,6 +2,7 @@
 (`torchish.X`, `Tensor.X`, `Tensor.X_`, the dunders), each a function with the body's
 signature that calls the dispatcher."""
 import copy
+import functools
 import inspect
 import sys
 
@@ -30,7 +31,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
        optional_tensors=None, saved_as=None, inplace_backward=None,
        cpp_out_name=None, layout=False, undefined_grad=None, ints_check=None,
-       inplace_error=None):
+       inplace_error=None, scalar_flags=None):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -130,6 +131,11 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                in-place form fails (its forward raises a RuntimeError, or its result's shape
                is not self's), where PyTorch's in-place kernel says something else than the
                out-of-place one (`addmm_`: "Bad in-place call: ...").
+    scalar_flags: {keyword of the body: dynamic parameter}: the body's keyword is told whether
+               that operand came as a Python number (PyTorch's Scalar overload) rather than a
+               tensor, a 0-d one included: the arrays the body gets cannot tell, its plan's
+               operand kinds can (complex `pow`'s Scalar-exponent shortcuts). No binding
+               takes the keyword.
     layout:    the rule laying out the results' memory as PyTorch's kernel does, a callable
                (definition, operand tensors, results) from `result_layout` (default: that
                module's rule for the op's name or family; None: row-major results).
@@ -137,6 +143,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
     def deco(body):
         opname = name or body.__name__
         sig = inspect.signature(body)
+        if scalar_flags:   # (the bindings' signature leaves the flags out)
+            sig = sig.replace(parameters=[p for p in sig.parameters.values()
+                                          if p.name not in scalar_flags])
         params = list(sig.parameters.values())
         dyn = tuple(tensors) if tensors is not None else tuple(
             p.name for p in params if p.default is inspect.Parameter.empty
@@ -181,6 +190,8 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.inplace_backward = None
         definition.ints_check = ints_check
         definition.inplace_error = inplace_error
+        if scalar_flags:
+            definition.plans = _FlaggedPlans(definition, scalar_flags)
         REGISTRY[opname] = definition
         definition.sig = sig
         definition.bindings = {"function": function, "method": method, "inplace": inplace,
@@ -197,6 +208,29 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
             _from_result(definition, inplace_backward)
         return fn
     return deco
+
+
+class _FlaggedPlans(dict):
+    """The plans of an op declaring `scalar_flags`: a plan is stored (before its forward is
+    first traced) with a variant of the op whose body has the flags its operand kinds give."""
+
+    def __init__(self, definition, flags):
+        super().__init__()
+        self._flags = tuple((flag, definition.tensors.index(param))
+                            for flag, param in flags.items())
+        self._definition = definition
+        self._variants = {}
+
+    def __setitem__(self, key, plan):
+        flags = tuple(isinstance(plan.kinds[i], type) for _, i in self._flags)
+        variant = self._variants.get(flags)
+        if variant is None:
+            variant = copy.copy(self._definition)
+            variant.body = functools.partial(self._definition.body, **{
+                flag: value for (flag, _), value in zip(self._flags, flags)})
+            self._variants[flags] = variant
+        plan.op = variant
+        super().__setitem__(key, plan)
 
 
 def _from_result(definition, backward):

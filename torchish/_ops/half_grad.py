@@ -115,3 +115,73 @@ def _eval_with_float32_sums(jaxpr, consts, args):
                 outs = [outs]
         env.update(zip(eqn.outvars, outs))
     return [read(v) for v in jaxpr.outvars]
+
+
+def _half_round(half):
+    return lambda v: v.astype(half).astype(jnp.float32)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(5, 6, 7, 8))
+def strided_batch_norm(x, weight, bias, running_mean, running_var, axes, training, eps, half):
+    """A float16/bfloat16 batch norm as PyTorch's CPU path for an input in neither contiguous
+    nor channels-last layout computes it: its TensorIterator kernels run in the half type,
+    every operation rounding, from the statistics as saved (the batch's, in the half type) or
+    `1 / sqrt(running_var + eps)` made of half tensor ops. `x`: the input's float32 values;
+    weight/bias of the channel shape or None."""
+    return _strided_forward(x, weight, bias, running_mean, running_var, axes, training, eps,
+                            half)[0]
+
+
+def _strided_forward(x, weight, bias, running_mean, running_var, axes, training, eps, half):
+    r = _half_round(half)
+    if training:
+        wide = x.astype(jnp.float64)
+        mean = jnp.mean(wide, axes, keepdims=True)
+        var = jnp.mean(jnp.square(wide - mean), axes, keepdims=True)
+        mean, invstd = r(mean), r(1 / jnp.sqrt(var + eps))
+    else:
+        mean = running_mean.astype(jnp.float32)
+        invstd = r(1 / r(jnp.sqrt(r(running_var.astype(jnp.float32) + jnp.float32(eps)))))
+    y = r(r(x - mean) * invstd)
+    if weight is not None:
+        y = r(y * weight.astype(jnp.float32))
+    if bias is not None:
+        y = r(y + bias.astype(jnp.float32))
+    return y.astype(half), (x, weight, bias, running_mean, running_var, mean, invstd)
+
+
+def _strided_fwd(x, weight, bias, running_mean, running_var, axes, training, eps, half):
+    return _strided_forward(x, weight, bias, running_mean, running_var, axes, training, eps,
+                            half)
+
+
+def _strided_bwd(axes, training, eps, half, res, g):
+    x, weight, bias, running_mean, running_var, mean, invstd = res
+    r = _half_round(half)
+    if not training:   # (the backward's own invstd: one rounding of a double computation)
+        invstd = r(1 / jnp.sqrt(running_var.astype(jnp.float64) + eps))
+    g = g.astype(jnp.float32)
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    # (the kernel's float sums run serially; summed in double here, rounded once)
+    dot = jnp.sum(r(r(x - mean) * g).astype(jnp.float64), axes, keepdims=True)
+    dot = dot.astype(jnp.float32)
+    total = r(jnp.sum(g.astype(jnp.float64), axes, keepdims=True))
+    w = 1 if weight is None else weight.astype(jnp.float32)
+    n_half = r(jnp.float32(n))   # (Half / int64 divides by the count as a half)
+    if training:
+        k = r(r(r(r(dot) * invstd) * invstd) / n_half)
+        grad_mean = r(total / n_half)
+        dx = r(r(r(r(g - grad_mean) - r(r(x - mean) * k)) * invstd) * w)
+    else:
+        dx = r(r(g * invstd) * w)
+
+    def like(v, p):
+        return None if p is None else v.reshape(p.shape).astype(p.dtype)
+    return (dx.astype(x.dtype), like(r(dot * invstd), weight), like(total, bias),
+            None if running_mean is None else jnp.zeros_like(running_mean),
+            None if running_var is None else jnp.zeros_like(running_var))
+
+
+strided_batch_norm.defvjp(_strided_fwd, _strided_bwd)

@@ -284,3 +284,47 @@ def _kernel_nans(out, n):
 @_kernel_nans.defjvp
 def _kernel_nans_jvp(n, primals, tangents):
     return _kernel_nans(primals[0], n), tangents[0]
+
+
+def affine_tangents(x, mean, rstd, tw, tb, threads, half):
+    """The weight/bias part of a half layer norm's output tangent, `xhat * tw + tb` over rows
+    `x` (M, N) of float32 values, written so that JAX's transpose of it sums the gradients of
+    weight and bias as PyTorch's backward kernel does: its rows split into `threads` chunks
+    (at::parallel_for), each chunk adding its rows' `dy * (rstd * x - rstd * mean)` (or `dy`)
+    into a buffer of the `half` type one row at a time (each row's sum rounded to it), the
+    buffers then summed in float32, in thread order. (A rounding here is the identity to the
+    tangent, which is already of the half type; the transpose applies each at its mirror
+    place.) `mean` and `rstd` are the saved (rounded) statistics, one per row. None for a
+    parameter without tangent."""
+    M, N = x.shape
+    groups = max(1, min(threads, M))
+    chunk = -(-M // groups)
+    groups = -(-M // chunk)
+    pad = groups * chunk - M
+    b = -_mul(rstd, mean)
+    xhat = _mul(x, rstd[:, None]) + b[:, None]
+
+    def by_chunk(v):   # (M, n) -> (chunk, groups, n): step k of every chunk at once
+        v = jnp.pad(v, ((0, pad), (0, 0)))
+        return v.reshape(groups, chunk, v.shape[1]).transpose(1, 0, 2)
+    live = by_chunk(jnp.ones((M, 1), jnp.bool_))
+
+    def accumulate(t, scale):
+        # the tangent direction walks each chunk's rows last to first, so that the transpose
+        # adds them first to last, rounding the buffer after each row
+        s = jnp.broadcast_to(t.astype(jnp.float32), (groups, N))
+
+        def step(s, row):
+            s = s.astype(half).astype(jnp.float32)
+            ok, factor = row
+            return s, jnp.where(ok, s if factor is None else factor * s, jnp.float32(0))
+        rows = (live, None if scale is None else scale)
+        _, out = lax.scan(step, s, rows, reverse=True)
+        return out.transpose(1, 0, 2).reshape(groups * chunk, N)[:M]
+    out = None
+    if tw is not None:
+        out = accumulate(tw.reshape(N), by_chunk(xhat))
+    if tb is not None:
+        tbias = accumulate(tb.reshape(N), None)
+        out = tbias if out is None else out + tbias
+    return out

@@ -467,16 +467,17 @@ def _opmath(input):
     return input.astype(jnp.float32) if input.dtype in (jnp.bfloat16, jnp.float16) else input
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 4, 5))
-def _normalized(forward, x, weight, bias, axes, stats):
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 4, 5, 6))
+def _normalized(forward, x, weight, bias, axes, stats, threads=None):
     """`forward(x, weight, bias)` -> (output, mean, rstd), the statistics over `axes` (kept),
     differentiated as PyTorch's norm backward kernels: from the statistics they saved, which
-    are half-precision (`stats`) for a half input unless a parameter is float32."""
+    are half-precision (`stats`) for a half input unless a parameter is float32. `threads`
+    (a half layer norm's): the weight and bias gradients sum as its kernel's threads do."""
     return forward(x, weight, bias)[0]
 
 
 @_normalized.defjvp
-def _normalized_jvp(forward, axes, stats, primals, tangents):
+def _normalized_jvp(forward, axes, stats, threads, primals, tangents):
     (x, weight, bias), (tx, tw, tb) = primals, tangents
     out, mean, rstd = forward(x, weight, bias)
     if stats is not None:
@@ -487,6 +488,15 @@ def _normalized_jvp(forward, axes, stats, primals, tangents):
     # symmetric map of h, which JAX's transpose of this tangent applies
     t = rstd * tx - (rstd * rstd * rstd / n) * v * jnp.sum(tx * v, axes, keepdims=True) \
         - rstd / n * jnp.sum(tx, axes, keepdims=True)
+    if threads is not None and stats is not None and (weight is not None or bias is not None):
+        from .half_layer_norm import affine_tangents
+        if weight is not None:
+            t = t * weight
+        rows = int(np.prod(x.shape[:axes[0]]))
+        affine = affine_tangents(x.reshape(rows, n), mean.reshape(rows), rstd.reshape(rows),
+                                 None if weight is None else tw, None if bias is None else tb,
+                                 threads, stats)
+        return out, t + affine.reshape(x.shape)
     if weight is not None:
         t = t * weight + v * rstd * tw
     if bias is not None:
@@ -557,9 +567,11 @@ def _layer_axes(input, normalized_shape, **_):
     saves=("input", "weight"), non_differentiable=("running_mean", "running_var", "momentum"),
     optional_tensors=("weight", "bias"),
     saved_as={"result1": _saved_stat(1, _batch_axes), "result2": _saved_stat(2, _batch_axes)})
-def _batch_norm(input, weight, bias, running_mean, running_var, momentum, training, eps):
+def _batch_norm(input, weight, bias, running_mean, running_var, momentum, training, eps,
+                strided=False):
     """Returns the output and, when training with running stats, their updated values
-    (`momentum * batch + (1 - momentum) * running`, the variance unbiased)."""
+    (`momentum * batch + (1 - momentum) * running`, the variance unbiased). `strided`: the
+    input is neither contiguous nor channels-last (PyTorch's generic kernels then)."""
     # PyTorch counts no channels in a 0-d/1-d input for its size checks, then fails reading
     # its dim 1; it checks the running stats before the affine parameters
     c = input.shape[1] if input.ndim >= 2 else 0
@@ -593,8 +605,14 @@ def _batch_norm(input, weight, bias, running_mean, running_var, momentum, traini
     beta = -mean * alpha if bias is None else bias - mean * alpha
     out = input * alpha.reshape(shape) + beta.reshape(shape)
     stats = _saved_stats(out_dtype, weight, bias) if training else None
+    if strided and out_dtype in (jnp.bfloat16, jnp.float16) and all(
+            t is None or t.dtype == out_dtype for t in (weight, bias, running_mean, running_var)):
+        from .half_grad import strided_batch_norm
+        out = strided_batch_norm(input, *(None if t is None else t.reshape(shape) for t in (
+            weight, bias, running_mean, running_var)), axes, bool(training), float(eps),
+            out_dtype)
     # (PyTorch's bfloat16 invstd is not float32's rounded: an ulp off on some channels)
-    if stats == jnp.float16:
+    elif stats == jnp.float16:
         out = _normalized(functools.partial(_batch_stats, axes, eps, stats), input,
                           *(None if t is None else t.reshape(shape) for t in (weight, bias)),
                           axes, stats)
@@ -671,8 +689,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         # PyTorch's CPU kernel's own order of operations, for the same bits (its compiled
         # size barely grows with the row: about a second to compile at any length)
         from .half_layer_norm import normalize_affine, rounded
+        from .._functions import get_num_threads
         out = _normalized(normalize_affine(axes, eps, jnp.dtype(input.dtype).name), x, weight,
-                          bias, axes, stats)
+                          bias, axes, stats, get_num_threads())
         return rounded(out, input.dtype, int(np.prod(input.shape[axes[0]:])))
     forward = _normalize_affine(axes, eps)
     out = forward(x, weight, bias)[0] if stats is None else \

@@ -114,6 +114,15 @@ def _fails_shape_checks(input, params, training):
     return any(p is not None and p.numel() != c for p in params)
 
 
+def _generic_layout(input):
+    """A half input neither contiguous nor channels-last: PyTorch's batch norm takes its generic
+    kernel then, rounding every step to the half type (other dtypes: the same numbers)."""
+    if input.dtype not in (torchish.float16, torchish.bfloat16) or input.is_contiguous():
+        return False
+    last = {4: torchish.channels_last, 5: torchish.channels_last_3d}.get(input.ndim)
+    return last is None or not input.is_contiguous(memory_format=last)
+
+
 def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                        eps):
     """torch.batch_norm: normalise, and when training update the running statistics in
@@ -128,7 +137,8 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
                 f'"batch_norm" not implemented for \'{input.dtype._legacy}\'')
         _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training)
     out = _norm._batch_norm(input, weight, bias, running_mean, running_var,
-                            float(momentum) if update else 0.0, bool(training), float(eps))
+                            float(momentum) if update else 0.0, bool(training), float(eps),
+                            strided=_generic_layout(input))
     if not update:
         return out
     out, mean, var = out
