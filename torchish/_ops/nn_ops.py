@@ -13,7 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import float8
 from .half_grad import HALF, Rounder, unfolded
+from .pointwise import _true_div
 from .reduction import _vector_norm, order_zero
 from .registry import Promote, op
 
@@ -468,12 +470,21 @@ def _pad_name(kinds, statics):
 
 @op("_pad", promote=P.NONE, grad_fn=_pad_name, **_NN, tensors=("input",))
 def _pad(input, pad, mode, value):
+    if float8.is_float8(input.dtype):   # (moved as bits: XLA's CPU rewrites NaN patterns)
+        bits = functools.partial(jax.lax.bitcast_convert_type, new_dtype=jnp.uint8)
+        value = bits(float8.number_as(value, input.dtype)) if mode == "constant" else value
+        return jax.lax.bitcast_convert_type(_padded(bits(input), pad, mode, value),
+                                            input.dtype)
+    return _padded(input, pad, mode, value)
+
+
+def _padded(input, pad, mode, value):
     nd = input.ndim
     cfg = [(0, 0)] * nd
     for i in range(len(pad) // 2):
         cfg[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if mode == "constant":
-        v = jnp.asarray(value, input.dtype)
+        v = float8.number_as(value, input.dtype)
         return jax.lax.pad(input, v, [(lo, hi, 0) for lo, hi in cfg])
     if mode == "replicate":
         # output j reads input clamp(j - lo, 0, n - 1): a crop larger than the input (a
@@ -502,13 +513,28 @@ def _cosine_similarity(x1, x2, dim, eps):
     return _cos_sim(x1, x2, dim, eps)
 
 
+def _half_norm(x, p, axis, keepdim):
+    """A vector norm as ATen's: half/bfloat16 inputs accumulate in float32 (their squares
+    would underflow in half) and round once."""
+    if x.dtype in HALF:
+        return _vector_norm(x.astype(jnp.float32), p, axis, keepdim).astype(x.dtype)
+    return _vector_norm(x, p, axis, keepdim)
+
+
 def _cos_sim(x1, x2, dim, eps):
-    n1 = _vector_norm(x1, 2.0, (dim,), True)
-    n2 = _vector_norm(x2, 2.0, (dim,), True)
+    n1 = _half_norm(x1, 2.0, (dim,), True)
+    n2 = _half_norm(x2, 2.0, (dim,), True)
     # PyTorch clamps the norms at eps under no_grad: forward clamped, backward as identity
     n1 = n1 + jax.lax.stop_gradient(jnp.maximum(n1, eps) - n1)
     n2 = n2 + jax.lax.stop_gradient(jnp.maximum(n2, eps) - n2)
-    return jnp.sum((x1 / n1) * (x2 / n2), axis=dim)
+    q1, q2 = _true_div(x1, n1), _true_div(x2, n2)   # (as ATen divides: not by a reciprocal)
+    if q1.dtype in HALF:   # each ATen op rounds: XLA would fuse the quotients unrounded
+        q1, q2 = jax.lax.optimization_barrier((q1, q2))
+    prod = q1 * q2
+    if prod.dtype in HALF:   # (ATen's sum accumulates half in float32)
+        prod = jax.lax.optimization_barrier(prod)
+        return jnp.sum(prod.astype(jnp.float32), axis=dim).astype(prod.dtype)
+    return jnp.sum(prod, axis=dim)
 
 
 # INT_TO_FLOAT: PyTorch's `x1 - x2 + eps` turns integers into the default dtype
@@ -518,8 +544,8 @@ def _pairwise_distance(x1, x2, p, eps, keepdim):
     d = x1 - x2 + eps
     nd = max(x1.ndim, x2.ndim)
     if nd == 0:
-        return _vector_norm(d.reshape(1), float(p), (0,), False).reshape(())
-    return _vector_norm(d, float(p), (nd - 1,), keepdim)
+        return _half_norm(d.reshape(1), float(p), (0,), False).reshape(())
+    return _half_norm(d, float(p), (nd - 1,), keepdim)
 
 
 @op("_norm_dim", promote=P.NONE, grad_fn="NormBackward1", **_NN, tensors=("input",),
@@ -527,12 +553,14 @@ def _pairwise_distance(x1, x2, p, eps, keepdim):
 def _norm_dim(input, p, dim, keepdim):
     """ATen's `norm(Tensor, Scalar p, int[] dim, bool keepdim)` (NormBackward1)."""
     if input.ndim == 0:
-        return _vector_norm(input.reshape(1), float(p), (0,), False).reshape(())
-    return _vector_norm(input, float(p), (dim,), keepdim)
+        return _half_norm(input.reshape(1), float(p), (0,), False).reshape(())
+    return _half_norm(input, float(p), (dim,), keepdim)
 
 
 @op("_pdist", promote=P.NONE, grad_fn="PdistBackward0", **_NN, tensors=("input",))
 def _pdist(input, p):
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = jnp.triu_indices(n, 1)
     return _vector_norm(input[i] - input[j], float(p), (1,), False)

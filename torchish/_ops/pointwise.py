@@ -108,21 +108,33 @@ def _true_div(input, other):
     """`input / other`, correctly rounded as PyTorch's CPU division. XLA rewrites a division by a
     broadcast operand (`x / 3.0`, `x / x.sum(1, keepdim=True)`) into a multiplication by its
     reciprocal, an ulp off in about a third of the elements; a materialised divisor, fenced off
-    from the simplifier, keeps it a division."""
+    from the simplifier, keeps it a division. A divisor of the full shape is fenced too: it may
+    be an expanded view (`x / n.expand_as(x)`), materialised from a broadcast in this kernel."""
     shape = jnp.broadcast_shapes(jnp.shape(input), jnp.shape(other))
     dtype = jnp.result_type(input, other)
-    if jnp.shape(other) != shape and jnp.issubdtype(dtype, jnp.inexact):
+    if jnp.issubdtype(dtype, jnp.inexact):
         other = jax.lax.optimization_barrier(
             jnp.broadcast_to(jnp.asarray(other, dtype), shape))
     return input / other
 
 
 def _floor_div(input, other):
-    """jnp.floor_divide with PyTorch's sign of a zero quotient (that of input / other)."""
-    q = jnp.floor_divide(input, other)
-    if jnp.issubdtype(q.dtype, jnp.floating):
-        q = jnp.where(q == 0, jnp.copysign(jnp.zeros_like(q), input / other), q)
-    return q
+    """Floor division as ATen's CPU kernel computes it for floats (not JAX's, whose results at
+    a zero divisor changed between releases): `input / other` where other is 0 (inf, nan);
+    else (input - fmod) / other stepped down when fmod's sign differs from other's, then
+    rounded to the nearest integer; a zero quotient takes the sign of input / other."""
+    dtype = jnp.result_type(input, other)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        return jnp.floor_divide(input, other)
+    a, b = jnp.asarray(input, dtype), jnp.asarray(other, dtype)
+    mod = jnp.fmod(a, b)
+    quotient = _true_div(a - mod, b)
+    quotient = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), quotient - 1, quotient)
+    floor = jnp.floor(quotient)
+    floor = jnp.where(quotient - floor > 0.5, floor + 1, floor)
+    exact = _true_div(a, b)
+    floor = jnp.where(quotient == 0, jnp.copysign(jnp.zeros_like(floor), exact), floor)
+    return jnp.where(b == 0, exact, floor)
 
 
 def _div(input, other, rounding_mode):
@@ -303,14 +315,15 @@ def _pow_saves(kinds):
 
 
 @op(grad_fn=_pow_name, inplace=True, dunders=("__pow__", "__ipow__"), check=_pow_check,
-    scalar_operands=True, saves=_pow_saves, saved_as={"input": None})
-def pow(input, exponent):
+    scalar_operands=True, saves=_pow_saves, saved_as={"input": None},
+    scalar_flags={"scalar": "exponent"})
+def pow(input, exponent, scalar=False):
     if _is_bool(input):
         if jnp.ndim(exponent):
             raise not_implemented("pow", input)
         return input | ~exponent  # x ** True is x, x ** False is True
-    # (a 0-d exponent: a number, or a 0-d tensor, which the plan cannot tell apart)
-    return _power(input, exponent, scalar=jnp.ndim(exponent) == 0)
+    # (only a number exponent takes the Scalar kernel's shortcuts, a 0-d tensor does not)
+    return _power(input, exponent, scalar=scalar)
 
 
 @op(grad_fn=lambda kinds, statics: "PowBackward2" if isinstance(kinds[1], type) else

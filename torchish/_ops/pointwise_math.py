@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 
 from .. import _dtype as dt
-from .pointwise import _is_bool, _is_int, _reject, _scalar_variant
+from .pointwise import _is_bool, _is_int, _reject, _scalar_variant, _true_div
 from .half_grad import pytorch_grad
 from .registry import Promote, op
 
@@ -284,9 +284,21 @@ for _name, (_fn, _kind, _saves) in _UNARY.items():
 from . import conj_views  # noqa: E402  (declares conj, a view op, with _conj, _neg_view)
 del conj_views
 
-_PREDICATES = {"isnan": jnp.isnan, "isinf": jnp.isinf, "isfinite": jnp.isfinite,
+def _isfinite(x):
+    # (PyTorch's float8_e8m0fnu kernel has no NaN test: every element is finite)
+    if x.dtype == jnp.float8_e8m0fnu:
+        return jnp.ones(x.shape, bool)
+    return jnp.isfinite(x)
+
+
+def _isreal(x):
+    # (a real dtype is real everywhere: JAX's test reads float8 types as not)
+    return jnp.isreal(x) if jnp.iscomplexobj(x) else jnp.ones(x.shape, bool)
+
+
+_PREDICATES = {"isnan": jnp.isnan, "isinf": jnp.isinf, "isfinite": _isfinite,
                "isposinf": jnp.isposinf, "isneginf": jnp.isneginf, "signbit": jnp.signbit,
-               "isreal": jnp.isreal}
+               "isreal": _isreal}
 for _name, _fn in _PREDICATES.items():
     op(_name, promote=P.NONE, differentiable=False, inplace=False)(
         (lambda f: lambda input: f(input))(_fn))
@@ -311,7 +323,23 @@ def round(input, *, decimals=None):   # (None: PyTorch's overload without `decim
         return input
     if not decimals:
         return jnp.round(input)
-    return jnp.round(input, decimals)
+    return _round_decimals(input, decimals)
+
+
+def _round_decimals(x, decimals):
+    """PyTorch's CPU `round(decimals=d)`: in the opmath type (float32 for half types),
+    `nearbyint(x * 10**d) / 10**d`, or `nearbyint(x / 10**-d) * 10**-d` for d < 0. jnp.round
+    multiplies by 10**d then divides, which XLA turns into a product by the reciprocal (an ulp
+    off), and computes half types in themselves."""
+    dtype = x.dtype
+    if dtype in (jnp.float16, jnp.bfloat16):
+        x = x.astype(jnp.float32)
+    factor = jnp.asarray(10.0 ** abs(decimals), x.dtype)
+    if decimals > 0:
+        out = _true_div(jnp.round(x * factor), factor)
+    else:
+        out = jnp.round(_true_div(x, factor)) * factor
+    return out.astype(dtype)
 
 
 @jax.custom_jvp
@@ -507,7 +535,7 @@ def _special_round(input, *, decimals=0):
     """torch.special.round: round half to even (PyTorch records its `decimals` overload)."""
     # the `decimals` overload PyTorch calls has no integer kernel
     _reject("round_vml_cpu", input, "bi")
-    return jnp.round(input, decimals)
+    return _round_decimals(input, decimals) if decimals else jnp.round(input)
 
 
 def _mvlgamma_check(compute, input, p):

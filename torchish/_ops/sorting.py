@@ -477,8 +477,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search(sorted_sequence, input, right or side == "right", out_int32)
 
 
-@op(promote=P.NONE, differentiable=False, scalar_operands=("input",))
-def bucketize(input, boundaries, *, out_int32=False, right=False):
+@op(promote=P.NONE, differentiable=False, method=False, scalar_operands=("input",))
+def bucketize(input, boundaries, *, out_int32=False, right=False):   # (no Tensor method)
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries.ndim})")
@@ -804,6 +804,38 @@ PLAIN = ["unique", "unique_consecutive", "bincount"]
 # ops PyTorch composes of others: with a graph to record, they record PyTorch's inner nodes
 for _name, _steps in (("quantile", _quantile_steps), ("nanquantile", _nanquantile_steps)):
     _fns = composite(_name, _steps)
+    globals().update(_fns)
+    PLAIN += list(_fns)
+
+
+def _warn_copies(fused, method):
+    """searchsorted/bucketize warn, once per operand kind, when PyTorch's kernel must copy a
+    non-contiguous operand (BucketizationUtils.h) - a property of the Tensor, not of the
+    values the op body sees, hence a binding wrapper."""
+    from .._tensor import Tensor
+    from .._warnings import warn_once
+    searchsorted = fused.__name__ == "searchsorted"
+
+    def binding(*args, **kwargs):
+        names = ("sorted_sequence", "input") if searchsorted else ("input", "boundaries")
+        given = dict(zip(names, args), **kwargs)
+        for role, key, line in (("input value", "input", 32),
+                                ("boundary", names[0] if searchsorted else names[1], 38),
+                                ("sorter", "sorter", 44)):
+            t = given.get(key)
+            if isinstance(t, Tensor) and not t.is_contiguous():
+                warn_once(f"torch.searchsorted(): {role} tensor is non-contiguous, this will "
+                          f"lower the performance due to extra data copy when converting "
+                          f"non-contiguous tensor to contiguous, please use contiguous {role} "
+                          f"tensor if possible. This message will only appear once per "
+                          f"program. (Triggered internally at /__w/pytorch/pytorch/aten/src/"
+                          f"ATen/native/BucketizationUtils.h:{line}.)")
+        return fused(*args, **kwargs)
+    return binding
+
+
+for _name in ("searchsorted", "bucketize"):
+    _fns = rebind(_name, _warn_copies, out=lambda alias: True)
     globals().update(_fns)
     PLAIN += list(_fns)
 for _name, _fix in (("sort", _sort_fix), ("argsort", _argsort_fix), ("msort", _msort_fix),

@@ -183,12 +183,13 @@ def _check_nll_shapes(input, target, weight):
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     n_classes = input.shape[1] if nd > 1 else input.shape[0]
+    # (nll_loss_nd compares the batch sizes before any kernel looks at the target's rank)
+    if nd > 1 and (target.shape[0] if target.ndim else 0) != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
     if nd <= 2:
         if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if nd == 2 and (target.shape[0] if target.ndim else 0) != input.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0] if target.ndim else 0}).")
     elif nd != 4:
         out_size = [input.shape[0]] + list(input.shape[2:])
         if list(target.shape) != out_size:
