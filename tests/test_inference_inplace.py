@@ -80,3 +80,17 @@ def test_detached_inference_tensors_count_versions_as_pytorch():
         return out + [z.tolist()]
 
     assert program(torchish) == program(torch)
+
+
+def test_views_of_inference_tensors_are_not_tracked_as_views():
+    """PyTorch keeps no view metadata for inference tensors: their views (made in the mode or
+    outside it) report `_is_view()` False and no `_base`, and still share the memory."""
+    def run(T):
+        with T.inference_mode():
+            x = T.zeros(4)
+            inside = x[1:]
+            inside.add_(1)
+        outside = x.view(2, 2)
+        return [inside._is_view(), inside._base is None, outside._is_view(),
+                outside._base is None, outside.is_inference(), x.tolist()]
+    assert run(torchish) == run(torch)

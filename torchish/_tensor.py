@@ -169,6 +169,8 @@ def _alias(src, view=None, cls=None):
     # only a new view step makes `t` a view of `src`: an alias of a tensor that is laid out
     # over its own storage (a clone of a transposed tensor) is, like it, nobody's view
     t._base = src._base if src._base is not None else (src if view is not None else None)
+    if t._base is not None and type(src._storage) is InferenceStorage:
+        t._base = None   # (PyTorch tracks no views of inference tensors: the memory is shared)
     return t
 
 

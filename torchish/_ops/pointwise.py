@@ -134,7 +134,9 @@ def _floor_div(input, other):
     floor = jnp.where(quotient - floor > 0.5, floor + 1, floor)
     exact = _true_div(a, b)
     floor = jnp.where(quotient == 0, jnp.copysign(jnp.zeros_like(floor), exact), floor)
-    return jnp.where(b == 0, exact, floor)
+    # (a step function: its gradient is +0 everywhere, as PyTorch's, not the -0s that
+    # differentiating the expression above would give)
+    return jax.lax.stop_gradient(jnp.where(b == 0, exact, floor))
 
 
 def _div(input, other, rounding_mode):
