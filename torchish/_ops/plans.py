@@ -1,6 +1,7 @@
 """Plans: one compiled forward per (op, static arguments, operand kinds), computing in the
 dtype PyTorch's promotion gives (`_plan_dtypes`), casts included, so an op is one XLA
 dispatch."""
+import inspect
 import math
 
 import jax
@@ -249,6 +250,12 @@ def bool_to(value, np_dtype):
 def _cast_tree(value, kind, dtype):
     if isinstance(value, list):
         return [_cast_tree(v, k, dtype) for v, k in zip(value, kind[1])]
+    if type(value) is complex and not dtype.is_complex:
+        value = value.real
+    elif jnp.iscomplexobj(value) and not dtype.is_complex:
+        # (an operand left out of the promotion, checked to have no imaginary part: clamp's
+        # complex number bound of a real tensor; JAX refuses or deprecates the direct cast)
+        value = jnp.real(value)
     if isinstance(kind, type):  # a Python scalar
         return jnp.asarray(value, dtype.np)
     if value.dtype == dtype.np:
@@ -278,10 +285,27 @@ def _flat_kinds(kinds):
             yield k
 
 
+def _promote_rule(rule, statics, kinds):
+    """An op's promotion callable: `rule(statics)` (`div`'s rounding_mode), or
+    `rule(statics, kinds)` where the operands pick it. It gives a `Promote` kind, or a pair
+    (kind, the operand kinds the promotion reads instead): None leaves an operand out, a type
+    counts it as a number; every promoted operand is still cast to the dtype found (clamp's
+    Scalar overload keeps a floating input's type, and reads a 0-d tensor bound as a number)."""
+    takes_kinds = _RULE_ARITY.get(rule)
+    if takes_kinds is None:
+        takes_kinds = _RULE_ARITY[rule] = len(inspect.signature(rule).parameters) > 1
+    kind = rule(statics, kinds) if takes_kinds else rule(statics)
+    return kind if type(kind) is tuple else (kind, None)
+
+
+_RULE_ARITY = {}
+
+
 def _plan_dtypes(definition, statics, kinds):
     kind = definition.promote
     if not isinstance(kind, Promote):
-        kind = kind(statics)
+        kind, read = _promote_rule(kind, statics, kinds)
+        kinds = kinds if read is None else read
     if kind is Promote.NONE:
         return None, None
     tiers = ([], [], [])

@@ -624,23 +624,44 @@ def _bounds_check(compute, input, *bounds):
     return None
 
 
-def _complex_number_bound(kinds):
-    """clamp's Scalar overload reads a number bound of a floating tensor as a double (an
-    imaginary part does not fit; an integer tensor's clamp refuses the complex result). Its
-    Tensor overload checks only the input's type (see `_clamp_check`)."""
-    if isinstance(kinds[0], tuple) and kinds[0][0].is_floating_point and complex in kinds[1:]:
-        raise RuntimeError("value cannot be converted to type double without overflow")
+def _clamp_promote(statics, kinds):
+    """clamp's Scalar overload (a number bound, a 0-d tensor beside it read as a number) keeps
+    a floating input's type: its bounds are read as doubles and converted to it, so a complex
+    number bound without an imaginary part is taken (`_clamp_check` refuses the others); an
+    integer input promotes with them."""
+    if not (isinstance(kinds[0], tuple) and _scalar_bounds(kinds)):
+        return P.DEFAULT
+    if kinds[0][0].is_floating_point:
+        return P.DEFAULT, (kinds[0], None, None)
+    return P.DEFAULT, (kinds[0], *[_number_kind(k) for k in kinds[1:]])
+
+
+def _number_kind(kind):
+    if not isinstance(kind, tuple):
+        return kind
+    dtype = kind[0]
+    return complex if dtype.is_complex else float if dtype.is_floating_point else \
+        bool if dtype is dt.bool else int
 
 
 def _clamp_check(compute, input, min=None, max=None):
     # (here, not in kinds_check: an in-place clamp_'s result type check comes first; raised,
     # not returned: the body's own refusal would come first)
-    if compute is not None and compute.is_complex and hasattr(input, "_data") and \
-            not input.dtype.is_complex and (hasattr(min, "_data") or hasattr(max, "_data")):
-        kernel = "clamp_cpu" if min is not None and max is not None else \
-            "maximum_cpu" if max is None else "minimum_cpu"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{compute._legacy}\'')
-    return _bounds_check(compute, input, min, max)
+    numbers = [b for b in (min, max) if b is not None]
+    if all(hasattr(b, "_data") for b in numbers):   # the Tensor overload
+        if compute is not None and compute.is_complex and hasattr(input, "_data") and \
+                not input.dtype.is_complex:
+            kernel = "clamp_cpu" if min is not None and max is not None else \
+                "maximum_cpu" if max is None else "minimum_cpu"
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{compute._legacy}\'')
+        return _bounds_check(compute, input, min, max)
+    # the Scalar overload reads a 0-d tensor bound as a number, and every bound as a double
+    # (both, before either is converted to the result's type)
+    numbers = [b.item() if hasattr(b, "_data") else b for b in numbers]
+    if compute is not None and not compute.is_complex and any(
+            isinstance(b, complex) and b.imag != 0 for b in numbers):
+        return RuntimeError("value cannot be converted to type double without overflow")
+    return _bounds_check(compute, input, *numbers)
 
 
 def _complex_scalar_bound(kinds):
@@ -657,7 +678,7 @@ def _no_complex_clamp(input):
 
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
     scalar_operands=("min", "max"), joint_scalars=True, check=_clamp_check,
-    cpp_out_name=_scalar_bounds, kinds_check=_complex_number_bound)
+    cpp_out_name=_scalar_bounds, promote=_clamp_promote)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
