@@ -5,7 +5,7 @@ import numbers
 from . import constraints
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _fresh_inplace, _standard_normal, broadcast_all
 
 
 def _torch():
@@ -181,7 +181,8 @@ class Laplace(Distribution):
         shape = self._extended_shape(sample_shape)
         eps = torch.finfo(self.loc.dtype).eps
         # u in (-1, 1) away from -1, so log1p(-|u|) stays finite (PyTorch's uniform_ bounds)
-        u = torch.empty(shape, dtype=self.loc.dtype, device=self.loc.device).uniform_(eps - 1, 1)
+        u = _fresh_inplace(torch.empty(shape, dtype=self.loc.dtype, device=self.loc.device))
+        u = u.uniform_(eps - 1, 1)
         return self.loc - self.scale * u.sign() * torch.log1p(-u.abs())
 
     def log_prob(self, value):
@@ -234,7 +235,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        e = _torch().empty(shape, dtype=self.rate.dtype, device=self.rate.device)
+        e = _fresh_inplace(_torch().empty(shape, dtype=self.rate.dtype, device=self.rate.device))
         return e.exponential_() / self.rate
 
     def log_prob(self, value):

@@ -8,7 +8,9 @@ from . import _sampling
 from .discrete import Binomial, Categorical, _count_params, _expand_counts, _one_of
 from .distribution import Distribution, _all_true
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .._tensor import _vmap_batched
+from .utils import (_fresh_inplace, broadcast_all, lazy_property, logits_to_probs,
+                    probs_to_logits)
 
 __all__ = ["Geometric", "NegativeBinomial", "Multinomial"]
 
@@ -35,7 +37,8 @@ class Geometric(Distribution):
             # unit_interval admits 0, a geometric does not
             value = self.probs
             valid = value > 0
-            if not _all_true(valid):
+            # (PyTorch reads this check as a Python bool, which vmap refuses when batched)
+            if not (bool(valid.all()) if _vmap_batched(valid._data) else _all_true(valid)):
                 raise ValueError(
                     f"Expected parameter probs ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {self!r} to be positive but found "
@@ -70,7 +73,8 @@ class Geometric(Distribution):
         tiny = torch.finfo(self.probs.dtype).tiny
         with torch.no_grad():
             # inversion of a uniform on (tiny, 1): PyTorch's draw order
-            u = torch.empty(shape, dtype=self.probs.dtype, device=self.probs.device)
+            u = _fresh_inplace(torch.empty(shape, dtype=self.probs.dtype,
+                                           device=self.probs.device))
             u = u.uniform_(tiny, 1)
             return (u.log() / (-self.probs).log1p()).floor()
 

@@ -5,7 +5,7 @@ from . import constraints
 from .continuous import _batch_shape_of
 from .distribution import Distribution
 from .gamma import Chi2
-from .utils import _standard_normal, broadcast_all
+from .utils import _fresh_inplace, _standard_normal, broadcast_all
 
 
 def _torch():
@@ -44,7 +44,8 @@ class Cauchy(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         # Tensor.cauchy_ reproduces PyTorch's draws (median 0, scale 1)
-        eps = _torch().empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
+        eps = _fresh_inplace(_torch().empty(shape, dtype=self.loc.dtype, device=self.loc.device))
+        eps = eps.cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

@@ -27,7 +27,11 @@ def is_traced(*values):
 
 def rng_traced(*values):
     """Whether random draws must come from JAX's PRNG (inside a trace) rather than the host
-    engine that reproduces PyTorch's CPU generator."""
+    engine that reproduces PyTorch's CPU generator. The body of an eagerly called vmap is
+    traced but draws PyTorch's stream on the host (`_random_trace.Host`), through the random
+    ops, as functorch's batching rules draw it."""
+    if _random_trace.host():
+        return False
     return _random_trace.active() or is_traced(*values)
 
 
@@ -45,9 +49,19 @@ def broadcast_all(*values):
                                      else torch.tensor(v, **opts) for v in values])
 
 
+def _fresh_inplace(t):
+    """`t`, a fresh tensor a sampler is about to fill in place (`normal_`, `uniform_`, ...),
+    as PyTorch's distributions draw. Inside a vmap such a tensor is unbatched, and vmap's
+    "different" randomness refuses an in-place draw into it (torchish's own in-place calls
+    skip that check, meant for user code, so it is made here)."""
+    if _random_trace.active():
+        _random_trace.check_vmap(inplace=t._data)
+    return t
+
+
 def _standard_normal(shape, dtype, device):
     torch = _torch()
-    return torch.empty(shape, dtype=dtype, device=device).normal_()
+    return _fresh_inplace(torch.empty(shape, dtype=dtype, device=device)).normal_()
 
 
 def _sum_rightmost(value, dim):
