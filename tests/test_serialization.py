@@ -402,7 +402,17 @@ bridge = pytest.mark.skipif(not _core_ready(), reason="torchish core not importa
 
 
 def ti_np(t):
-    return np.asarray(t.detach().cpu().numpy() if hasattr(t, "detach") else t)
+    """A torchish tensor's values as NumPy; bfloat16 and float8, which numpy() refuses as
+    PyTorch's does, through their bytes (as `to_np`)."""
+    if not hasattr(t, "detach"):
+        return np.asarray(t)
+    import torchish
+    t = t.detach().cpu()
+    if t.dtype is torchish.bfloat16 or "float8" in str(t.dtype):
+        np_dtype = NP[getattr(torch, str(t.dtype).split(".")[1])]
+        return t.contiguous().reshape(-1).view(torchish.uint8).numpy().view(np_dtype).reshape(
+            tuple(t.shape))
+    return np.asarray(t.numpy())
 
 
 def assert_ti_matches(ti, t):
