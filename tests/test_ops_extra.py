@@ -784,10 +784,10 @@ def test_polar_complex_check_dtypes(name, dtypes):
 
 
 def test_complex_to_real_cast_warns_once_and_keeps_real_part():
-    from torchish._ops import creation
+    from torchish._ops import conversion
     z = np.array([1 + 2j, -3.5 - 1j], np.complex64)
     ref = torch.tensor(z).to(torch.float32).numpy()
-    creation._complex_to_real_warned[0] = False
+    conversion._complex_to_real_warned[0] = False
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")
         a = torchish.tensor(z).to(torchish.float32)   # warns, naming this line

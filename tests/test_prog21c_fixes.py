@@ -76,8 +76,8 @@ def test_from_numpy_refusals(make, fn):
 def test_read_only_and_empty_arrays_still_convert():
     a = np.arange(4.0)
     a.flags.writeable = False
-    from torchish._ops import creation
-    creation._READ_ONLY_WARNED[0] = False   # (PyTorch warns once per program)
+    from torchish._ops import creation_data
+    creation_data._READ_ONLY_WARNED[0] = False   # (PyTorch warns once per program)
     with pytest.warns(UserWarning, match="The given NumPy array is not writable"):
         assert torchish.from_numpy(a).tolist() == [0.0, 1.0, 2.0, 3.0]
     assert torchish.from_numpy(np.zeros((0, 3))).shape == (0, 3)
@@ -268,14 +268,14 @@ def test_list_of_ndarrays_warning(data):
     import subprocess
     import sys
     import warnings
-    from torchish._ops import creation
+    from torchish._ops import creation_data
     # PyTorch warns once per program: a fresh interpreter per case
     script = ("import warnings, numpy as np, torch\nwarnings.simplefilter('always')\n"
               "try:\n    torch.tensor(" + data + ")\nexcept TypeError:\n    pass\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    creation._LIST_OF_ARRAYS_WARNED[0] = False
+    creation_data._LIST_OF_ARRAYS_WARNED[0] = False
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         _tensor_of(torchish, data)

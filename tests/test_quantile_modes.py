@@ -84,3 +84,29 @@ def test_shape_errors_inside_compile(name, x, q):
     compiled = torchish.compile(lambda a, b: getattr(torchish, name)(a, b))
     with pytest.raises(RuntimeError, match=re.escape(str(info.value))):
         compiled(torchish.tensor(x), torchish.tensor(q))
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:   # (the comparison is of type and message)
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.quantile(m.arange(4.), 2.0),     # a number q as C++ prints it ("2")
+    lambda m: m.quantile(m.arange(4.), 1e10),
+    lambda m: m.quantile(m.arange(4.), -0.25, dim=0),
+    lambda m: m.quantile(m.empty(0), 2.0, dim=3),    # q range, then empty, then dim
+    lambda m: m.quantile(m.empty(0), 0.5, dim=3),
+    lambda m: m.quantile(m.arange(4.), 0.5, dim=3),
+    lambda m: m.nanquantile(m.arange(4.).reshape(2, 2), 0.5, dim=-3),
+    lambda m: m.quantile(m.tensor(3.), 0.5, dim=1),
+    lambda m: m.quantile(m.arange(4.), m.tensor([0.5], dtype=m.float64), dim=3),  # dtype first
+    lambda m: m.quantile(m.arange(4.), m.tensor([2.0]), dim=3),    # dim before q's values
+    lambda m: m.quantile(m.arange(4.), m.tensor([2.0]), dim=0),
+])
+def test_number_q_and_dim_errors_in_pytorchs_order(case):
+    ref = _error(lambda: case(torch))
+    assert ref is not None and _error(lambda: case(torchish)) == ref

@@ -139,7 +139,7 @@ def test_repr():
 
 
 def test_typed_storage_warns_once():
-    import torchish._tensor as tt
+    import torchish._tensor_checks as tt
     tt._TYPED_STORAGE_WARNED[0] = False
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")

@@ -28,7 +28,7 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noq
 globals().update(_ALIASES)
 globals().update(_ops.public_functions())
 globals().update(_ops.plain_functions())
-from ._ops.creation import from_jax  # noqa: E402,F401
+from ._ops.creation_data import from_jax  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from .random import (Generator, default_generator, manual_seed, seed, initial_seed,  # noqa
                      get_rng_state, set_rng_state)

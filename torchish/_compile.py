@@ -82,15 +82,17 @@ program. A backend that raises gives `BackendCompilerFailed` (with
 `torch._dynamo.config.suppress_errors`: eager instead); nothing is donated to its callable.
 
 Modules: this file is the public front (`compile`, `CompiledFunction`, `OptimizedModule`,
-`reset`, `graph_break`); `_compile_plan` walks the state and guards it, `_compile_step` traces,
-compiles and runs a signature, `_compile_writeback` puts its outputs back onto the objects, and
-`_compile_capture` holds the graph-break errors, `print()` and captured scalars.
+`reset`, `graph_break`); `_compile_plan` walks the state and guards it, `_compile_step` (with
+`_compile_trace`) traces, compiles and runs a signature, `_compile_writeback` puts its outputs
+back onto the objects, and `_compile_capture` holds the graph-break errors, `print()` and
+captured scalars.
 """
 import functools
 
 from ._compile_capture import CompileError, _SilentBreak, _EXPLAIN, _user_stack  # noqa: F401
 from ._compile_plan import _Plan  # noqa: F401  (torchish.func walks with it)
-from ._compile_step import _Compiled, _EAGER, _ALL_COMPILED, _TRACING  # noqa: F401
+from ._compile_step import _Compiled, _EAGER, _ALL_COMPILED  # noqa: F401
+from ._compile_trace import _TRACING  # noqa: F401
 
 __all__ = ["compile", "CompileError"]
 

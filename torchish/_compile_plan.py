@@ -433,8 +433,8 @@ class _Plan:
                     return None
             elif a is not kind:
                 return None
-        # view arguments: a slot each holding the view's values (`_compile_step._pure` swaps
-        # it in for the trace), after the storages anything else reads
+        # view arguments: a slot each holding the view's values (`_compile_trace.trace_step`
+        # swaps it in for the trace), after the storages anything else reads
         for a, kind in zip(values, self.kinds):
             if kind is _VIEW:
                 if id(a._storage) in index or id(a._storage) in local:
@@ -445,7 +445,7 @@ class _Plan:
                 storages.append(Storage(data, a.device))
                 owners.append(a)
                 dyn.append(a)
-        for t in self.spread:   # (last: `_compile_step._pure` finds them there)
+        for t in self.spread:   # (last: `_compile_trace.trace_step` finds them there)
             storages.append(Storage(t._data, t.device))
             owners.append(t)
         return (storages, owners, self.tensors + dyn, (tuple(sig), grad_mode.is_grad_enabled()),

@@ -297,7 +297,7 @@ def cond(pred, true_fn, false_fn, operands=()):
 def _as_tensor(v, like):
     if isinstance(v, Tensor):
         return v
-    from ._ops.creation import tensor
+    from ._ops.creation_data import tensor
     return tensor(v, device=like.device)
 
 
@@ -403,7 +403,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 def _traced_while(cond_fn, body_fn, carried, leaves):
     """Inside a trace: `jax.lax.while_loop` over the flat carried values, cond_fn and body_fn
     checked as eagerly (once each, when JAX traces them)."""
-    from ._ops.creation import from_jax
+    from ._ops.creation_data import from_jax
     device = next(v.device for v in leaves if isinstance(v, Tensor))
     _, tree = _flatten(carried)
     on_leaves = lambda fn: lambda *vs: fn(*jax.tree_util.tree_unflatten(tree, list(vs)))  # noqa

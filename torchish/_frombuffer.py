@@ -12,7 +12,7 @@ _WARNED = [False]
 
 
 def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
-    from ._ops.creation import _leaf
+    from ._ops.creation_data import _leaf
     if dtype is None:
         raise TypeError('frombuffer() missing 1 required positional arguments: "dtype"')
     try:

@@ -33,7 +33,7 @@ class SparseCooTensor(Tensor):
     def size(self, dim=None):
         if dim is None:
             return self.shape
-        from ._tensor import _wrap_dim
+        from ._tensor_checks import _wrap_dim
         return self._sp_size[_wrap_dim(dim, len(self._sp_size))]
 
     @property

@@ -272,7 +272,7 @@ def _with_row(idx, dim, rows):
 
 
 def sparse_unsqueeze(s, dim):
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     dim = _wrap_dim(dim, s.ndim + 1)
     size = s._sp_size[:dim] + (1,) + s._sp_size[dim:]
     if dim > s.sparse_dim():   # a new dense dim: the values gain it
@@ -315,7 +315,7 @@ def _joined(name, tensors, common, idx, size):
 
 
 def sparse_cat(tensors, dim=0):
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     tensors, common = _join_checks(tensors, "cat")
     first = tensors[0]
     dim = _wrap_dim(dim, first.ndim)
@@ -340,7 +340,7 @@ def sparse_cat(tensors, dim=0):
 
 
 def sparse_stack(tensors, dim=0):
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     tensors, common = _join_checks(tensors, "stack")
     first = tensors[0]
     for k, t in enumerate(tensors[1:], 1):
@@ -422,7 +422,7 @@ def sub(a, b, *, alpha=1):
 # ---- sums -------------------------------------------------------------------------------
 
 def _dims(s, dim):
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     return sorted({_wrap_dim(d, s.ndim) for d in dims})
 
@@ -464,7 +464,7 @@ def sum_(s, dim=None, keepdim=False, *, dtype=None):
 # ---- softmax along a dim: among the stored entries (absent ones are -inf) ---------------
 
 def softmax(s, dim, dtype=None, log=False):
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     if dtype is not None:
         s = s.to(dtype)
     s = coalesce(s)

@@ -24,7 +24,7 @@ from .autograd.graph import saved_entry
 
 def _long(x):
     """An int64 Tensor of `x` (a Tensor of any dtype, a list, an array)."""
-    from ._ops.creation import tensor as _tensor
+    from ._ops.creation_data import tensor as _tensor
     if not isinstance(x, Tensor):
         x = _tensor(np.asarray(x))
     return x if x.dtype is dt.int64 else x.to(dt.int64)
@@ -43,7 +43,7 @@ def _same(v):
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None, is_coalesced=None):
-    from ._ops.creation import tensor as _tensor
+    from ._ops.creation_data import tensor as _tensor
     indices = _long(indices)
     if not isinstance(values, Tensor):
         values = _tensor(values, dtype=dtype)
@@ -360,7 +360,7 @@ def _t(s):
 
 
 def _transpose(s, dim0, dim1):
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     d0, d1 = _wrap_dim(dim0, s.ndim), _wrap_dim(dim1, s.ndim)
     if max(d0, d1) >= s.sparse_dim():
         raise NotImplementedError("torchish: transposing a dense dimension of a hybrid "
@@ -456,7 +456,7 @@ def _index_select(s, dim, index):
     """The entries whose coordinate along the sparse `dim` is picked, grouped by their place
     in `index` (uncoalesced unless at most one, as PyTorch leaves them). PyTorch has no
     backward for it."""
-    from ._tensor import _wrap_dim
+    from ._tensor_checks import _wrap_dim
     dim = _wrap_dim(dim, s.ndim)
     if not isinstance(index, Tensor):
         raise TypeError(f"index_select(): argument 'index' (position 2) must be Tensor, not "

@@ -5,7 +5,10 @@ a `View` describing how it reads that storage. It carries the autograd fields (`
 `grad`, `grad_fn`). It has almost no math of its own: op methods are bound from the op registry
 (`_ops/registry.py`); what is here is the part of the API that is about the tensor object itself.
 Its conversion to Python / NumPy (`numpy`, `item`, `repr`, pickling, ...) is in
-`_tensor_conversion.py`; the strides and memory layout of copies in `_memory_layout.py`.
+`_tensor_conversion.py`; the strides and memory layout of copies in `_memory_layout.py`; the
+helpers its methods share with ops that need no Tensor class (dim wrapping, contiguity tests,
+once-only warnings) in `_tensor_checks.py`. Here besides the class: making Tensor objects
+(`_new_tensor`, `_wrap`, `_alias`, `_reclass`, unpickling) and inference tensors' versions.
 """
 import collections
 import math
@@ -22,6 +25,8 @@ from ._layout import strided
 from ._meta import META, MetaArray
 from ._reverse_constant import REVERSE, reverse_constant
 from ._storage import InferenceStorage, LaidOutStorage, Storage, TypedStorage, public_storage
+from ._tensor_checks import (_channels_last_contiguous, _compressed_unsupported, _metadata_dim,
+                             _warn_transpose, _warn_typed_storage, requires_grad_of)
 from ._views import base_view, contiguous_strides, read_through, write_view
 from .autograd import grad_mode
 
@@ -198,29 +203,18 @@ def _check_versioned(t):
 _WARNED_FLOAT = [False]
 
 
-_TYPED_STORAGE_WARNED = [False]
-
-
-def _warn_typed_storage():
-    if not _TYPED_STORAGE_WARNED[0]:   # once per process, as PyTorch
-        _TYPED_STORAGE_WARNED[0] = True
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
-                      "UntypedStorage will be the only storage class. This should only matter "
-                      "to you if you are using storages directly.  To access UntypedStorage "
-                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      stacklevel=3)
-
-
-def _vmap_batched(data):
-    """Whether `data` is batched by a vmap being traced (PyTorch's BatchedTensor): reading its
-    value raises vmap's own errors, whatever the per-example shape."""
-    return type(data).__name__ == "BatchTracer"
-
-
-def _compressed_unsupported(name):
-    from ._unsupported import UnsupportedError
-    return UnsupportedError(f"torch.Tensor.{name} is not supported by torchish yet (of the "
-                            "sparse layouts, only sparse_coo is)")
+def _detached_write(storage, view, value):
+    """`value` as written through a detached alias (`detach()`, `.data`) of traced data: the
+    new values, but the derivative the written elements had (PyTorch changes the data, not the
+    source's autograd history; a plain write would store the alias's stop-gradient values and
+    drop the source's tangent/cotangent path, e.g. Gamma.rsample's `detach().clamp_`)."""
+    if not jnp.issubdtype(value.dtype, jnp.inexact):
+        return value   # (no derivative to keep)
+    if not (isinstance(value, jax.core.Tracer) or isinstance(storage.array, jax.core.Tracer)):
+        return value   # (eager: nothing to keep)
+    from ._ops.inplace import _with_gradient_of
+    old = storage.data if view is None else read_through(storage, view)
+    return _with_gradient_of(value, old)
 
 
 class Tensor:
@@ -326,6 +320,8 @@ class Tensor:
         if value.shape != shape:
             value = jnp.broadcast_to(value, shape)
         view = self._view
+        if self._stopgrad is True:   # (detach()/.data: rare, the common write pays one test)
+            value = _detached_write(storage, view, value)
         if view is None:
             storage.data = value
         elif type(storage) is LaidOutStorage and view.steps == storage._layout[1:]:
@@ -792,59 +788,6 @@ def _rebuild_as(cls, args, state):
     t = _reclass(_rebuild(*args), cls)
     t.__dict__.update(state)
     return t
-
-
-def _warn_transpose(ndim):
-    from ._warnings import warn_once
-    if ndim == 0:
-        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
-                  "cases.")
-    else:
-        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
-                  "is deprecated and it will throw an error in a future release. Consider `x.mT` "
-                  "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
-                  "-1))` to reverse the dimensions of a tensor.")
-
-
-def _wrap_dim(dim, ndim):
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim + n if dim < 0 else dim
-
-
-def requires_grad_of(t):
-    """`t.requires_grad` for internal checks: a subclass's property access would go through
-    its `__torch_function__` (PyTorch's C++ checks do not)."""
-    while t is not None:
-        if t._grad_fn is not None or t._requires_grad:
-            return True
-        t = t._base   # (a view without history requires grad when its base does)
-    return False
-
-
-def _metadata_dim(dim, ndim):
-    """`size(dim)` / `stride(dim)`'s dim: a 0-d tensor has no size or stride to read, even at
-    the dims other ops accept for it (0 and -1)."""
-    if ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return _wrap_dim(dim, ndim)
-
-
-def _channels_last_contiguous(size, stride, rank):
-    """`is_contiguous(memory_format=channels_last[_3d])`: C innermost, then the spatial dims
-    from the last one outwards, then N (size-1 dims are not checked). The strides a copy in
-    these formats gets are `_memory_layout.py`'s."""
-    if len(size) != rank:
-        return False
-    expected = 1
-    for d in [1] + list(range(rank - 1, 1, -1)) + [0]:
-        if size[d] != 1:
-            if stride[d] != expected:
-                return False
-            expected *= size[d]
-    return True
 
 
 # Tensor's conversion to Python / NumPy (numpy, item, repr, pickling, ...) is written in its own

@@ -10,7 +10,8 @@ import numpy as np
 from . import _dtype as dt, _tensor
 from ._device import device as _device_cls
 from ._storage import LaidOutStorage, Storage, numpy_of
-from ._tensor import Tensor, _alias, _rebuild, _rebuild_as, _vmap_batched, _wrap
+from ._tensor import Tensor, _alias, _rebuild, _rebuild_as, _wrap
+from ._tensor_checks import _vmap_batched
 from .autograd import grad_mode
 
 
@@ -46,7 +47,7 @@ class _ConversionMethods:
                                "tensor.detach().numpy() instead.")
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
-        from ._ops.creation import from_numpy
+        from ._ops.creation_data import from_numpy
         return from_numpy(np.asarray(array, order="C"))   # (keeps a 0-d result 0-d)
 
     def item(self):

@@ -49,7 +49,7 @@ class Generator:
         return self._engine.initial_seed()
 
     def get_state(self):
-        from ._ops.creation import tensor   # (a copy: the engine's state moves on)
+        from ._ops.creation_data import tensor   # (a copy: the engine's state moves on)
         return tensor(np.array(self._engine.get_state(), dtype=np.uint8))
 
     def set_state(self, new_state):

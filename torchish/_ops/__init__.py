@@ -1,13 +1,15 @@
 """The op families. Importing them fills the registry and binds the Tensor methods."""
 from . import pointwise, reduction, shape, shape_split, shape_copies, indexing  # noqa: F401
 from . import gather_scatter, linalg  # noqa: F401
-from . import creation, creation_ranges  # noqa: F401
+from . import creation, creation_ranges, creation_data, conversion  # noqa: F401
+from . import legacy_tensor_types  # noqa: F401
 from . import random_ops  # noqa: F401
 from . import nn_rnn  # noqa: F401
 from . import nn_ops  # noqa: F401
 from . import nn_conv, nn_norm, resample  # noqa: F401
 from . import pointwise_math, activations, metadata, scatter, statistics, structure  # noqa: F401
 from . import linalg_einsum, linalg_matrix, linalg_distance, linalg_decomp  # noqa: F401
+from . import linalg_lapack, linalg_cholesky, linalg_lu  # noqa: F401
 from . import linalg_householder, linalg_ldl, linalg_lobpcg, linalg_removed  # noqa: F401
 from . import set_ops, copy_variants  # noqa: F401
 from . import special_polynomials, special_bessel, random_binomial  # noqa: F401
@@ -22,8 +24,9 @@ def plain_functions():
     out = {}
     for mod in (shape, shape_split, shape_copies, indexing, gather_scatter, linalg,
                 linalg_einsum, linalg_matrix, linalg_distance, creation, creation_ranges,
+                creation_data, legacy_tensor_types,
                 random_ops, pointwise_math, metadata, scatter, statistics, structure,
-                linalg_decomp, linalg_householder, linalg_lobpcg, linalg_removed,
+                linalg_decomp, linalg_lu, linalg_householder, linalg_lobpcg, linalg_removed,
                 random_binomial, set_ops):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)

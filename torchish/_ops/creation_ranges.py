@@ -13,7 +13,8 @@ from .. import _dtype as dt
 from .._warnings import user_stacklevel
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from .creation import _leaf, _scalar, full, ones
+from .creation import _scalar, full, ones
+from .creation_data import _leaf
 from .plans import number_arg
 from . import unsigned_support
 

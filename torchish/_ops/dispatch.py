@@ -9,7 +9,8 @@ from .. import _autocast, _meta, profiler
 from .. import _dtype as dt
 from .._device import CPU, has_accelerator
 from .._reverse_constant import REVERSE
-from .._tensor import Tensor, _alias, _vmap_batched, _wrap, requires_grad_of
+from .._tensor import Tensor, _alias, _wrap, requires_grad_of
+from .._tensor_checks import _vmap_batched
 from .._storage import InferenceStorage, LaidOutStorage
 from .._views import base_view, extend
 from .. import overrides as _tf

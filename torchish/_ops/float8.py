@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["is_float8", "to_float8", "from_float8", "host_to_float8", "scalar_overflow",
-           "fill_error", "fill_number"]
+           "fill_error", "fill_number", "number_as"]
 
 _E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
 _E5M2 = np.dtype(ml_dtypes.float8_e5m2)
@@ -99,9 +99,7 @@ def number_as(value, target):
     value = jnp.asarray(value)
     if not is_float8(target):
         return value.astype(target)
-    if jnp.iscomplexobj(value):
-        value = value.real
-    return to_float8(value, target)
+    return to_float8(fill_number(value), target)
 
 
 def from_float8(x, target):
@@ -238,7 +236,8 @@ def fill_error(value, np_dtype, numel):
 
 
 def fill_number(value):
-    """A checked fill value (`fill_error`) as the real number PyTorch converts."""
+    """A checked fill value (`fill_error`), a number or a 0-d array, as the real value PyTorch
+    converts to float8 (the imaginary part dropped); `number_as` converts it."""
     if isinstance(value, (complex, np.complexfloating)):
         return float(value.real)
-    return value
+    return value.real if jnp.iscomplexobj(value) else value

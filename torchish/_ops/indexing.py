@@ -232,7 +232,7 @@ def _rebuild_key(key, arrays):
 
 
 def _to_index_tensor(k):
-    from .creation import tensor
+    from .creation_data import tensor
     if isinstance(k, Tensor):
         return k
     if isinstance(k, float):
@@ -335,7 +335,7 @@ def _normalize_key(self, key, raws=None):
 
 
 def _int_tensor(idx):
-    from .creation import tensor
+    from .creation_data import tensor
     return tensor(np.asarray(idx, dtype=np.int64))
 
 
@@ -445,7 +445,7 @@ def _mask_put(input, mask, value):
 @op(promote=P.NONE, grad_fn="torch::autograd::CopyBackwards", inplace=True, function=False,
     method=False, saves=(), scalar_operands=("other",))
 def copy(input, other, non_blocking=False):   # (PyTorch's binding names `src` `other`)
-    from .creation import cast
+    from .conversion import cast
     if jnp.shape(other) != input.shape:   # (as an in-place op's broadcast: `other` into input)
         from .errors import broadcast_error
         message = broadcast_error((input.shape, jnp.shape(other)))
@@ -466,7 +466,7 @@ def _copy_(self, other, non_blocking=False):
     if isinstance(other, Tensor) and other.device != self.device and not _traced(self):
         other = other.to(self.device)
     if isinstance(other, Tensor):
-        from .creation import warn_if_complex_to_real
+        from .conversion import warn_if_complex_to_real
         warn_if_complex_to_real(other.dtype, self.dtype)
     return _copy_on_one_device(self, other, non_blocking)
 
@@ -600,7 +600,7 @@ def setitem(self, key, value):
         value = full((), value.real if isinstance(value, complex) and not
                      self.dtype.is_complex else value, dtype=self.dtype, device=self.device)
     elif not isinstance(value, Tensor):
-        from .creation import tensor
+        from .creation_data import tensor
         if isinstance(value, complex) and not self.dtype.is_complex:
             value = value.real   # (a half tensor: checked above, no imaginary part)
         value = tensor(value, dtype=self.dtype, device=self.device)
@@ -664,7 +664,7 @@ def masked_select(input, mask):
 
 
 def nonzero(input, *, as_tuple=False):
-    from .creation import tensor
+    from .creation_data import tensor
     if input.dtype in dt.FEW_KERNELS:   # PyTorch has no nonzero kernel for these
         unsigned_support.refuse("nonzero", input.dtype)
     arr = np.asarray(input._data)

@@ -2,7 +2,8 @@
 logdet, inv, solve, cholesky, qr, svd / svdvals, eigh / eigvalsh, pinv, matrix_exp /
 matrix_power / matrix_norm / matrix_rank, lstsq's solution and solve_triangular.
 
-The LU, `*_ex` and legacy spellings live in `linalg_decomp.py`; products in `linalg.py`."""
+The LU, `*_ex` and legacy spellings live in `linalg_lu.py`, `linalg_cholesky.py` and
+`linalg_decomp.py`; products in `linalg.py`."""
 import functools
 
 import jax
@@ -69,7 +70,7 @@ def _info_check(name, info_of, message):
     PyTorch's linalg.inv, linalg.cholesky and linalg.solve are their *_ex variants followed
     by a host-side look at `info`. Operands the forward rejects are left to it."""
     def check(compute, A, *rest, **kw):
-        from .linalg_decomp import info_error
+        from .linalg_lapack import info_error
         a = A._data
         if a.ndim < 2 or a.shape[-1] != a.shape[-2] or not jnp.issubdtype(a.dtype, jnp.inexact):
             return None
@@ -79,13 +80,13 @@ def _info_check(name, info_of, message):
 
 @jax.jit
 def _lu_info_of(a):
-    from .linalg_decomp import _lu_info
+    from .linalg_lu import _lu_info
     return _lu_info(jax.lax.linalg.lu(a)[0])
 
 
 @jax.jit
 def _cholesky_info_of(a):
-    from .linalg_decomp import _cholesky_info
+    from .linalg_cholesky import _cholesky_info
     return _cholesky_info(a)
 
 
@@ -106,9 +107,9 @@ def inverse(input):
 
 
 def _solve_lu(which):
-    """`linalg_decomp.solve_lu(which)`, imported when first asked (that module imports this)."""
+    """`linalg_lu.solve_lu(which)`, imported when first asked (that module imports this)."""
     def value(**kw):
-        from .linalg_decomp import solve_lu
+        from .linalg_lu import solve_lu
         return solve_lu(which)(**kw)
     return value
 
@@ -118,7 +119,7 @@ def _solve_lu(which):
     check=_info_check("torch.linalg.solve", _lu_info_of,
                       lambda k: "The solver failed because the input matrix is singular."))
 def linalg_solve(A, B, *, left=True):
-    from .linalg_decomp import solve_checks
+    from .linalg_lu import solve_checks
     solve_checks(A, B, left)
     if not left:
         return jnp.swapaxes(jnp.linalg.solve(jnp.swapaxes(A, -1, -2), jnp.swapaxes(B, -1, -2)),

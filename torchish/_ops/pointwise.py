@@ -778,7 +778,7 @@ def _eq_arrays(eq):
     array of numbers as a tensor operand; any other array is NotImplemented."""
     def __eq__(self, other):
         if isinstance(other, np.ndarray) and other.dtype.kind in "biufc":
-            from .creation import as_tensor
+            from .creation_data import as_tensor
             other = as_tensor(other)
         return eq(self, other)
     return __eq__

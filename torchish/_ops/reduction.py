@@ -1,6 +1,6 @@
 """Reductions and scans: sum/mean/prod, max/min (with the overloads PyTorch resolves in C++),
 var/std, norm, logsumexp, cumulative ops, all/any and softmax. Sorting, selection and
-counting live in `sorting.py`."""
+counting live in `sorting.py`, `order_statistics.py`, `searching.py` and `counting.py`."""
 import math
 import warnings
 
@@ -724,10 +724,11 @@ def _overloaded(name, full, by_dim, binary=None, method=False):
 def _bind_overloads():
     from .._tensor import Tensor
     from .pointwise import maximum, minimum
-    from . import sorting
+    from . import sorting, order_statistics, searching, counting
+    stats = order_statistics
     overloads = {"max": (_max_all, _max_dim, maximum), "min": (_min_all, _min_dim, minimum),
-                 "median": (sorting._median_all, sorting._median_dim),
-                 "nanmedian": (sorting._nanmedian_all, sorting._nanmedian_dim)}
+                 "median": (stats._median_all, stats._median_dim),
+                 "nanmedian": (stats._nanmedian_all, stats._nanmedian_dim)}
     out = {}
     for k, fns in overloads.items():
         out[k] = _overloaded(k, *fns)
@@ -737,8 +738,10 @@ def _bind_overloads():
     Tensor.allclose, Tensor.equal = allclose, equal
     Tensor.var = _unbiased_overload("var", _var_op, method=True)
     Tensor.std = _unbiased_overload("std", _std_op, method=True)
-    # sorting.py's Python-level functions (host-side: unique, bincount, ...) are public too
-    out.update({name: getattr(sorting, name) for name in sorting.PLAIN})
+    # the sorting family's Python-level functions (host-side: unique, bincount, ...) are
+    # public too
+    for mod in (sorting, order_statistics, searching, counting):
+        out.update({name: getattr(mod, name) for name in mod.PLAIN})
     return out
 
 

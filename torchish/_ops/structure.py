@@ -183,7 +183,7 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_empty(0)
-    from .creation import tensor
+    from .creation_data import tensor
     if input.dtype in dt.SHELL:
         if input.numel():
             refuse("combinations", input.dtype)
@@ -218,7 +218,7 @@ def _unravel_index(indices, shape):
 def unravel_index(indices, shape):
     from .._tensor import Tensor
     if not isinstance(indices, Tensor):
-        from .creation import tensor
+        from .creation_data import tensor
         indices = tensor(indices)
     if indices.dtype.is_floating_point or indices.dtype.is_complex:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")

@@ -70,5 +70,5 @@ from . import amp  # noqa: E402,F401
 
 # `torch.cuda.FloatTensor` and kin: isinstance checks (False for CPU tensors) and, with a GPU,
 # constructors
-from .._ops.creation import _legacy_types  # noqa: E402
+from .._ops.legacy_tensor_types import _legacy_types  # noqa: E402
 globals().update(_legacy_types("torch.cuda", "cuda"))

@@ -8,7 +8,7 @@ from . import _sampling
 from .discrete import Binomial, Categorical, _count_params, _expand_counts, _one_of
 from .distribution import Distribution, _all_true
 from .gamma import Gamma
-from .._tensor import _vmap_batched
+from .._tensor_checks import _vmap_batched
 from .utils import (_fresh_inplace, broadcast_all, lazy_property, logits_to_probs,
                     probs_to_logits)
 

@@ -55,7 +55,7 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(array, requires_grad):
-    from .._ops.creation import tensor
+    from .._ops.creation_data import tensor
     return Parameter(array if isinstance(array, Tensor) else tensor(array), requires_grad)
 
 

@@ -66,7 +66,7 @@ class _Capsule:
 
 def from_dlpack(ext_tensor, *, device=None, copy=None):
     """A tensor from any object with `__dlpack__` (NumPy, JAX, PyTorch, CuPy...) or a capsule."""
-    from .._ops.creation import from_jax
+    from .._ops.creation_data import from_jax
     from .._tensor import Tensor
     if isinstance(ext_tensor, Tensor):
         ext_tensor.__dlpack__()  # PyTorch's BufferError for tensors that require grad
