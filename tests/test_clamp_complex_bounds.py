@@ -143,10 +143,7 @@ def test_complex_bounds_grad_fn(args):
     assert results[1] == results[0]
 
 
-@pytest.mark.xfail(strict=True, reason="PyTorch's ClampBackward1 compares the input with the "
-                   "complex bound and raises ('\"ge_cpu\" not implemented'); torchish's "
-                   "backward computes the real-bound gradient (needs a backward refusal by "
-                   "operand kinds in recording.py, requested)")
+# PyTorch's ClampBackward1 compares the input with the complex bound and raises
 @pytest.mark.parametrize("args", [(1 + 0j,), (0.3, 1 + 0j)])
 def test_complex_bounds_backward_refused(args):
     errors = []

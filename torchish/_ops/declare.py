@@ -31,7 +31,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
        given_with=None, non_differentiable=(), scalars_as_tensors=False, kernel=None,
        optional_tensors=None, saved_as=None, inplace_backward=None,
        cpp_out_name=None, layout=False, undefined_grad=None, ints_check=None,
-       inplace_error=None, scalar_flags=None):
+       inplace_error=None, scalar_flags=None, backward_refusal=None):
     """Declare an op (see `registry`'s docstring); returns the generated public function.
 
     grad_fn:   the PyTorch node name, or a callable (kinds, statics) -> name where `kinds`
@@ -136,6 +136,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                tensor, a 0-d one included: the arrays the body gets cannot tell, its plan's
                operand kinds can (complex `pow`'s Scalar-exponent shortcuts). No binding
                takes the keyword.
+    backward_refusal: callable(kinds, statics) -> the exception PyTorch's backward raises for
+               these operand kinds (its formula calls a kernel that lacks their dtype), or
+               None; asked once per plan when its pullback is made (`recording`).
     layout:    the rule laying out the results' memory as PyTorch's kernel does, a callable
                (definition, operand tensors, results) from `result_layout` (default: that
                module's rule for the op's name or family; None: row-major results).
@@ -160,6 +163,7 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
         definition.check = check
         definition.check_traced = check_traced
         definition.kinds_check = kinds_check
+        definition.backward_refusal = backward_refusal
         definition.undefined_grad = undefined_grad
         definition.cpp_out_name = cpp_out_name
         definition.opmath_scalars = opmath_scalars

@@ -20,8 +20,8 @@ from .call_jax import call_jax_record
 from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect_for,
                        _creation_error, _forward_tangents, _run)
 from .plans import _get_plan
-from .recording import (_grad_name, _pack_saved, _plan_vjp, _saved_of, op_edges,
-                        saved_outputs, saved_positions)
+from .recording import (_grad_name, _pack_saved, _plan_vjp, _saved_of, backward_refusal,
+                        op_edges, raising_vjp, saved_outputs, saved_positions)
 from .torch_function import _PROCEED, _TF_MODES, _torch_function
 
 
@@ -223,6 +223,9 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
                                view.offset, _root_key(base)))
     node._saved = saved
     node._shown = plan.shown   # (PyTorch's CopySlices lists the base, then the op's others)
+    refusal = backward_refusal(plan)
+    if refusal is not None:   # (the op's own backward refusal, through CopySlices too)
+        node._vjp = raising_vjp(refusal)
     base._grad_fn = node
     base._output_nr = 0
     refresh_view_grad_fn(self)

@@ -53,6 +53,7 @@ class OpDef:
         self.check = None
         self.check_traced = False
         self.kinds_check = None
+        self.backward_refusal = None
         self.layout = None   # the result-layout rule (see result_layout.py)
         self.plans = {}
 

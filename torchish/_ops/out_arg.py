@@ -8,6 +8,7 @@ functions (`accept_out`) both end here, so the rules live in one place.
 import functools
 import inspect
 import math
+import sys
 import warnings
 
 import jax
@@ -218,6 +219,10 @@ def _out_type(name, fields):
 
 # ---- resizing ------------------------------------------------------------------------------
 
+_ONLY_T = 3   # references to a storage held by one tensor, seen inside `_resize`: its slot,
+#              the local name and getrefcount's argument
+
+
 def _resize(t, shape):
     """Give `t` the contiguous shape `shape`, keeping its leading elements, as PyTorch's
     resize: within its storage it stays a view of it; past its end the storage grows (new
@@ -225,7 +230,9 @@ def _resize(t, shape):
     n = math.prod(shape)
     storage = t._storage
     total = storage.data.size
-    if t._view is None:
+    # (a storage only `t` holds may change shape; one shared with view-less aliases, as
+    # `x.detach()` is, keeps it and `t` becomes a view: the aliases keep their shapes)
+    if t._view is None and sys.getrefcount(storage) <= _ONLY_T:
         if n == total:
             storage.data = storage.data.reshape(shape)
             return

@@ -664,6 +664,26 @@ def _clamp_check(compute, input, min=None, max=None):
     return _bounds_check(compute, input, *numbers)
 
 
+_COMPLEX_NAMES = {"float16": "ComplexHalf", "float64": "ComplexDouble"}   # (else ComplexFloat)
+
+
+def _clamp_backward_refusal(kinds, statics):
+    """clamp's Scalar overload (a number among the bounds) with a complex bound on a real input:
+    ClampBackward1 compares the input with the bounds in the promoted complex type, which has
+    no ge/le kernel, so PyTorch's backward raises (min's comparison first)."""
+    first = kinds[0]
+    if not (isinstance(first, tuple) and first[0].is_floating_point):
+        return None
+    bounds = kinds[1:3]
+    if not any(isinstance(k, type) for k in bounds):
+        return None   # (the Tensor overload: its forward refuses complex bounds)
+    for kernel, kind in zip(("ge_cpu", "le_cpu"), bounds):
+        if kind is complex or (isinstance(kind, tuple) and kind[0].is_complex):
+            name = _COMPLEX_NAMES.get(first[0].name, "ComplexFloat")
+            return NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return None
+
+
 def _complex_scalar_bound(kinds):
     """clamp_min/clamp_max's Scalar overload refuses any complex number, before its in-place
     result type check."""
@@ -678,7 +698,8 @@ def _no_complex_clamp(input):
 
 @op(grad_fn=_clamp_name, inplace=True, tensors=("input", "min", "max"), aliases=("clip",),
     scalar_operands=("min", "max"), joint_scalars=True, check=_clamp_check,
-    cpp_out_name=_scalar_bounds, promote=_clamp_promote)
+    cpp_out_name=_scalar_bounds, promote=_clamp_promote,
+    backward_refusal=_clamp_backward_refusal)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

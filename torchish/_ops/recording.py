@@ -269,9 +269,30 @@ def _plan_vjp(plan, mask, diff_out):
     key = (mask, diff_out)
     fn = plan.bwd.get(key)
     if fn is None:
-        fn = eager_jit(_make_vjp(plan.fwd, mask, diff_out, plan.materialize))
+        refusal = backward_refusal(plan)
+        fn = raising_vjp(refusal) if refusal is not None else eager_jit(
+            _make_vjp(plan.fwd, mask, diff_out, plan.materialize))
         plan.bwd[key] = fn
     return fn
+
+
+# ---- backward refusals by operand kinds ---------------------------------------------------
+# Some overloads record a node whose backward PyTorch refuses for these operand kinds alone
+# (the formula calls a kernel that lacks their dtype): the op's `backward_refusal` (see
+# `declare.op`), asked once per plan, when its pullback is made, so recording and valid
+# backwards never pay for it.
+
+def backward_refusal(plan):
+    """The exception this plan's backward raises (see above), or None."""
+    rule = getattr(plan.op, "backward_refusal", None)
+    return None if rule is None else rule(plan.kinds, plan.statics)
+
+
+def raising_vjp(exc):
+    """A pullback that raises `exc` (a backward refusal)."""
+    def refuse(leaves, cts):
+        raise type(exc)(*exc.args)   # (a fresh one each time: no traceback piles up)
+    return refuse
 
 
 def _make_vjp(fwd, mask, diff_out, materialize=None):

@@ -4,7 +4,7 @@ import jax.numpy as jnp
 
 from .._storage import Storage, TypedStorage, resolve_storage
 from .._views import contiguous_strides
-from .._tensor import Tensor
+from .._tensor import _INFERENCE_INPLACE_MSG, Tensor
 from ..autograd import grad_mode
 from .call_jax import record_not_implemented
 from .inplace import check_inplace
@@ -17,6 +17,7 @@ PLAIN = ["as_strided_"]
 
 def set_(self, source=None, storage_offset=None, size=None, stride=None):
     check_inplace(self)
+    refused = self._unversioned() and not grad_mode._INFERENCE[0]   # (raised once made)
     if isinstance(source, Tensor):
         if source.dtype is not self.dtype:
             raise RuntimeError(f"Could not set tensor of type {CPP_NAMES[source.dtype.name]} "
@@ -25,13 +26,13 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
             self._storage, self._view = source._storage, source._view
             self._cache, self._cache_base = source._cache, source._cache_base
             self._base, self._view_vc = None, None
-            return _finish(self)
+            return _finish(self, refused)
         source = source._storage
     elif source is None:
         self._storage = Storage(jnp.zeros((0,), self.dtype.np), self._storage.device)
         self._view, self._cache, self._cache_base = None, None, None
         self._base, self._view_vc = None, None
-        return _finish(self)
+        return _finish(self, refused)
     if isinstance(source, TypedStorage):
         source = source.untyped()
     if not isinstance(source, Storage):
@@ -49,10 +50,12 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     retype(self, source, None, self.dtype.np, size, stride,
            storage_offset + start // self.dtype.itemsize)
     self._base, self._view_vc = None, None
-    return _finish(self)
+    return _finish(self, refused)
 
 
-def _finish(self):
+def _finish(self, refused):
+    if refused:   # an inference tensor outside the mode: PyTorch changes it, then refuses
+        raise RuntimeError(_INFERENCE_INPLACE_MSG)
     self._vc[0] += 1
     if self._grad_fn is not None and grad_mode.GRAD_ENABLED[0]:
         record_not_implemented("torch::autograd::NotImplemented", RuntimeError(
