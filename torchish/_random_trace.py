@@ -43,7 +43,7 @@ def _batch_dim(array, axis):
             if array._trace.axis_data.name == axis:
                 return array.batch_dim if isinstance(array.batch_dim, int) else None
             array = array.val
-        elif isinstance(array, ad.JVPTracer):
+        elif isinstance(array, (ad.JVPTracer, getattr(ad, "LinearizeTracer", ad.JVPTracer))):
             array = array.primal
         else:
             return None
@@ -111,8 +111,8 @@ RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mod
 class Host:
     """The "key" of an eagerly called vmap's body: random ops draw PyTorch's stream on the
     host. `levels`: (axis name, randomness, batch size) of the enclosing vmaps, outermost
-    first. `key`: a JAX key for the few samplers whose stream depends on traced values
-    (`poisson` of batched rates), forked from the generator when first needed."""
+    first. `key`: a JAX key for the few draws whose parameters cannot be read on the host
+    (values only known inside compiled code), forked from the generator when first needed."""
 
     def __init__(self, levels):
         self.levels, self.key = levels, None

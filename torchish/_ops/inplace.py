@@ -82,6 +82,8 @@ def dispatch_inplace(definition, targs, sargs):
         if result is not _PROCEED:
             return result
     self = targs[0]
+    if grad_mode.FUNC_LEVELS:   # (vmap refuses an unbatched `self` first, as PyTorch's
+        _vmap_check(definition, targs, tensors, leaves)   # batching layer runs first)
     check_inplace(self, needs_grad)
     unversioned = self._unversioned()   # (PyTorch refuses it at the version bump: after the write)
     if TRANSFORM_EPOCHS and getattr(self._storage, "epoch", 0) < TRANSFORM_EPOCHS[-1]:
@@ -135,6 +137,11 @@ def dispatch_inplace(definition, targs, sargs):
     return self
 
 
+def _vmap_check(definition, targs, tensors, leaves):
+    from ..func._vmap_inplace import check
+    check(definition, targs, tensors, leaves)
+
+
 def _inplace_error(definition, targs):
     """The op's own error for its failed in-place form (`op(inplace_error=)`), or None."""
     check = getattr(definition, "inplace_error", None)   # (OpDefs made directly have none)
@@ -148,7 +155,9 @@ def _with_gradient_of(new, old):
 
 @_with_gradient_of.defjvp
 def _with_gradient_of_jvp(primals, tangents):
-    return primals[0], tangents[1]
+    # (the primal output wrapped again: under nested differentiation, a transform's tape
+    # inside `func.grad`, the levels around see `old`'s derivative too, not `new`'s)
+    return _with_gradient_of(*primals), tangents[1]
 
 
 def _tangent_into_base(view_tensor):

@@ -490,15 +490,15 @@ def _vmap_params(*params):
 def poisson(input, generator=None):
     if input.is_meta:
         return _zero_gradient(empty_like(input), "PoissonBackward0", (input,))
-    if _random_trace.host() and not _symbolic(input):
-        # concrete rates (unbatched): PyTorch's stream, on the rates broadcast per example
-        rates = np.asarray(input.detach()._data)
-        draws = _random_trace.host_draw(lambda full: engine_of(generator).poisson(
-            np.broadcast_to(rates, full)), input.shape, jax_device(input.device))
-        out = _leaf(draws.astype(input.dtype.np), input.device, False)
-        return _zero_gradient(out, "PoissonBackward0", (input,))
+    if _random_trace.host():
+        # an eager vmap's body: PyTorch's stream, drawn once on the rates of the whole batch
+        # (batched or broadcast), which its eager trace holds as concrete values
+        from ..distributions._sampling import host_sample
+        out = host_sample(engine_of(generator).poisson, input, (input,), input.dtype.np)
+        if out is not None:
+            return _zero_gradient(out, "PoissonBackward0", (input,))
     if _traced(input) or _random_trace.host():
-        # (batched rates: the draws depend on their values, so JAX keys, not PyTorch's stream)
+        # (rates only known inside compiled code: JAX keys, not PyTorch's stream)
         _vmap_params(input)
         draws = jax.random.poisson(_key(generator), input.detach()._data, input.shape)
         out = _leaf(draws.astype(input.dtype.np), input.device, False)

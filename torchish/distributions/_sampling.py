@@ -37,7 +37,9 @@ def _gamma_value(c, g):
 @_gamma_value.defjvp
 def _gamma_value_jvp(primals, tangents):
     c, g = primals
-    return g, standard_gamma_grad(c, g) * tangents[0]
+    # (the primal output wrapped again, so that the levels around this one, nested
+    # differentiation, see the reparameterized derivative too, as `inplace._with_gradient_of`)
+    return _gamma_value(c, g), standard_gamma_grad(c, g) * tangents[0]
 
 
 @jax.custom_jvp
@@ -53,7 +55,7 @@ def _dirichlet_value_jvp(primals, tangents):
     c, x = primals
     total = jnp.broadcast_to(c.sum(-1, keepdims=True), c.shape)
     scaled = dirichlet_grad(x, c, total) * tangents[0]
-    return x, scaled - x * scaled.sum(-1, keepdims=True)
+    return _dirichlet_value(c, x), scaled - x * scaled.sum(-1, keepdims=True)
 
 
 def _host_tensor(values, like):
@@ -85,8 +87,8 @@ def _full_values(array):
         if isinstance(array, batching.BatchTracer) and isinstance(array.batch_dim, int):
             peeled.append((array._trace.axis_data.name, array.batch_dim))
             array = array.val
-        elif isinstance(array, ad.JVPTracer):
-            array = array.primal
+        elif isinstance(array, (ad.JVPTracer, getattr(ad, "LinearizeTracer", ad.JVPTracer))):
+            array = array.primal   # (a differentiating transform's values are concrete)
         else:
             return None
     values, names = np.asarray(array), []
@@ -110,6 +112,16 @@ def _full_values(array):
             lead.append(size)
     values = np.transpose(values, order + list(range(len(names), values.ndim)))
     return np.broadcast_to(values, tuple(lead) + shape)
+
+
+def host_sample(draw, like, params, dtype):
+    """In an eager vmap's body, `draw(*values)` of `params`' values for the whole batch (see
+    `_vmap_host`: PyTorch's batching rule draws once for the batch), this example's part as a
+    tensor of numpy `dtype`; None elsewhere or when a value cannot be read (JAX keys then)."""
+    full = _vmap_host(*params)
+    if not full:
+        return None
+    return _host_batch(lambda *values: np.asarray(draw(*values), dtype), like, full)
 
 
 def _host_batch(draw, like, full):

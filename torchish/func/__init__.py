@@ -32,6 +32,11 @@ What JAX does differently from `torch.func`, and how it is bridged here:
   PyTorch's. Inside compiled code it keeps JAX keys: one shared key ("same"), or one per
   batch element ("different"). As PyTorch, "same" refuses batched probabilities/means and
   "different" an in-place sampler on an unbatched tensor (`_random_trace.check_vmap`).
+  With inputs requiring grad (or inside `grad`) an eager vmap that may draw (randomness not
+  "error") runs once, differentiated as it runs (`_tape._apply(once=True)`), so its samplers
+  still read their batched parameters.
+- An in-place op writing a tensor not batched at a vmap level with an operand batched there
+  raises PyTorch's error (`_vmap_inplace`); JAX would batch the tensor silently.
 """
 import contextlib
 import functools
@@ -41,6 +46,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor, _wrap
 from .. import _random_trace, _storage
+from . import _vmap_inplace
 from ..utils import _pytree
 from ..autograd import grad_mode
 from ._tape import (_PROBES, _Names, _apply, _count, _grad_names, _is_t, _leaves, _node_name,
@@ -483,7 +489,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapper(*args, **kwargs):
         # the axis is named by its nesting depth: a nested vmap's index is its own, and the
         # eager ops traced inside hit JAX's caches again on the next call (a fresh name misses)
-        axis = "torchish.vmap%d" % sum(isinstance(level, grad_mode.ForwardLevel)
+        axis = _vmap_inplace.PREFIX + "%d" % sum(isinstance(level, grad_mode.ForwardLevel)
                                        and not level.jvp for level in grad_mode.FUNC_LEVELS)
         for name in ("func", "in_dims", "out_dims", "randomness", "chunk_size"):
             if name in kwargs:   # PyTorch passes keyword arguments on with its own
@@ -517,14 +523,21 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             return (res,) if lone and traced.out is None else res
         lone = isinstance(out_dims, tuple) and len(out_dims) == 1
         mapped = jax.vmap(body, in_axes=dims, out_axes=out_dims, axis_name=axis)
+        depth = int(axis[len(_vmap_inplace.PREFIX):])
+        # (PyTorch's first chunk is what its in-place shape errors see)
+        _vmap_inplace.CHUNKS[depth] = chunk_size
         try:
-            out = _apply(mapped, args, "VmapBackward", func)
+            # (an eager vmap that may draw runs once, on the values: see `_apply`)
+            out = _apply(mapped, args, "VmapBackward", func,
+                         once=outer is not None and randomness != "error")
         except ValueError as e:
             if not str(e).startswith("vmap has mapped output"):
                 raise
             name = _func_name(func)   # (PyTorch's words for JAX's refusal)
             raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
                              "when out_dim is None") from None
+        finally:
+            _vmap_inplace.CHUNKS.pop(depth, None)
         if lone and traced.out is None:
             out = out[0]
         return _reorder(traced.out, out)   # (known once `mapped` has run)

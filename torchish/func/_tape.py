@@ -176,12 +176,15 @@ def _live(closed):
         return closed
 
 
-def _apply(pure, args, name, func=None, names=None, dense=False):
+def _apply(pure, args, name, func=None, names=None, dense=False, once=False):
     """`pure(*arg_arrays)` as Tensors, recorded on the tape when an argument, or a tensor
     `func` captures, requires grad. As PyTorch's graph: an output that does not depend on
     them gets no grad_fn; the others get a node per grad_fn name, with edges to what they
     depend on. `names` (a `_Names`): PyTorch's grad_fn name per output leaf, read while
-    `pure` traces (None: `name`). `dense`: every output on the tape of every input."""
+    `pure` traces (None: `name`). `dense`: every output on the tape of every input.
+    `once`: `pure` runs once, on the values (an eager vmap, whose random ops read their
+    batched parameters then: see `_random_trace.Host`), differentiated as it runs; what
+    depends on what is read off its pullback instead of a prior trace."""
     leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_t)
     arrays = [x._data if _is_t(x) else x for x in leaves]
     levels = grad_mode.FUNC_LEVELS
@@ -212,6 +215,8 @@ def _apply(pure, args, name, func=None, names=None, dense=False):
     flat_in = [arrays[i] for i in diff] + [st.data for st in storages]
     if names is not None:
         names.want()
+    if once:
+        return _apply_once(of_diff, len(diff), flat_in, inputs, name)
     closed, shape = jax.make_jaxpr(of_diff, return_shape=True)(flat_in[:len(diff)],
                                                                 flat_in[len(diff):])
     closed = _live(closed)
@@ -242,24 +247,70 @@ def _apply(pure, args, name, func=None, names=None, dense=False):
     for node_name, outs in groups.items():
         mask = functools.reduce(int.__or__, (masks[j] for j in outs), 0)
         ins = [p for p, k in enumerate(used) if mask >> k & 1]
-
-        def backward(leaves, cts, outs=outs, ins=ins):
-            # leaves: [the pullback], dropped when the graph is freed
-            filled = [None] * len(out_leaves)
-            for j, c in zip(outs, cts):
-                filled[j] = c
-            for j, (o, c) in enumerate(zip(out_leaves, filled)):
-                if not jnp.issubdtype(o.dtype, jnp.inexact):
-                    c = np.zeros(o.shape, jax.dtypes.float0)
-                elif c is None:
-                    c = jnp.zeros_like(o)
-                filled[j] = torch_grad(c)
-            g = leaves[0](filled)
-            return [torch_grad(g[p]) for p in ins]
-        edges = [edge_of(inputs[used[p]]) for p in ins]
-        node = Node(node_name, edges, [pull], None, backward,
-                    [(tensors[j].shape, tensors[j].dtype) for j in outs])
-        for nr, j in enumerate(outs):
-            tensors[j]._grad_fn = node
-            tensors[j]._output_nr = nr
+        _pullback_node(node_name, pull, out_leaves, tensors, outs, ins,
+                       [edge_of(inputs[used[p]]) for p in ins])
     return out_def.unflatten(tensors)
+
+
+def _pullback_node(name, pull, out_leaves, tensors, outs, ins, edges):
+    """Record one node `name` for the outputs `outs` (indices into `tensors`, the wrapped
+    `out_leaves`) whose backward is `pull` (a `jax.vjp` pullback over every output), giving
+    the gradients of its inputs `ins` along `edges`."""
+    def backward(leaves, cts):
+        # leaves: [the pullback], dropped when the graph is freed
+        filled = [None] * len(out_leaves)
+        for j, c in zip(outs, cts):
+            filled[j] = c
+        for j, (o, c) in enumerate(zip(out_leaves, filled)):
+            if not jnp.issubdtype(o.dtype, jnp.inexact):
+                c = np.zeros(o.shape, jax.dtypes.float0)
+            elif c is None:
+                c = jnp.zeros_like(o)
+            filled[j] = torch_grad(c)
+        g = leaves[0](filled)
+        return [torch_grad(g[p]) for p in ins]
+    node = Node(name, edges, [pull], None, backward,
+                [(tensors[j].shape, tensors[j].dtype) for j in outs])
+    for nr, j in enumerate(outs):
+        tensors[j]._grad_fn = node
+        tensors[j]._output_nr = nr
+
+
+def _apply_once(of_diff, n_diff, flat_in, inputs, name):
+    """`_apply` for `once`: `of_diff` differentiated as it runs (`jax.vjp`), one node for the
+    floating outputs that depend on the inputs, by the pullback's own jaxpr."""
+    tree = []
+
+    def flat(*a):
+        out = of_diff(list(a[:n_diff]), list(a[n_diff:]))
+        leaves, treedef = jax.tree_util.tree_flatten(out)
+        tree.append(treedef)
+        return leaves
+    out_leaves, pull = jax.vjp(flat, *flat_in)
+    tensors = [_wrap(o) for o in out_leaves]
+    masks = _pullback_masks(pull, out_leaves, len(flat_in))
+    outs = [j for j, t in enumerate(tensors)
+            if masks[j] and (t.dtype.is_floating_point or t.dtype.is_complex)]
+    if outs:
+        mask = functools.reduce(int.__or__, (masks[j] for j in outs), 0)
+        ins = [k for k in range(len(flat_in)) if mask >> k & 1]
+        _pullback_node(name, pull, out_leaves, tensors, outs, ins,
+                       [edge_of(inputs[k]) for k in ins])
+    return tree[0].unflatten(tensors)
+
+
+def _pullback_masks(pull, outs, n_in):
+    """Per output: the bit mask of the inputs whose gradient its cotangent reaches in the
+    pullback's jaxpr (every input where that jaxpr cannot be read)."""
+    cts = [jnp.zeros(o.shape, o.dtype) if jnp.issubdtype(o.dtype, jnp.inexact)
+           else np.zeros(o.shape, jax.dtypes.float0) for o in outs]
+    full = (1 << n_in) - 1
+    try:
+        closed = jax.make_jaxpr(pull)(cts)
+    except Exception:   # (conservative: every output on the tape of every input)
+        return [full] * len(outs)
+    if len(closed.jaxpr.invars) != len(outs):
+        return [full] * len(outs)
+    reached = _input_masks(closed, [1 << j for j in range(len(outs))])
+    return [functools.reduce(int.__or__, (1 << k for k, m in enumerate(reached)
+                                          if m >> j & 1), 0) for j in range(len(outs))]
