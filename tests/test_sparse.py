@@ -65,6 +65,33 @@ def test_repr_and_metadata(make):
                     make(m).to_dense(), make(m).numel(), len(make(m))))
 
 
+@pytest.mark.parametrize("convert", [
+    lambda m: m.ones(2, 3).to_sparse(3),
+    lambda m: m.ones(2, 3).to_sparse(-1),
+    lambda m: m.ones(2, 3).to_sparse(0),
+    lambda m: m.ones(2, 3).to(m.float8_e4m3fn).to_sparse(),
+    lambda m: m.ones(2, 3).to(m.float8_e5m2).to_sparse(3),
+    lambda m: m.ones(2, 3).to(m.uint16).to_sparse_coo(),
+])
+def test_to_sparse_refusals(convert):
+    same(convert, error=True)
+
+
+@pytest.mark.parametrize("value", [0., 2.5])
+def test_scalar_to_sparse_and_back(value):
+    def fn(m):
+        x = m.tensor(value, requires_grad=True)
+        s = x.to_sparse()
+        d = s.to_dense()
+        d.backward()
+        return s, d, x.grad, s._nnz()
+    same(fn)
+
+
+def test_to_sparse_strided_layout_is_the_tensor():
+    same(lambda m: [(lambda x: x.to_sparse(layout=m.strided) is x)(m.ones(2))])
+
+
 def test_coalesce_indices_values():
     same(lambda m: sp(m).indices(), error=True)
     same(lambda m: sp(m).values(), error=True)

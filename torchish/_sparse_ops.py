@@ -115,20 +115,33 @@ def _check_indices(idx, size):
 
 def dense_to_sparse(x, sparse_dim=None, *, layout=None):
     """`Tensor.to_sparse(sparse_dim)` / `to_sparse(layout=...)` / `to_sparse_coo()`."""
+    from ._layout import strided
+    if layout is strided:   # already that layout (PyTorch returns the tensor itself)
+        return x
     _coo_only(layout)
     name = "ToSparseBackward1" if sparse_dim is None else "ToSparseBackward0"
     sparse_dim = x.ndim if sparse_dim is None else int(sparse_dim)
+    if not 0 <= sparse_dim <= x.ndim:
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{x.ndim}] range, "
+                           f"but {sparse_dim} is given")
+    if sparse_dim == 0 and x.ndim > 0:
+        raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
+    from ._ops.dtype_refusals import refuse
+    refuse("count_nonzero", x.dtype)   # (PyTorch counts the entries first: float8, uint16+)
     arr = np.asarray(x.detach()._data)
-    mask = arr != 0
+    mask = np.atleast_1d(arr != 0)   # (a scalar: one entry unless it is zero, no index rows)
     if arr.ndim > sparse_dim:
         mask = mask.reshape(arr.shape[:sparse_dim] + (-1,)).any(-1)
     where = np.nonzero(mask)
-    indices = _wrap(jnp.asarray(np.stack(where).reshape(sparse_dim, -1), dtype=jnp.int64))
+    indices = np.stack(where)[:sparse_dim] if sparse_dim else np.zeros((0, len(where[0])))
+    indices = _wrap(jnp.asarray(indices, dtype=jnp.int64))
     values = call_jax(name, _gather_rows, [x, jnp.asarray(indices._data)], key=("sp_gather",))
     return make(indices, values, tuple(x.shape), True)
 
 
 def _gather_rows(x, idx):
+    if idx.shape[0] == 0:   # a scalar's entries (none or one)
+        return jnp.broadcast_to(x, idx.shape[1:])
     return x[tuple(idx)]
 
 
@@ -198,6 +211,8 @@ def coalesce(s):
 
 @eager_jit(static_argnames=("size",))
 def _scatter_dense(values, idx, size):
+    if idx.shape[0] == 0:   # no sparse dims: every entry lands on the one dense block
+        return values.any(0) if values.dtype == jnp.bool_ else values.sum(0, values.dtype)
     if values.dtype == jnp.bool_:   # (duplicates of a bool tensor: any of them)
         return jnp.zeros(size, jnp.int8).at[tuple(idx)].max(values.astype(jnp.int8)) > 0
     return jnp.zeros(size, values.dtype).at[tuple(idx)].add(values)
