@@ -99,11 +99,14 @@ def test_ctc_loss_over_many_length_sets(reduction):
         assert ours.grad_fn.name() == theirs.grad_fn.name(), what
 
 
-def test_op_chain_past_the_churn_threshold():
+def test_op_chain_past_the_churn_threshold(monkeypatch):
     """An op chain over more shapes than CHURN gives PyTorch's values, grads and names. (Which
     of its kernels take the churn path depends on what earlier tests in the process compiled:
     the path itself is counted on fresh kernels in tests/test_eager_jit.py.)"""
-    for n in range(1, CHURN + 4):
+    # each shape compiles the chain's ~40 kernels afresh: a threshold of 2 gives two shapes on
+    # each side of it with four shapes
+    monkeypatch.setattr(eager_jit, "CHURN", 2)
+    for n in range(1, eager_jit.CHURN + 3):
         x = torch.randn(3, n, 6, dtype=torch.float64, requires_grad=True)
         w = torch.randn(6, dtype=torch.float64, requires_grad=True)
         xo, wo = ours_of(x, True), ours_of(w, True)

@@ -68,7 +68,7 @@ ctc = nn.CTCLoss(blank=0, reduction="mean", zero_infinity=True)
 opt = torch.optim.Adam(model.parameters(), lr=1e-2)
 x, lens, targets, label_lens, labels = make_batch(6)
 print(x.shape, lens, targets, label_lens)
-train_set = [make_batch(6) for _ in range(3)]
+train_set = [make_batch(6) for _ in range(2)]
 for epoch in range(3):
     model.train()
     total = 0.0
@@ -81,7 +81,7 @@ for epoch in range(3):
         opt.step()
         total += loss.item()
     if epoch % 2 == 0:
-        print(f"epoch {epoch} loss {total / 3:.5f}", logp.shape, hn.shape, loss.grad_fn.name())
+        print(f"epoch {epoch} loss {total / len(train_set):.5f}", logp.shape, hn.shape, loss.grad_fn.name())
 
 model.eval()
 with torch.no_grad():

@@ -33,7 +33,7 @@ def rk4(f, y0, ts):
 
 # ground truth: a damped spiral dy/dt = A y
 A = torch.tensor([[-0.1, 2.0], [-2.0, -0.1]])
-ts = torch.linspace(0.0, 2.0, 9)
+ts = torch.linspace(0.0, 2.0, 5)
 y0 = torch.tensor([[2.0, 0.0]])
 true = rk4(lambda t, y: y @ A.T, y0, ts)
 print("true", true.shape, true[-1])

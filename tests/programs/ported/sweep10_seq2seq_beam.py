@@ -80,7 +80,7 @@ def beam_search(model, src, k=3, max_len=L + 2):
 
 model = Seq2Seq()
 opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-data = [make_batch(16) for _ in range(4)]
+data = [make_batch(16) for _ in range(2)]
 print(data[0][0][:3], data[0][1][:3], sep="\n")
 for epoch in range(6):
     total, correct, count = 0.0, 0, 0

@@ -77,7 +77,7 @@ src, _, tgt_out = batch(2, g)
 with torch.no_grad():
     memory, src_pad = model.encode(src)
     ys = torch.full((2, 1), BOS)
-    for _ in range(4):
+    for _ in range(3):
         nxt = model.decode(ys, memory, src_pad)[:, -1].argmax(-1, keepdim=True)
         ys = torch.cat([ys, nxt], dim=1)
 print("src", src.tolist())

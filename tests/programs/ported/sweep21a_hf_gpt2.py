@@ -272,7 +272,7 @@ with torch.no_grad():
     prompts = collate([[BOS, 5, 6, 7], [BOS, 10], [BOS, 14, 15]], padding_side="left")
     input_ids, attn = prompts["input_ids"], prompts["attention_mask"]
     print(input_ids)
-    for _ in range(4):
+    for _ in range(2):
         position_ids = attn.long().cumsum(-1) - 1
         position_ids.masked_fill_(attn == 0, 1)
         logits = model(input_ids, attention_mask=attn, position_ids=position_ids).logits

@@ -308,7 +308,7 @@ except AssertionError as e:
     print("AssertionError:", e)
 
 g = torch.Generator().manual_seed(42)
-start = torch.tensor([encode("all")], dtype=torch.long)
+start = torch.tensor([encode("all sp")], dtype=torch.long)
 out = model2.generate(start, 12, temperature=0.8, top_k=5, generator=g)
 print(out.shape, out.dtype)
 print(repr(decode(out[0].tolist())))

@@ -108,10 +108,10 @@ def sample(prompt, n, temperature=0.8, top_k=5, gen=None):
 
 
 g = torch.Generator().manual_seed(7)
-print(repr(sample("the ", 8, gen=g)))
-greedy = torch.tensor([stoi[c] for c in "a "]).unsqueeze(1)
+print(repr(sample("the ", 4, gen=g)))
+greedy = torch.tensor([stoi[c] for c in "a ca"]).unsqueeze(1)
 with torch.no_grad():
-    for _ in range(6):
+    for _ in range(4):
         greedy = torch.cat([greedy, model(greedy)[-1:].argmax(-1)], 0)
 print(repr("".join(vocab[i] for i in greedy[:, 0].tolist())))
 try:

@@ -8,7 +8,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_se
 
 torch.manual_seed(0)
 VOCAB, CLASSES = 20, 3
-texts = [torch.randint(1, VOCAB, (int(torch.randint(3, 9, (1,))),)) for _ in range(30)]
+texts = [torch.randint(1, VOCAB, (int(torch.randint(3, 9, (1,))),)) for _ in range(20)]
 labels = torch.tensor([int(t.sum()) % CLASSES for t in texts])
 
 
@@ -41,10 +41,10 @@ opt = torch.optim.SGD(model.parameters(), lr=2.0)
 sched = torch.optim.lr_scheduler.ChainedScheduler([
     torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5),
     torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)])
-perm = torch.randperm(30)
+perm = torch.randperm(20)
 for epoch in range(4):
     tot, acc = 0.0, 0
-    for b in range(0, 30, 10):
+    for b in range(0, 20, 10):
         text, offsets, y = batchify(perm[b:b + 10])
         out = model(text, offsets)
         loss = F.cross_entropy(out, y)
@@ -100,7 +100,7 @@ opt = torch.optim.Adam(gru.parameters(), lr=0.01)
 warm = torch.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
 for epoch in range(3):
     tot = 0.0
-    for b in range(0, 30, 10):
+    for b in range(0, 20, 10):
         idx = perm[b:b + 10]
         seqs = [texts[i] for i in idx]
         lengths = torch.tensor([len(s) for s in seqs])
