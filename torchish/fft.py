@@ -246,10 +246,14 @@ _NO_WINDOW = ("A window was not provided. A rectangular window will be applied,w
               "`window=torch.ones(n_fft, device=<device>)`.")
 
 
+# the dtypes whose type string is a legacy `torch.XTensor` class name
+_LEGACY_TENSOR_NAMES = {"Float", "Double", "Half", "Byte", "Char", "Short", "Int", "Long"}
+
+
 def _stft_type(t):
-    # how PyTorch's stft error names a tensor's type (complex ones by their legacy backend name)
+    # how PyTorch's stft error names a tensor's type (others by their backend type name)
     name = t.dtype._legacy
-    return f"CPU{name}Type" if t.is_complex() else f"torch.{name}Tensor"
+    return f"torch.{name}Tensor" if name in _LEGACY_TENSOR_NAMES else f"CPU{name}Type"
 
 
 def _stft_call(input, n_fft, hop, win, window, normalized, onesided, return_complex):
@@ -299,6 +303,8 @@ def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     def fail(msg):
         raise RuntimeError(_stft_call(input, n_fft, hop_length, win_length, window, normalized,
                                       onesided, return_complex) + msg)
+    if not (input.is_floating_point() or input.is_complex()):   # (int16 PCM, say)
+        fail("expected a tensor of floating point or complex values")
     if input.dim() not in (1, 2):
         fail("expected a 1D or 2D tensor")
     length = input.size(-1)

@@ -91,9 +91,12 @@ def _nll_loss(input, target, weight, reduction, ignore_index, nd):
     loss = jnp.where(valid, -picked * w, jnp.zeros((), x.dtype))
     if reduction == "none":
         return loss.reshape(target.shape)
+    # PyTorch accumulates from +0.0, so a reduced zero loss is +0.0; XLA's reduce of one element
+    # (or of negated ones) keeps the -0.0, which `0 - x` avoids without being folded away
+    total = jnp.sum(jnp.zeros((), x.dtype) - picked * w)
     if reduction == "sum":
-        return jnp.sum(loss)
-    return jnp.sum(loss) / jnp.sum(w)
+        return total
+    return total / jnp.sum(w)
 
 
 def _pointwise_loss_jvp(loss, factor):
@@ -389,12 +392,19 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
     tensors=("weight", "indices", "offsets", "per_sample_weights"),
     optional_tensors=("per_sample_weights",))
 def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, padding_idx,
-                   n_bags):
+                   n_bags, scale_grad_by_freq):
     idx = indices.astype(jnp.int32)
     n = idx.shape[0]
     bag = jnp.searchsorted(offsets.astype(jnp.int32), jnp.arange(n), side="right") - 1
     keep = jnp.ones((n,), bool) if padding_idx is None else idx != padding_idx
     rows = weight[idx]
+    if scale_grad_by_freq:
+        # (the weight's gradient only) ATen's CPU backward divides the r-th distinct index's
+        # rows by the count of sorted_indices[r], not by their own count: matched as it is
+        counts = jnp.zeros((weight.shape[0],), weight.dtype).at[idx].add(1)
+        rank = jnp.cumsum(counts > 0) - 1
+        scale = 1 / counts[jnp.sort(idx)[rank[idx]]]
+        rows = _grad_scaled(rows, scale[:, None])
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[:, None]
     seg = jnp.where(keep, bag, n_bags)  # dropped rows go to an extra segment

@@ -79,9 +79,11 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and size == 0:
             raise RuntimeError("input tensor must have non-empty spatial dimensions")
-    if mode != "circular" and input.dtype is torchish.bool:
+    if mode != "circular" and input.dtype in (torchish.bool, torchish.uint16, torchish.uint32,
+                                              torchish.uint64):
         kernel = "reflection" if mode == "reflect" else "replication"
-        raise NotImplementedError(f'"{kernel}_pad{k}d" not implemented for \'Bool\'')
+        raise NotImplementedError(f'"{kernel}_pad{k}d" not implemented for '
+                                  f"'{input.dtype._legacy}'")
     if mode == "circular" and input.requires_grad and _grad_mode.is_grad_enabled() and all(
             input.shape[input.ndim - 1 - i] + pad[2 * i] + pad[2 * i + 1] > 0
             for i in range(k)):

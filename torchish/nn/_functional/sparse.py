@@ -60,7 +60,8 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
     """`torch.embedding_renorm_`: rows used by `input` with norm > max_norm are rescaled."""
     idx = _concrete(input)
     if idx is None:
-        raise NotImplementedError("embedding max_norm is not supported inside traced code")
+        _traced_renorm_(weight, input, max_norm, norm_type)
+        return
     w = np.asarray(weight.detach()._data)
     rows = np.unique(idx.reshape(-1))
     n = w.shape[0]
@@ -77,6 +78,17 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
     new[rows[over]] = w[rows[over]] * scale[:, None]
     with torchish.no_grad():
         weight.copy_(torchish.from_numpy(new))
+
+
+def _traced_renorm_(weight, input, max_norm, norm_type):
+    """The renorm in traced code (torchish.compile): no index values to check or deduplicate; a
+    row used twice is written twice with the same value."""
+    rows = input.reshape(-1)
+    with torchish.no_grad():
+        used = weight[rows]
+        norms = torchish.linalg.vector_norm(used, ord=norm_type, dim=1, keepdim=True)
+        scale = torchish.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[rows] = used * scale
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -160,7 +172,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   "GitHub.")
     n_bags = offsets.numel() - (1 if include_last_offset else 0)
     out = _nn._embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx,
-                             int(n_bags))
+                             int(n_bags), bool(scale_grad_by_freq))
     if sparse:
         _sparse_grad.embedding_bag(out, weight, _concrete(input), _concrete(offsets),
                                    per_sample_weights, mode, padding_idx, scale_grad_by_freq)

@@ -149,7 +149,15 @@ def _inject_new_class(module):
         replica.__dict__ = copy.deepcopy(self.__dict__, memo)
         return replica
 
-    param_cls = type(f"Parametrized{cls.__name__}", (cls,), {"__deepcopy__": default_deepcopy})
+    def getstate(self):
+        # PyTorch refuses to pickle (torch.save) a parametrized module as a whole
+        raise RuntimeError(
+            "Serialization of parametrized modules is only supported through state_dict(). "
+            "See:\nhttps://pytorch.org/tutorials/beginner/saving_loading_models.html"
+            "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
+
+    param_cls = type(f"Parametrized{cls.__name__}", (cls,),
+                     {"__deepcopy__": default_deepcopy, "__getstate__": getstate})
     module.__class__ = param_cls
 
 
