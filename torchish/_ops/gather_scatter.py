@@ -152,6 +152,8 @@ def take_along_dim(input, indices, dim=None):
             f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
             f"dimensions for indices")
     d = _dim(dim, input.ndim)
+    if not input.ndim:   # (PyTorch names the dim once wrapped)
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
 
     def common(shape, size_at_d, other):
         shape = list(shape)

@@ -600,7 +600,13 @@ def trace(input):
     return jnp.trace(input)
 
 
-def _trapezoid_args(y, x, dx, dim):
+def _trapezoid_args(y, x, dx, dim, cumulative=False):
+    if y.ndim == 0:
+        # PyTorch's 0-dim refusals: given sample points `x` it wraps the dim first
+        from .shape import _wrap_dim
+        shown = dim if x is None else _wrap_dim(dim, 0)
+        raise IndexError("slice() cannot be applied to a 0-dim tensor." if cumulative else
+                         f"Dimension specified as {shown} but tensor has no dimensions")
     d = axis1(dim, y.ndim)
     if d is None:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
@@ -648,7 +654,7 @@ def _trapezoid_steps(y, x=None, *, dx=None, dim=-1):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="CumsumBackward0", tensors=("y", "x"), method=False)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    d = _trapezoid_args(y, x, dx, dim)
+    d = _trapezoid_args(y, x, dx, dim, cumulative=True)
     n = y.shape[d]
     inner = jax.lax.slice_in_dim(y, 1, n, axis=d) + jax.lax.slice_in_dim(y, 0, n - 1, axis=d)
     if x is None:
@@ -663,7 +669,7 @@ def _cumulative_trapezoid_steps(y, x=None, *, dx=None, dim=-1):
     """PyTorch's cumulative_trapezoid op by op: the running sum of the pair sums times half
     the spacing, or times the differences of `x` (then halved)."""
     from .pointwise import _div_scalar, _mul_scalar
-    d = _trapezoid_args(y, x, dx, dim)
+    d = _trapezoid_args(y, x, dx, dim, cumulative=True)
     n = y.shape[d]
     if x is not None and not (x.ndim == y.ndim or (x.ndim == 1 and x.shape[0] == n)):
         return REGISTRY["cumulative_trapezoid"].function(y, x, dx=dx, dim=dim)  # its errors

@@ -265,9 +265,9 @@ def reshape_as(input, other):
 def flatten(input, start_dim=0, end_dim=-1):
     if start_dim.__class__ is not int or end_dim.__class__ is not int:
         python_level_ints("flatten", ("start_dim", "end_dim"), (start_dim, end_dim))
+    s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
     if input.ndim == 0:
         return reshape(input, (1,))
-    s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -285,6 +285,9 @@ def unflatten(input, dim, sizes):
     if not _int_sequence(sizes):
         raise _called_int_list_error("unflatten", "sizes", sizes, 3)
     d = _wrap_dim(dim, input.ndim)
+    if input.ndim == 0:   # (wrapped as a scalar's dim, then its size cannot be read)
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {d} "
+                           "but tensor has no dimensions")
     shape = input.shape
     sizes = [int(s) for s in _sizes(sizes)]
     if not sizes:
@@ -321,8 +324,8 @@ def permute(input, *dims):
 
 def _transpose_perm(ndim, dim0, dim1):
     perm = list(range(ndim))
+    a, b = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)   # (a 0-dim input takes 0 and -1)
     if ndim:
-        a, b = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)
         perm[a], perm[b] = perm[b], perm[a]
     return tuple(perm)
 
@@ -359,6 +362,8 @@ def _movedim_perm(ndim, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if not ndim:   # (0 and -1 name the one dim a 0-dim tensor is taken to have)
+        return ()
     order = [d for d in range(ndim) if d not in src]
     perm = [None] * ndim
     for s, d in zip(src, dst):
@@ -379,7 +384,7 @@ def _squeeze_dims(shape, dim):
     if dim is None:
         return tuple(i for i, n in enumerate(shape) if n == 1)
     dims = dim if isinstance(dim, tuple) else (dim,)
-    return tuple(sorted({_wrap_dim(d, len(shape)) for d in dims if len(shape)} & {
+    return tuple(sorted({_wrap_dim(d, len(shape)) for d in dims} & {
         i for i, n in enumerate(shape) if n == 1}))
 
 
@@ -451,6 +456,8 @@ def broadcast_to(input, size):
 # ---- select / narrow / split / unbind / diagonal -------------------------------------------
 
 def _select_step(shape, dim, index):
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, len(shape))
     n = shape[d]
     if not -n <= index < n:

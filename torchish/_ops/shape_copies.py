@@ -289,6 +289,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input
         return _repeat_interleave(arange(counts.numel(), device=counts.device),
                                   tuple(counts.tolist()), 0)
+    if dim is not None and isinstance(input, Tensor) and input.ndim == 0:
+        # PyTorch's kernel: a tensor of counts reads the dim's size; a number unsqueezes at
+        # the wrapped dim + 1, past a 0-d tensor's range
+        if isinstance(repeats, Tensor):
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{_wrap_dim(dim, 0) + 1})")
     if isinstance(input, Tensor) and input.requires_grad and grad_mode.is_grad_enabled():
         return _repeat_interleave_steps(input, repeats, dim, output_size)
     if isinstance(repeats, Tensor):

@@ -15,6 +15,8 @@ P = Promote
 
 
 def _split_steps(shape, split_size_or_sections, dim):
+    if not shape:   # (refused before the dim is read, as PyTorch)
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, len(shape))
     n = shape[d]
     if isinstance(split_size_or_sections, int):
@@ -89,6 +91,8 @@ def chunk(input, chunks, dim=0, *, axis=REQUIRED):
     dim = numpy_axis("chunk", dim, axis, 0)
     if chunks.__class__ is not int or dim.__class__ is not int:
         python_level_ints("chunk", ("chunks", "dim"), (chunks, dim))
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input.shape[_wrap_dim(dim, input.ndim)]
@@ -203,8 +207,9 @@ def dsplit(input, indices_or_sections):
 
 
 def _unbind_steps(shape, dim):
-    if not shape:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not shape:   # PyTorch wraps the dim (as for one dim) before refusing
+        raise IndexError(f"Dimension specified as {_wrap_dim(dim, 0)} but tensor has no "
+                         "dimensions")
     d = _wrap_dim(dim, len(shape))
     return [[("select", d, i)] for i in range(shape[d])]
 

@@ -261,6 +261,9 @@ def _gradient_dims(input, spacing, dim):
         if len(set(dims)) != len(dims):
             raise RuntimeError("dim " + str(dims[0]) + " appears multiple times in the list of "
                                "dims")
+        if not input.ndim and dims:   # (PyTorch names the dim as given)
+            first = dim if isinstance(dim, int) else list(dim)[0]
+            raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             if dim is None:

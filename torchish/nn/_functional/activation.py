@@ -16,6 +16,7 @@ from ..._ops import registry as _registry
 from ..._ops import nn_ops as _nn
 from ..._ops.complex_refusals import refuse as _refuse
 from ..._ops.recording import records as _records
+from ..._ops.shape import _wrap_dim
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "elu",
            "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu",
@@ -182,7 +183,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 def glu(input, dim=-1):
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = dim % input.ndim
+    d = _wrap_dim(dim, input.ndim)   # (a plain modulo would accept any dim)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
