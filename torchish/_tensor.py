@@ -230,7 +230,8 @@ class Tensor:
 
     def __new__(cls, *args, **kwargs):
         # Legacy constructor: torch.Tensor(2, 3) (uninitialised) or torch.Tensor([1, 2]).
-        from ._ops.creation import tensor as _tensor_fn, empty
+        from ._ops.creation import empty
+        from ._ops.creation_data import tensor as _tensor_fn
         if len(args) == 1 and not isinstance(args[0], int):
             t = _tensor_fn(args[0], dtype=dt.get_default_dtype())
         else:
@@ -775,7 +776,8 @@ def _reclass(t, cls):
 
 
 def _rebuild(array, device, requires_grad):
-    from ._ops.creation import empty, tensor
+    from ._ops.creation import empty
+    from ._ops.creation_data import tensor
     if device == "meta":   # `array` is a MetaArray: a shape and a dtype
         return empty(array.shape, dtype=dt._BY_NP[array.dtype], device=device,
                      requires_grad=requires_grad)

@@ -1,6 +1,6 @@
 """Factories of evenly spaced values: arange / range, linspace / logspace (bit for bit with
 ATen's kernels, traced ends included) and the window functions (hann, hamming, blackman,
-bartlett, kaiser). The other factories and `tensor()` are in `creation.py`."""
+bartlett, kaiser). The other factories are in `creation.py`, `tensor()` in `creation_data.py`."""
 import builtins
 import math
 import warnings

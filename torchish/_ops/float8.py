@@ -104,7 +104,7 @@ def number_as(value, target):
 
 def from_float8(x, target):
     """float8 `x` as `target` (not float8): through float32, as PyTorch's kernels read it.
-    Returns float32 values; `creation.cast` applies its own float -> integer rules to them."""
+    Returns float32 values; `conversion.cast` applies its own float -> integer rules to them."""
     target = np.dtype(target)
     if x.dtype == _E8M0 and target in (np.dtype(np.float64), np.dtype(np.complex128)):
         # exactly, from the exponent bits: XLA flushes float32's subnormal 2**-127 to 0

@@ -1,7 +1,8 @@
 """Matrix products: mm, bmm, matmul, dot, vdot, mv, the addmm family, outer, tensordot,
 kron, cross, inner, multi_dot. einsum is in `linalg_einsum.py`, matrix functions (det, inv,
 solve, svd, ...) in `linalg_matrix.py`, distances in `linalg_distance.py`, factorisations in
-`linalg_decomp.py`; `torch.linalg` re-exports the `linalg_*` ops."""
+`linalg_decomp.py`, `linalg_lu.py` and `linalg_cholesky.py`; `torch.linalg` re-exports the
+`linalg_*` ops."""
 import math
 import sys
 

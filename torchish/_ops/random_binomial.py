@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _random_trace
 from ..random import engine_of
-from .creation import _leaf
+from .creation_data import _leaf
 from .registry import record_not_implemented
 
 

@@ -22,7 +22,8 @@ from .._device import jax_device
 from ..autograd import grad_mode
 from ..autograd.graph import Node, edge_of
 from ..random import Generator, engine_of
-from .creation import _leaf, _size, empty, empty_like, layout_order
+from .creation import _size, empty, empty_like, layout_order
+from .creation_data import _leaf
 from .creation_ranges import _CPP_DTYPE
 from .registry import check_inplace
 from . import unsigned_support

@@ -13,7 +13,7 @@ PyTorch's: `a + 1.5` or `a / b` compute in float and work, `a + 1` computes in u
 refused; ops without promotion (indexing, flips) are refused on their operand's dtype.
 
 Also here: float -> uint32/uint64 conversion as PyTorch's CPU kernels do it (wrapping negative
-values; XLA would saturate), for `creation.cast`.
+values; XLA would saturate), for `conversion.cast`.
 """
 import jax.numpy as jnp
 import numpy as np
@@ -153,7 +153,7 @@ FAMILY = Family("unsigned", _SHELL, compute_or_operand(_SHELL, ON_OPERAND, COMMO
                 NON_DISPATCHED, aliases=True)
 
 
-# ---- float -> integer conversion (used by creation.cast) ----------------------------------
+# ---- float -> integer conversion (used by conversion.cast) --------------------------------
 
 def truncate(x, wide):
     """float -> `wide` signed ints as x86's truncating conversion: out of range or NaN is the

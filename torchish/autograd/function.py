@@ -109,6 +109,10 @@ class _FunctionMeta(type):
         cls._node_class = type(cls._backward_name, (_FunctionNode,),
                                {"__slots__": (), "_forward_cls": cls,
                                 "__module__": "torch.autograd.function"})
+        # PyTorch's ctx is that node object, so `type(ctx)` names the Function's backward class;
+        # ours is a FunctionCtx of the same name and module (the node reads through to it)
+        cls._ctx_class = type(cls._backward_name, (FunctionCtx, BackwardCFunction),
+                              {"_forward_cls": cls, "__module__": "torch.autograd.function"})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -154,7 +158,7 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         from .._tensor import Tensor
-        ctx = FunctionCtx()
+        ctx = cls._ctx_class()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
         from .._ops import registry

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _random_trace
 from .._device import jax_device
-from .._ops.creation import _leaf
+from .._ops.creation_data import _leaf
 from .._ops.random_ops import _key
 from .._ops.registry import call_jax
 from ..random import engine_of
