@@ -27,8 +27,6 @@ def test_quantile_dim_out_of_range(shape, dim):
     assert _outcome(torchish, run) == _outcome(torch, run)
 
 
-@pytest.mark.xfail(strict=True, reason="requested: in-place/out= writes skip PyTorch's "
-                                       "partial-overlap check (inplace.py, dispatch_out)")
 @pytest.mark.parametrize("case", ["add_", "copy_", "setitem", "transpose", "out"])
 def test_partial_overlap_refused(case):
     def run(lib):

@@ -619,6 +619,10 @@ def setitem(self, key, value):
             value = value.expand(target.shape)   # (PyTorch's node, and its error)
         elif value.shape != target.shape:
             _expand_check(value.shape, target.shape)   # (copy_ alone would not expand)
+            if value._storage is target._storage:
+                # PyTorch copies from the expanded value, whose overlap with the target its
+                # copy_ cannot tell (`x.view(4, 10)[:] = x[:10]` is allowed)
+                value = value.expand(target.shape)
         target.copy_(value)
         return
     check_inplace(target)

@@ -1,16 +1,19 @@
 """In-place ops (`x.add_(y)`, `x += y`): PyTorch's checks (leaves, inference tensors, views
-made in no_grad mode or by multi-output ops, internal overlap), the write into the tensor, and
+made in no_grad mode or by multi-output ops, internal overlap, operands sharing its memory:
+`OVERLAP_RULES`, also used for `out=`), the write into the tensor, and
 the node recorded: the op's own, or CopySlices on a view's base, the view's grad_fn then
 refreshed."""
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
 
 from .. import _meta
 from .._tensor import Tensor, _check_versioned, _wrap
-from .._storage import TRANSFORM_EPOCHS, Storage
-from .._views import read_through, read_view, write_view
+from .._storage import TRANSFORM_EPOCHS, RetypedStorage, Storage
+from .._views import (contiguous_strides as _contiguous, read_through, read_view,
+                      write_view)
 from ..autograd import grad_mode, saved_tensors
 from ..autograd.graph import Node, edge_of, saved_entry
 from ..autograd.double_backward import READS_RESULT
@@ -33,6 +36,110 @@ _VIEW_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in
 _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
+
+
+# What PyTorch refuses when an operand shares memory with the tensor written (in place or
+# `out=`); its kernels check either partial overlap alone (full overlap, the same elements with
+# the same strides, is fine: `x.mul_(x)`) or any overlap (index and scatter kernels, cat ...)
+_SHARED_MSG = ("unsupported operation: some elements of the input tensor and the written-to "
+               "tensor refer to a single memory location. Please clone() the tensor before "
+               "performing the operation.")
+PARTIAL, ANY = "partial", "any"
+# Op families (by aten name: in-place ops and the `out=` path share the table) and the check
+# their kernels make, found by running each under PyTorch 2.13 with overlapping operands.
+# A rule is one check for every tensor operand or a tuple by operand position (the last entry
+# for the rest; None: unchecked). In place, operand 0 is the written tensor itself, so
+# `(PARTIAL, ANY)` checks `index_add_`'s index and source for any overlap and `(PARTIAL, None)`
+# checks nothing of `addmm_` (its out= form copies `input` into `out` first, partial-checked).
+# Not listed, so unchecked as in PyTorch: reductions (sum, mean, amax, std, norm, logsumexp,
+# softmax ...), mm/bmm/mv/matmul/dot/tensordot, cummax/cummin, tril/triu/diag, threshold,
+# mvlgamma, linalg, the *_copy ops, fill_/zero_, masked_fill_, masked_scatter_, index_fill_.
+OVERLAP_RULES = {}
+for _names, _rule in ((
+        # TensorIterator ops: every pointwise op, cumsum/cumprod, sort/topk's values ...
+        "abs acos acosh add addcdiv addcmul angle asin asinh atan atan2 atanh bernoulli ceil "
+        "clamp clamp_max clamp_min conj_physical copy copysign cos cosh cumprod cumsum deg2rad "
+        "digamma div eq erf erfc erfinv exp exp2 expm1 floor floor_divide fmax fmin fmod frac "
+        "ge gt heaviside hypot i0 igamma igammac le lerp lgamma log log10 log1p log2 "
+        "logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor "
+        "logit lt maximum minimum msort mul nan_to_num ne neg nextafter normal pow rad2deg "
+        "reciprocal remainder round rsqrt sgn sigmoid sign sin sinc sinh sqrt square sub tan "
+        "tanh trunc xlogy where polygamma float_power bitwise_and bitwise_or bitwise_xor "
+        "bitwise_not bitwise_left_shift bitwise_right_shift gcd lcm frexp renorm sort topk "
+        "addr max min median nanmedian mode kthvalue aminmax "
+        "outer kron diff", PARTIAL),   # (these three: composites of mul and sub)
+        # kernels asserting no overlap at all
+        ("cat stack gather index_select take take_along_dim masked_select linalg_cross put",
+         ANY),
+        ("index_add index_copy index_reduce scatter scatter_add scatter_reduce _index_put",
+         (PARTIAL, ANY)),
+        # (ldexp is `input * 2 ** other`: `other` reaches the kernel as a new tensor)
+        ("addmm addmv addbmm baddbmm ldexp", (PARTIAL, None))):
+    OVERLAP_RULES.update(dict.fromkeys(_names.split(), _rule))
+
+
+def _non_overlapping_and_dense(size, stride):
+    """PyTorch's is_non_overlapping_and_dense: the elements tile one contiguous block once,
+    in some order of the dims."""
+    if len(size) == 1:
+        return size[0] < 2 or stride[0] == 1
+    expected = 1
+    for st, n in sorted((st, n) for n, st in zip(size, stride) if n > 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _layout(t):
+    view = t._view
+    if view is None:
+        shape = tuple(t.shape)
+        return shape, _contiguous(shape), 0
+    return view.size, view.stride, view.offset
+
+
+def overlap_of(a, b):
+    """PyTorch's memory overlap status of two tensors known to share a storage: "full" (the
+    same elements, the same strides), "partial", or None (none, or too hard to tell: a tensor
+    that is not dense, as an expanded or strided one)."""
+    if a is b:
+        return "full"
+    size_a, stride_a, off_a = _layout(a)
+    size_b, stride_b, off_b = _layout(b)
+    n_a, n_b = math.prod(size_a), math.prod(size_b)
+    if not n_a or not n_b or not _non_overlapping_and_dense(size_a, stride_a) or \
+            not _non_overlapping_and_dense(size_b, stride_b):
+        return None
+    item_a, item_b = a.dtype.itemsize, b.dtype.itemsize   # (byte ranges: dtype views)
+    begin_a, begin_b = off_a * item_a, off_b * item_b
+    end_a, end_b = begin_a + n_a * item_a, begin_b + n_b * item_b
+    if begin_a == begin_b and end_a == end_b:
+        return "full" if stride_a == stride_b else "partial"
+    return "partial" if begin_a < end_b and begin_b < end_a else None
+
+
+def _root(storage):
+    return storage.root if type(storage) is RetypedStorage else storage
+
+
+def check_overlap(written, operands, rule, first=0):
+    """Raise PyTorch's error where an operand (numbered from `first` for `rule`'s positions;
+    lists are flattened) shares memory with `written` as the rule refuses. Free unless an
+    operand is on `written`'s storage (an identity test)."""
+    storage = _root(written._storage)
+    for i, t in enumerate(operands, first):
+        kind = rule if type(rule) is str else rule[min(i, len(rule) - 1)]
+        if kind is None:
+            continue
+        if isinstance(t, (tuple, list)):   # (cat's tensors, index_put_'s indices)
+            check_overlap(written, t, kind)
+            continue
+        if not isinstance(t, Tensor) or _root(t._storage) is not storage:
+            continue
+        status = overlap_of(written, t)
+        if status == "partial" or status == "full" and kind == ANY:
+            raise RuntimeError(_SHARED_MSG)
 
 
 # PyTorch's fill_/zero_ write one value everywhere and do not check for internal overlap
@@ -92,6 +199,17 @@ def dispatch_inplace(definition, targs, sargs):
     if view is not None and 0 in view.stride and definition.name not in _OVERLAP_OK and any(
             st == 0 and n > 1 for n, st in zip(view.size, view.stride)):
         raise RuntimeError(_OVERLAP_MSG)
+    rule = OVERLAP_RULES.get(definition.name)
+    if rule is not None:   # (pointwise ops: only identity tests unless an operand shares
+        storage = self._storage   # `self`'s storage; the index family always looks)
+        if type(rule) is not str or type(storage) is RetypedStorage:
+            check_overlap(self, targs[1:], rule, 1)
+        else:
+            for t in targs[1:]:
+                other = getattr(t, "_storage", None)
+                if other is storage or type(other) is RetypedStorage:
+                    check_overlap(self, targs[1:], rule, 1)
+                    break
     plan = _get_plan(definition.inplace_variant or definition, sargs, kinds, self.dtype)
     if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
         return _meta.dispatch_inplace(definition, plan, targs, leaves, tensors, kinds,

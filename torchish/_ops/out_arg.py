@@ -20,6 +20,7 @@ from .._storage import InferenceStorage, Storage, holders_of, reseat_holders
 from .._views import base_view, contiguous_strides, extend
 from .._warnings import user_stacklevel
 from ..autograd import grad_mode
+from .inplace import OVERLAP_RULES, check_overlap
 from .return_types import _rt
 
 __all__ = ["OUT_NAMES", "accept_out", "check_out", "write_out", "resize_", "resize_as_"]
@@ -148,6 +149,11 @@ def check_out(name, out, inputs, multi=None):
         elif any(o.requires_grad for o in outs) or any(
                 t.requires_grad for t in _tensors_in(inputs)):
             raise _grad_error(_ATEN_NAME.get(name, name))
+    rule = OVERLAP_RULES.get(_ATEN_NAME.get(name, name))
+    if rule is not None:   # (PyTorch's kernel checks this before it computes or resizes)
+        operands = list(_tensors_in(inputs))
+        for o in outs:
+            check_overlap(o, operands, rule)
     return outs
 
 
