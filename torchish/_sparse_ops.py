@@ -286,6 +286,42 @@ _RUNTIME = {"reshape": "reshape is not implemented for sparse tensors",
             "contiguous": "unsupported memory format option Contiguous"}
 
 
+# The dispatcher lists the keys an operator has kernels for, in its key order; which ones
+# depends on the operator (most have every backend's kernel, some CPU/Meta ones only)
+_BACKENDS = ("CPU", "CUDA", "HIP", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA",
+             "PrivateUse1", "PrivateUse2", "PrivateUse3")
+_KEY_ORDER = (_BACKENDS + ("Meta", "FPGA", "Vulkan", "Metal")
+              + tuple("Quantized" + b for b in _BACKENDS + ("Meta",))
+              + ("CustomRNGKeyId", "MkldnnCPU")
+              + tuple("SparseCsr" + b for b in _BACKENDS + ("Meta",))
+              + ("NestedTensorCPU", "NestedTensorHPU"))
+_ALWAYS = ("BackendSelect, Python, FuncTorchDynamicLayerBackMode, Functionalize, Conjugate, "
+           "Negative, ZeroTensor, ADInplaceOrView, AutogradOther, "
+           + ", ".join("Autograd" + b for b in _BACKENDS[:3] + ("XLA",) + _BACKENDS[3:8]
+                       + ("Lazy",) + _BACKENDS[8:] + ("Meta", "NestedTensor"))
+           + ", Tracer, AutocastCPU, AutocastMTIA, AutocastMAIA, AutocastXPU, AutocastMPS, "
+           "AutocastCUDA, FuncTorchBatched, BatchedNestedTensor, FuncTorchVmapMode, Batched, "
+           "VmapMode, FuncTorchGradWrapper, PythonTLSSnapshot, FuncTorchDynamicLayerFrontMode, "
+           "PreDispatch, PythonDispatcher")
+_NESTED = {"NestedTensorCPU", "NestedTensorHPU"}
+_ALL_BUT_NESTED = set(_KEY_ORDER) - _NESTED
+_KERNEL_KEYS = {"aten::cos": set(_KEY_ORDER), "aten::eq.Tensor": set(_KEY_ORDER),
+                "aten::_softmax": set(_KEY_ORDER),
+                "aten::max": {"CPU", "Meta", "QuantizedCPU"},
+                "aten::min": {"CPU", "Meta", "QuantizedCPU"},
+                "aten::as_strided": {"CPU", "Meta", "QuantizedCPU"},
+                "aten::nonzero": {"CPU", "Meta"},
+                "aten::view": {"CPU", "Meta", "QuantizedCPU", "MkldnnCPU"} | _NESTED,
+                "aten::empty_strided": {"CPU", "Meta", "QuantizedCPU", "SparseCsrCPU",
+                                        "SparseCsrMeta"} | _NESTED,
+                "aten::_sparse_mm_reduce_impl": {"Meta", "SparseCsrCPU"}}
+
+
+def _backend_list(op):
+    keys = _KERNEL_KEYS.get(op, _ALL_BUT_NESTED)
+    return ", ".join([k for k in _KEY_ORDER if k in keys] + [_ALWAYS])
+
+
 def refuse(name):
     if name.startswith("__") and name[2:-2] in _NO_KERNEL:   # `s == s` is eq's refusal
         name = name[2:-2]
@@ -296,8 +332,8 @@ def refuse(name):
             "because the operator doesn't exist for this backend, or was omitted during the "
             "selective/custom build process (if using custom build). If you are a Facebook "
             "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
-            f"possible resolutions. '{op}' is only available for these backends: [CPU, CUDA, "
-            "Meta, SparseCsrCPU, SparseCsrCUDA, ...].")
+            f"possible resolutions. '{op}' is only available for these backends: "
+            f"[{_backend_list(op)}].")
     if name in _RUNTIME:
         return RuntimeError(_RUNTIME[name])
     from ._unsupported import UnsupportedError   # (also an AttributeError: hasattr works)

@@ -19,6 +19,8 @@ def device_count():
 
 
 def synchronize(device=None):
+    if not cuda.is_available():   # (PyTorch asks for the current accelerator's index first)
+        raise RuntimeError("Cannot access accelerator device when none is available.")
     cuda.synchronize()
 
 

@@ -395,8 +395,17 @@ def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, padding_i
                    n_bags, scale_grad_by_freq):
     idx = indices.astype(jnp.int32)
     n = idx.shape[0]
-    bag = jnp.searchsorted(offsets.astype(jnp.int32), jnp.arange(n), side="right") - 1
+    # ATen's offset2bag: each index's bag counts the bag starts at or before it (unsorted
+    # offsets, accepted by max mode and the double kernel, give PyTorch's bags too)
+    marks = jnp.zeros((n + 1,), jnp.int32).at[offsets[1:n_bags].astype(jnp.int32)].add(1)
+    bag = jnp.cumsum(marks)[:n]
     keep = jnp.ones((n,), bool) if padding_idx is None else idx != padding_idx
+    # with include_last_offset, the float/half kernel sums only up to the last offset while
+    # the bag sizes (mean) still count the indices after it
+    summed = keep
+    if n_bags < offsets.shape[0] and mode != "max" and padding_idx is None and \
+            weight.dtype in (jnp.float32, jnp.float16, jnp.bfloat16):
+        summed = keep & (jnp.arange(n) < offsets[n_bags])
     rows = weight[idx]
     if scale_grad_by_freq:
         # (the weight's gradient only) ATen's CPU backward divides the r-th distinct index's
@@ -412,11 +421,16 @@ def _embedding_bag(weight, indices, offsets, per_sample_weights, mode, padding_i
         out = jax.ops.segment_max(rows, seg, num_segments=n_bags + 1)[:n_bags]
         cnt = jax.ops.segment_sum(keep.astype(jnp.int32), seg, num_segments=n_bags + 1)
         return jnp.where(cnt[:n_bags, None] > 0, out, 0)
-    out = jax.ops.segment_sum(rows, seg, num_segments=n_bags + 1)[:n_bags]
+    out = jax.ops.segment_sum(rows, jnp.where(summed, bag, n_bags),
+                              num_segments=n_bags + 1)[:n_bags]
     if mode == "mean":
-        cnt = jax.ops.segment_sum(keep.astype(weight.dtype), seg,
-                                  num_segments=n_bags + 1)[:n_bags]
-        out = out / jnp.maximum(cnt, 1)[:, None]
+        # ATen's bag sizes come from the offsets (the last bag ends at n), less the padding
+        # entries of the bag; a bag whose size is not positive is left undivided
+        starts = offsets[:n_bags].astype(jnp.int32)
+        ends = jnp.concatenate([starts[1:], jnp.full((1,), n, jnp.int32)])
+        padded = jax.ops.segment_sum((~keep).astype(jnp.int32), bag, num_segments=n_bags)
+        size = (ends - starts - padded).astype(weight.dtype)[:, None]
+        out = jnp.where(size > 0, out / jnp.where(size > 0, size, 1), out)
     return out
 
 

@@ -312,8 +312,11 @@ def _warn_no_dof(name, input, dim, correction):
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         kept = 1
     else:
-        dims = {d % len(shape) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))} \
-            if shape else set()
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        wrap = max(len(shape), 1)
+        if [d for d in dims if not -wrap <= d < wrap]:   # (`any` is torch.any here)
+            return   # (the op refuses the dim; PyTorch checks it before this warning)
+        dims = {d % len(shape) for d in dims} if shape else set()
         kept = math.prod(s for i, s in enumerate(shape) if i not in dims)
     n = math.prod(shape) / max(kept, 1)
     if n - correction <= 0:

@@ -112,9 +112,14 @@ def _read_zip(fh, path, weights_only, backend, use_mmap, encoding):
     try:
         zf = zipfile.ZipFile(fh)
     except zipfile.BadZipFile:
-        raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding "
-                           "central directory" + _MINIZ) from None
+        # (miniz calls anything shorter than an end-of-central-directory record no archive)
+        what = "not a ZIP archive" if fh.seek(0, 2) < 22 else "failed finding central directory"
+        raise RuntimeError("PytorchStreamReader failed reading zip archive: " + what
+                           + _MINIZ) from None
     names = zf.namelist()
+    if names and "/" not in names[0]:   # (the first name gives PyTorch the archive's folder)
+        raise RuntimeError("[enforce fail at inline_container.cc:180] . file in archive is not "
+                           f"in a subdirectory: {names[0]}")
     prefix = names[0].split("/", 1)[0] + "/" if names else ""
     if prefix + "constants.pkl" in names:
         raise RuntimeError("torchish.load can't load TorchScript archives (torch.jit.save).")

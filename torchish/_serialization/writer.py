@@ -171,7 +171,18 @@ def write_checkpoint(obj, f, *, convert=None, pickle_protocol=2,
                 numel)
 
     buf = io.BytesIO()
-    _Pickler(buf, pickle_protocol, convert, on_storage).dump(obj)
+    try:
+        _Pickler(buf, pickle_protocol, convert, on_storage).dump(obj)
+    except BaseException:
+        # PyTorch pickles into an archive it has already opened: a failed save leaves one that
+        # holds only the records its writer adds on closing (no data.pkl)
+        with _open_for(f, "wb") as fh:
+            zw = _ZipWriter(fh, _archive_name(f))
+            zw.write_record("version", b"3\n")
+            if not _disable_byteorder_record:
+                zw.write_record("byteorder", b"little")
+            _finish(zw, _serialization_id)
+        raise
     with _open_for(f, "wb") as fh:
         zw = _ZipWriter(fh, _archive_name(f))
         zw.write_record("data.pkl", buf.getbuffer())
@@ -186,10 +197,14 @@ def write_checkpoint(obj, f, *, convert=None, pickle_protocol=2,
                 flat = flat.astype(flat.dtype.newbyteorder("<"))
             zw.write_record(f"data/{key}", flat.reshape(-1).view(np.uint8))
         zw.write_record("version", b"3\n")
-        sid = _serialization_id or "%020d%020d" % (random.getrandbits(64) % 10 ** 20,
-                                                   zw.crc_combined % 10 ** 20)
-        zw.write_record(".data/serialization_id", sid.encode())
-        zw.finish()
+        _finish(zw, _serialization_id)
+
+
+def _finish(zw, serialization_id):
+    sid = serialization_id or "%020d%020d" % (random.getrandbits(64) % 10 ** 20,
+                                              zw.crc_combined % 10 ** 20)
+    zw.write_record(".data/serialization_id", sid.encode())
+    zw.finish()
 
 
 @contextlib.contextmanager

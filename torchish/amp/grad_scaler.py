@@ -460,6 +460,11 @@ class CudaGradScaler(GradScaler):
                          enabled=enabled)
 
 
+# PyTorch's class is `torch.cuda.amp.grad_scaler.GradScaler` (type(), repr, pickling)
+CudaGradScaler.__name__ = CudaGradScaler.__qualname__ = "GradScaler"
+CudaGradScaler.__module__ = "torchish.cuda.amp.grad_scaler"
+
+
 class CpuGradScaler(GradScaler):
     """`torch.cpu.amp.GradScaler(args...)`: deprecated spelling of
     `torch.amp.GradScaler("cpu", args...)`."""
@@ -472,3 +477,7 @@ class CpuGradScaler(GradScaler):
         super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
+
+
+CpuGradScaler.__name__ = CpuGradScaler.__qualname__ = "GradScaler"
+CpuGradScaler.__module__ = "torchish.cpu.amp.grad_scaler"

@@ -7,6 +7,12 @@ from .._warnings import user_stacklevel
 from .graph import Node, edge_of
 
 
+_FUNCTORCH_SETUP_MSG = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html")
+
+
 class FunctionCtx:
     def __init__(self):
         self._saved = ()
@@ -161,6 +167,10 @@ class Function(metaclass=_FunctionMeta):
         ctx = cls._ctx_class()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
+        if not uses_setup and any(level is True or isinstance(level, grad_mode.ForwardLevel)
+                                  for level in grad_mode.FUNC_LEVELS):
+            # (PyTorch runs a Function under its transforms only through setup_context)
+            raise RuntimeError(_FUNCTORCH_SETUP_MSG)
         from .._ops import registry
         # dual inputs (forward AD): the forward runs on primals, `jvp` gives the tangents
         forward_ad = registry.FORWARD_AD[0]
@@ -273,6 +283,8 @@ def _forward_tangents(cls, ctx, args, outs):
             t = zeros_like(a)
         tangents.append(t)
     from .._ops import registry
+    if ctx._saved_forward is None:   # (inside jvp, saved_tensors reads save_for_forward's
+        ctx._saved_forward = ()      # tensors only: none when it was not called)
     registry.FORWARD_AD[0] = False   # (the tangents it computes carry no tangents; they
     try:                             # record on the tape as PyTorch's do)
         result = cls.jvp(ctx, *tangents)

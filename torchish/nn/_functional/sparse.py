@@ -32,7 +32,8 @@ def _check_bag_index(input, num):
                            f"the valid range [0, {num})")
 
 
-def _check_offsets(input, offsets, bags_given):
+def _check_offsets(input, offsets, bags_given, weight=None, mode="mean",
+                   include_last_offset=False, padding_idx=None):
     """ATen's embedding_bag checks of the indices' type and the bag offsets' values."""
     for t in (input, offsets):
         if t.is_floating_point() or t.is_complex():
@@ -51,9 +52,29 @@ def _check_offsets(input, offsets, bags_given):
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
                            f"mini-batch has to start from position 0. However, got {off[0]}\n"
                            f"[ torch.{kind}Tensor{{}} ]")
-    if off[-1] > input.numel():
+    n = input.numel()
+    if off[-1] > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length "
-                           f"{input.numel()} but got offsets[-1] of {off[-1]}")
+                           f"{n} but got offsets[-1] of {off[-1]}")
+    n_bags = off.size - (1 if include_last_offset else 0)
+    starts = off[1:n_bags]
+    # ATen's float/half kernel for sum and mean walks the offsets itself; the other kernels
+    # (and mean's bag sizes) mark the bag starts in an n + 1 slot tensor (index_add_'s check)
+    fast = weight is not None and padding_idx is None and mode != "max" and \
+        weight.dtype in (torchish.float32, torchish.float16, torchish.bfloat16)
+    if (mode != "sum" or not fast) and ((starts < 0) | (starts > n)).any():
+        raise IndexError("index out of range in self")
+    bounds = off if include_last_offset else np.append(off, n)
+    if fast and ((np.diff(bounds) < 0).any() or (bounds > n).any()):
+        # the float/half kernel walks the bags in order and fails; its diagnosis (per thread
+        # chunk) names the last offset first when the caller gave it
+        if include_last_offset and off[-1] != n:
+            raise RuntimeError("Your input appears to be incorrect: the last offset value "
+                               "should be the size of the indices tensor, but it seems not to "
+                               "be the case.")
+        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this "
+                           "error message be improved?  If so, please report an enhancement "
+                           "request to PyTorch.)")
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -163,13 +184,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         padding_idx = weight.size(0) + padding_idx
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    _check_offsets(input, offsets, bags_given)
-    _check_bag_index(input, weight.shape[0])
+    # (PyTorch's Python layer refuses this before ATen checks anything)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
+    _check_offsets(input, offsets, bags_given, weight, mode, include_last_offset, padding_idx)
+    _check_bag_index(input, weight.shape[0])
     n_bags = offsets.numel() - (1 if include_last_offset else 0)
     out = _nn._embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx,
                              int(n_bags), bool(scale_grad_by_freq))

@@ -12,7 +12,8 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter
-from ..utils._hooks import RemovableHandle, _BackwardHook, _WrappedHook, _non_full_adapter
+from ..utils._hooks import (RemovableHandle, _BackwardHook, _WrappedHook, _non_full_adapter,
+                            warn_non_full_backward_hook)
 from . import _global_hooks, _state_dict
 from ._global_hooks import (  # noqa: F401 (PyTorch's names, importable from here)
     _global_backward_hooks, _global_backward_pre_hooks, _global_buffer_registration_hooks,
@@ -475,6 +476,7 @@ class Module:
                 if grad_fn is not None:
                     for hook in non_full_hooks:
                         grad_fn.register_hook(_non_full_adapter(hook, self))
+                    warn_non_full_backward_hook(args, result, grad_fn)
             return result
         except Exception:
             for hook_id, hook in self._forward_hooks.items():
