@@ -1,5 +1,6 @@
 """Distances between tensors: `torch.cdist` (with PyTorch's matrix-product path for the
 Euclidean distance), `torch.dist`, and the `torch.*` spellings of the `F.*` distances."""
+import functools
 import math
 
 import jax
@@ -41,7 +42,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(msg)
     if _cdist_uses_mm(x1.shape, x2.shape, p, compute_mode):
         return _euclidean_dist_body(x1, x2)
-    return _p_norm(jnp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p, -1)
+    return _p_norm(jnp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p, -1, all_ties=True)
 
 
 _CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
@@ -108,13 +109,31 @@ def _cdist_steps(x1, x2, p=2.0, compute_mode=None):
     return _euclidean_dist(x1, x2).view(shape)
 
 
-def _p_norm(a, p, axis):
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _max_all_ties(a, axis):
+    return jnp.max(a, axis)
+
+
+@_max_all_ties.defjvp
+def _max_all_ties_jvp(axis, primals, tangents):
+    # PyTorch's cdist / pdist backward gives each entry equal to the maximum the whole gradient
+    # (its norm / dist backward, like jnp.max's, shares it among them)
+    a, = primals
+    out = jnp.max(a, axis)
+    return out, jnp.sum(jnp.where(a == jnp.expand_dims(out, axis), tangents[0], 0), axis)
+
+
+def _p_norm(a, p, axis, all_ties=False):
     """The p-norm of |differences| `a` over `axis`, with a 0 (not nan) gradient where all
-    differences are 0, as PyTorch's norm backward."""
+    differences are 0, as PyTorch's norm backward. `all_ties`: the infinity norm's gradient
+    goes whole to each tied maximum, as in PyTorch's cdist and pdist."""
     if p == 0:
         return jnp.sum((a != 0).astype(a.dtype), axis)
     if p == float("inf"):
-        return jnp.max(a, axis) if a.shape[axis] else jnp.zeros(a.shape[:-1], a.dtype)
+        if not a.shape[axis]:
+            return jnp.zeros(a.shape[:-1], a.dtype)
+        a = jnp.where(a == 0, 0, a)  # sgn(0) = 0: no gradient through a zero difference
+        return _max_all_ties(a, axis) if all_ties else jnp.max(a, axis)
     if p == 1:  # gradient sgn(x): 0 at 0 (JAX's |x|' is 1 there)
         return jnp.sum(jnp.where(a == 0, 0, a), axis)
     if p == 2:

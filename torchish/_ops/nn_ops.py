@@ -587,6 +587,9 @@ def _pdist(input, p):
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = jnp.triu_indices(n, 1)
+    if p == math.inf:  # each tied largest difference gets the whole gradient, as in cdist
+        from .linalg_distance import _p_norm
+        return _p_norm(jnp.abs(input[i] - input[j]), math.inf, -1, all_ties=True)
     return _vector_norm(input[i] - input[j], float(p), (1,), False)
 
 

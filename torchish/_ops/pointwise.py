@@ -1,5 +1,6 @@
 """Pointwise ops: arithmetic, comparison, logical and bitwise ops, clamp/where/masked_fill.
 The unary math functions are in `pointwise_math.py`, the activations in `activations.py`."""
+import functools
 import math
 
 import jax
@@ -282,11 +283,41 @@ def _power(base, exp, scalar=False):
     if jnp.iscomplexobj(base) or jnp.iscomplexobj(exp):
         from .complex_pow import power
         return power(base, exp, scalar)
+    if isinstance(exp, (int, float)) and exp == 0 and jnp.issubdtype(base.dtype, jnp.inexact):
+        return jnp.ones_like(base)   # x ** 0 is 1 with derivative 0 (JAX's is nan at x = 0)
+    if hasattr(base, "dtype") and hasattr(exp, "dtype") and \
+            jnp.issubdtype(jnp.result_type(base, exp), jnp.floating):
+        return _float_power(base, exp)
     out = jnp.power(base, exp)
     if not jnp.issubdtype(out.dtype, jnp.integer):
         return out
     unit = jnp.where(base == 1, 1, jnp.where(base == -1, 1 - 2 * (exp % 2), 0))
     return jnp.where(exp < 0, unit.astype(out.dtype), out)
+
+
+def _binary_jvp(fn, partials):
+    """A custom_jvp rule for the binary `fn` from `partials(x, y, out)` (its derivatives for x
+    and y, each called only when that operand has a tangent: a partial that is nan where the
+    other operand's is finite, as x / y, then does not turn an absent tangent's 0 into nan)."""
+    def rule(primals, tangents):
+        out = fn(*primals)
+        parts = partials(*primals, out)
+        terms = [t * parts[i]() for i, t in enumerate(tangents)
+                 if not isinstance(t, jax.custom_derivatives.SymbolicZero)]
+        return out, functools.reduce(lambda a, b: a + b, terms)
+    fn.defjvp(rule, symbolic_zeros=True)
+
+
+@jax.custom_jvp
+def _float_power(base, exp):
+    return jnp.power(base, exp)
+
+
+# PyTorch's derivatives: 0 for the base where the exponent is 0 (JAX's is nan at 0 ** 0), 0 for
+# the exponent where the base is 0 and the exponent >= 0
+_binary_jvp(_float_power, lambda base, exp, out: (
+    lambda: jnp.where(exp == 0, 0, exp * jnp.power(base, exp - 1)),
+    lambda: jnp.where((base == 0) & (exp >= 0), 0, out * jnp.log(base))))
 
 
 def _pow_check(compute, input, exponent):
@@ -342,7 +373,22 @@ def _rpow(input, other):
     scalar_operands=False, saves=("other", "input"))
 def atan2(input, other):
     _reject("atan2_cpu", input, "c")
-    return jnp.arctan2(input, other)
+    return _atan2(input, other)
+
+
+@jax.custom_jvp
+def _atan2(y, x):
+    return jnp.arctan2(y, x)
+
+
+def _atan2_recip(y, x):
+    # PyTorch's derivative (x dy - y dx) / (x^2 + y^2) takes 1 / 0 there as 0 (JAX's: nan)
+    d = y * y + x * x
+    return jnp.where(d == 0, 0, 1 / jnp.where(d == 0, 1, d))
+
+
+_binary_jvp(_atan2, lambda y, x, out: (lambda: x * _atan2_recip(y, x),
+                                       lambda: -y * _atan2_recip(y, x)))
 
 
 def _no_complex(name, x):
@@ -378,7 +424,16 @@ def fmin(input, other):
     saves=("input", "other", "result"))
 def hypot(input, other):
     _reject("hypot_cpu", input, "bic")
-    return jnp.hypot(input, other)
+    return _hypot(input, other)
+
+
+@jax.custom_jvp
+def _hypot(x, y):
+    return jnp.hypot(x, y)
+
+
+# PyTorch's derivative x / hypot(x, y): nan at the origin, where JAX's is 1/2
+_binary_jvp(_hypot, lambda x, y, out: (lambda: x / out, lambda: y / out))
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn=_overload("CopysignBackward", 1, scalar_nr=1), inplace=True,
@@ -460,7 +515,18 @@ def _scalar_variant(stem):
 @op(promote=P.INT_TO_FLOAT, grad_fn=_scalar_variant("XlogyBackward"), inplace=True,
     scalar_operands=True)
 def xlogy(input, other):
-    return jsp.xlogy(input, other)
+    return _xlogy(input, other)
+
+
+@jax.custom_jvp
+def _xlogy(x, y):
+    return jsp.xlogy(x, y)
+
+
+# PyTorch's derivative for x is xlogy(x != 0, y): 0 where x is 0 (JAX's is log(y), -inf at
+# y = 0); for y it is x / y
+_binary_jvp(_xlogy, lambda x, y, out: (
+    lambda: jsp.xlogy((x != 0).astype(jnp.result_type(x, y)), y), lambda: x / y))
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)

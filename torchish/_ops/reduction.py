@@ -383,10 +383,11 @@ def order_zero(p=None, **_):
 def _vector_norm(x, ord, axis, keepdim):
     ax = axis
     a = jnp.abs(x)
-    if ord == float("inf"):
-        return jnp.max(a, axis=ax, keepdims=keepdim)
-    if ord == float("-inf"):
-        return jnp.min(a, axis=ax, keepdims=keepdim)
+    if ord in (float("inf"), float("-inf")):
+        # PyTorch's backward is sgn(x) times a share of the ties: 0 at a zero entry, also when
+        # the norm is 0 (JAX's |x|' is 1 at 0 and max/min would share among the zeros)
+        a = jnp.where(a == 0, 0, a)
+        return (jnp.max if ord > 0 else jnp.min)(a, axis=ax, keepdims=keepdim)
     if ord == 0:
         return jnp.sum((a != 0).astype(a.dtype), axis=ax, keepdims=keepdim)
     if ord == 2:
