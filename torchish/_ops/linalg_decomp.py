@@ -235,7 +235,7 @@ def cond(input, p=None):
     res = res.real if res.is_complex() else res
     if p == "nuc":   # PyTorch maps a singular input to inf for the other norms only
         return res
-    from .pointwise_select import nan_to_num
+    from .pointwise import nan_to_num
     return nan_to_num(res, nan=float("inf"), posinf=float("inf"))
 
 

@@ -422,7 +422,7 @@ def logdet(input):
     sign, logabsdet = linalg_slogdet(input)
     if input.is_complex():
         return sign.log() + logabsdet
-    from .pointwise_select import where
+    from .pointwise import where
     return where(sign == -1, float("nan"), logabsdet)
 
 
