@@ -100,3 +100,31 @@ def _restore_global_state():
     torchish.set_default_dtype(dtype)
     torchish.set_grad_enabled(grad)
     torchish.set_printoptions(profile="default")
+
+
+# A worker that dies in native code is not yet a failure: the suite has met a rare segfault in
+# jaxlib during Python's garbage collection (about one full run in four, never the same test,
+# each passing alone; README "Differences to know"). The crashed test runs once more in a fresh
+# worker and fails if that crashes too; every crash is listed at the end of the run.
+CRASHED = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    if crashitem in CRASHED or not hasattr(sched, "mark_test_pending"):
+        return
+    CRASHED.append(crashitem)
+    sched.mark_test_pending(crashitem)
+    report.outcome = "rerun"
+
+
+def pytest_report_teststatus(report):
+    if report.outcome == "rerun":
+        return "rerun", "R", "RERUN"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if CRASHED:
+        terminalreporter.write_sep("=", "worker crashed (the test ran again in a fresh worker)")
+        for nodeid in CRASHED:
+            terminalreporter.write_line(nodeid)
