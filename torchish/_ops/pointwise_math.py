@@ -18,9 +18,24 @@ P = Promote
 
 # ---- unary math: one table, one declaration each ------------------------------------------
 
+@jax.custom_jvp
+def _real_abs(x):
+    return jnp.abs(x)
+
+
+def _sgn_jvp(primals, tangents):
+    # PyTorch's abs' is sgn(x) = (x > 0) - (x < 0): +0 at -0 and at nan (JAX's is 1 at 0;
+    # x * sign(x) would give -0 at -0 and nan at nan)
+    x, = primals
+    sgn = (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+    return jnp.abs(x), tangents[0] * sgn
+
+
+_real_abs.defjvp(_sgn_jvp)
+
+
 def _abs(x):
-    # x * sign(x) has PyTorch's gradient sgn(x) (0 at 0); jnp.abs' is 1 at 0
-    return jnp.abs(x) if jnp.iscomplexobj(x) else x * jnp.sign(x)
+    return jnp.abs(x) if jnp.iscomplexobj(x) else _real_abs(x)
 
 
 def _i0(x):
