@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from torchish import _random_mathfun as mf
+from torchish import _random_normal_fast as fast
 from torchish._random_engine import (DEFAULT_SEED, STATE_SIZE, MT19937Engine, _temper,
                                      cpu_capability, untemper)
 
@@ -294,7 +295,7 @@ def test_libm_matches_math(name):
 def _kernel_domain(step):
     k = np.arange(0, 1 << 24, step, dtype=np.int64).astype(np.float32)
     u1 = (np.float32(2 ** 24) - k) * np.float32(2 ** -24)
-    theta = (k * mf._C_THETA).astype(np.float32)
+    theta = (k * fast._C_THETA).astype(np.float32)
     return u1, theta
 
 
@@ -306,16 +307,16 @@ def test_fast_kernel_equals_reference_over_domain():
         a, t = u1[lo:lo + (1 << 18)], theta[lo:lo + (1 << 18)]
         ref_log = mf.log256_ps(a)
         assert_bits_equal(ref_log, mf.log256_ps(a, exact_fma=True), "log fast fma")
-        ws = mf._Workspace(a.size)
+        ws = fast._Workspace(a.size)
         out = np.empty(a.size, np.float32)
-        mf._log_radius(ws, a.copy(), out)
+        fast._log_radius(ws, a.copy(), out)
         assert_bits_equal(out, np.sqrt(np.float32(-2) * ref_log), "radius")
         s, c = mf.sincos256_ps(t)
         s2, c2 = mf.sincos256_ps(t, exact_fma=True)
         assert_bits_equal(s, s2, "sin fast fma")
         assert_bits_equal(c, c2, "cos fast fma")
         so, co = np.empty_like(s), np.empty_like(c)
-        mf._sincos(ws, t.copy(), so, co)
+        fast._sincos(ws, t.copy(), so, co)
         assert_bits_equal(so, s, "sin kernel")
         assert_bits_equal(co, c, "cos kernel")
 
@@ -334,7 +335,7 @@ def _domain_blocks(step):
 
 
 def _xla_halves(fn, raw, mean, std, xla=None):
-    halves = (xla or mf._XLA).run(fn, raw, mean, std)
+    halves = (xla or fast._XLA).run(fn, raw, mean, std)
     return np.stack([np.asarray(h) for h in halves], 1).reshape(-1)
 
 
@@ -344,9 +345,9 @@ def test_xla_kernel_equals_reference_over_domain(mode, mean, std):
     """The compiled XLA kernel (each chunk size) == the reference on (a sweep of) every input."""
     step = 1 if os.environ.get("TORCHISH_EXHAUSTIVE") else 23
     raw = _domain_blocks(step)
-    assert mf._xla_mode(mean, std) == mode or mode == "pre"
-    for size in mf._XLA_SIZES:
-        fn = mf._xla_fn(mode, size)
+    assert fast._xla_mode(mean, std) == mode or mode == "pre"
+    for size in fast._XLA_SIZES:
+        fn = fast._xla_fn(mode, size)
         assert fn is not None, f"XLA kernel {mode}/{size} failed its self-check"
         for lo in range(0, raw.size, size):
             r = raw[lo:lo + size]
@@ -365,7 +366,7 @@ def test_xla_self_check_rejects_a_wrong_kernel(monkeypatch):
     """
     import jax
     import jax.numpy as jnp
-    real = mf._xla_fma
+    real = fast._xla_fma
 
     def uncontracted(a, b, c, contract):
         if contract:
@@ -378,9 +379,9 @@ def test_xla_self_check_rejects_a_wrong_kernel(monkeypatch):
     a, b, c = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
     sim = np.asarray(jax.jit(lambda a, b, c: uncontracted(a, b, c, True))(a, b, c))
     assert_bits_equal(sim, a * b + c, "the simulation is unfused")
-    monkeypatch.setattr(mf, "_xla_fma", uncontracted)
-    x = mf._XlaNormal()
-    size = mf._XLA_SIZES[0]
+    monkeypatch.setattr(fast, "_xla_fma", uncontracted)
+    x = fast._XlaNormal()
+    size = fast._XLA_SIZES[0]
     assert x.fn("plain", size) is not None and x.contracted[("plain", size)] is False
     raw = _domain_blocks(997)[:size]
     u = (raw & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2 ** -24)
@@ -389,19 +390,19 @@ def test_xla_self_check_rejects_a_wrong_kernel(monkeypatch):
 
 
 def test_xla_modes_and_fallbacks():
-    assert mf._xla_mode(0.0, 1.0) == "plain"
-    assert mf._xla_mode(-0.0, 1.0) == "fma"
-    assert mf._xla_mode(0.5, 0.02) == "fma"
-    assert mf._xla_mode(0.0, 0.0) == "fma"
+    assert fast._xla_mode(0.0, 1.0) == "plain"
+    assert fast._xla_mode(-0.0, 1.0) == "fma"
+    assert fast._xla_mode(0.5, 0.02) == "fma"
+    assert fast._xla_mode(0.0, 0.0) == "fma"
     # results could be subnormal (XLA's CPU runtime flushes them) or overflow: NumPy's fmaf
     for mean, std in ((0.0, 1e-40), (1e-42, 1.0), (0.0, 3e38), (float("nan"), 1.0)):
-        assert mf._xla_mode(mean, std) == "pre", (mean, std)
-    assert mf._xla_mode(0.0, 1.0000000001) == "plain"     # PyTorch's fmaf takes float(std)
+        assert fast._xla_mode(mean, std) == "pre", (mean, std)
+    assert fast._xla_mode(0.0, 1.0000000001) == "plain"     # PyTorch's fmaf takes float(std)
 
 
 @pytest.mark.parametrize("use_xla", [True, False])
 def test_normal_blocks_match_reference_with_mean_std(use_xla, monkeypatch):
-    monkeypatch.setattr(mf, "_XLA_ON", use_xla and mf._XLA_ON)
+    monkeypatch.setattr(fast, "_XLA_ON", use_xla and fast._XLA_ON)
     rng = np.random.default_rng(4)
     raw = rng.integers(0, 2 ** 32, 16 * 3000, dtype=np.uint64).astype(np.uint32)
     raw[:16] = 0                                    # radius -0 and sin(0): signed zeros
@@ -413,18 +414,18 @@ def test_normal_blocks_match_reference_with_mean_std(use_xla, monkeypatch):
         def draw(k):
             pos[0] += k
             return raw[pos[0] - k:pos[0]].copy()
-        got = mf.normal_f32_blocks(draw, 3000, mean, std)
+        got = fast.normal_f32_blocks(draw, 3000, mean, std)
         assert pos[0] == raw.size
         assert_bits_equal(got, mf.normal16_avx2(u, mean, std).ravel(), f"{mean},{std}")
 
 
 def test_xla_normals_equal_numpy_kernel(monkeypatch):
-    n = 16 * mf._CHUNK_BLOCKS * 6 + 7                # several chunks plus a tail
+    n = 16 * fast._CHUNK_BLOCKS * 6 + 7                # several chunks plus a tail
     for mean, std in ((0.0, 1.0), (0.25, 3.0), (-0.0, 1.0), (0.0, 1e-40)):
         a = MT19937Engine(31).normal(n, "float32", mean, std)      # XLA kernel
-        monkeypatch.setattr(mf, "_XLA_ON", False)
+        monkeypatch.setattr(fast, "_XLA_ON", False)
         b = MT19937Engine(31).normal(n, "float32", mean, std)      # NumPy kernel
-        monkeypatch.setattr(mf, "_XLA_ON", True)
+        monkeypatch.setattr(fast, "_XLA_ON", True)
         assert_bits_equal(a, b, f"XLA vs NumPy {mean},{std}")
 
 

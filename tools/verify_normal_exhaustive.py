@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, ".")
 from torchish import _random_mathfun as mf  # noqa: E402
+from torchish import _random_normal_fast as fast  # noqa: E402
 from torchish._random_engine import MT19937Engine, untemper  # noqa: E402
 
 PER_CALL = 608                 # 38 blocks: the most a crafted state can hand out (<= 623)
@@ -66,13 +67,13 @@ def run_xla(blocks_raw, size):
     def draw(k):
         pos[0] += k
         return flat[pos[0] - k:pos[0]].copy()
-    saved = mf._XLA_SIZES
-    mf._XLA_SIZES = tuple(s for s in saved if s <= size)   # stride = size
+    saved = fast._XLA_SIZES
+    fast._XLA_SIZES = tuple(s for s in saved if s <= size)   # stride = size
     try:
         out = mf.aligned_empty(flat.shape[0])
-        assert mf._normal_f32_xla(draw, flat.shape[0], 0.0, 1.0, out) is not None, "XLA unusable"
+        assert fast._normal_f32_xla(draw, flat.shape[0], 0.0, 1.0, out) is not None, "XLA unusable"
     finally:
-        mf._XLA_SIZES = saved
+        fast._XLA_SIZES = saved
     assert pos[0] == flat.shape[0]
     return out
 
@@ -95,7 +96,7 @@ def main(step=1):
         nbad = int(np.sum(got_t.view(np.uint32) != got_o.view(np.uint32)))
         print(f"part {part}: {got_t.size} outputs, {nbad} mismatches ({time.time() - t0:.0f} s)")
         bad += nbad
-        for size in mf._XLA_SIZES:
+        for size in fast._XLA_SIZES:
             got_x = run_xla(blocks, size)
             nbad = int(np.sum(got_t.view(np.uint32) != got_x.view(np.uint32)))
             print(f"part {part} XLA kernel, chunks of {size}: {nbad} mismatches "

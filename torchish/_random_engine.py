@@ -22,7 +22,7 @@ API for ``torchish.Generator`` (sizes are an int or a shape; dtypes are torch na
 normals compose as PyTorch does: ``normal(mean_t, std)`` = ``normal(.., 0, std) + mean_t``;
 ``normal(mean, std_t)`` and ``normal(mean_t, std_t)`` = ``normal(.., 0, 1) * std_t + mean_t``.
 
-Known limits (see also the module docstring of ``_random_mathfun``):
+Known limits (see also the docstrings of ``_random_mathfun`` and ``_random_normal_fast``):
 * float32 normals of 16+ elements follow PyTorch's AVX2 kernel (x86 with AVX2+FMA, which
   includes AVX512 machines: PyTorch does not dispatch ``normal_`` to AVX512). Elsewhere PyTorch
   calls glibc ``logf``/``sinf``/``cosf``; that path is implemented but unverified.
@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from . import _random_mathfun as _mf
+from ._random_normal_fast import normal_f32_blocks
 from . import _random_discrete as _disc
 from . import _random_gamma as _gamma
 
@@ -487,7 +488,7 @@ class MT19937Engine:
 
     def _normal_f32_blocks(self, nblocks, mean, std, out=None):
         if self.capability == "avx2":
-            return _mf.normal_f32_blocks(self._raw, nblocks, mean, std, out)
+            return normal_f32_blocks(self._raw, nblocks, mean, std, out)
         vals = _mf.normal16_libm_f32(self._u24(16 * nblocks), mean, std)
         if out is None:
             return vals

@@ -696,7 +696,7 @@ def where(condition, input=None, other=None, *, out=None):
         return nonzero(condition, as_tuple=True)
     if input is None or other is None:
         raise TypeError("where() missing 1 required positional argument")
-    from .pointwise import where as where_op
+    from .pointwise_select import where as where_op
     if getattr(condition, "dtype", None) is dt.uint8:
         warn_once("where received a uint8 condition tensor. This behavior is deprecated and "
                   "will be removed in a future version of PyTorch. Use a boolean condition "

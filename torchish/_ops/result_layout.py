@@ -193,8 +193,8 @@ def cat(definition, tensors, outs, statics):
 
 # ---- which ops follow which rule -----------------------------------------------------------
 
-_BY_MODULE = {"pointwise": iterator, "pointwise_math": iterator, "activations": iterator,
-              "special_bessel": iterator, "special_polynomials": iterator}
+_BY_MODULE = {"pointwise": iterator, "pointwise_select": iterator, "pointwise_math": iterator,
+              "activations": iterator, "special_bessel": iterator, "special_polynomials": iterator}
 _BY_NAME = {
     "_to_dtype": preserve,
     "flip": preserve,   # empty_like(self, preserve_format), then filled
