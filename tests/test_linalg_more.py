@@ -116,7 +116,8 @@ def test_triangular_solve(mats):
         assert a._fields == ("solution", "cloned_coefficient")
         _same(a, e, tol=1e-10)
         _grads(e, a, [ts, tb], [os_, ob])
-    with pytest.raises(RuntimeError, match="should have at least 2 dimensions"):
+    with pytest.raises(RuntimeError, match="Expected b to have at least 2 dimensions, but it has 1 "
+                                           "dimensions instead"):
         torchish.triangular_solve(ob[0, :, 0], os_)
 
 

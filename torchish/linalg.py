@@ -1,6 +1,6 @@
 """`torchish.linalg`: PyTorch's linalg namespace over the registry's linalg ops."""
 from . import _autocast
-from ._ops import linalg as _l, linalg_matrix as _m
+from ._ops import linalg as _l, linalg_checks as _checks, linalg_matrix as _m
 from ._ops.linalg_decomp import LINALG as _DECOMP, _with_out
 from ._ops.linalg_ldl import LINALG as _LDL
 from ._ops.reduction import norm as _norm
@@ -58,8 +58,8 @@ def eigh(input, UPLO="L"):
 
 def slogdet(A):
     from ._ops.return_types import _LINALG_SLOGDET
-    _m._float_input("linalg.slogdet", A)
-    _m._square("linalg.slogdet", A)
+    _checks.square("linalg.slogdet", A)   # (PyTorch's order: the shape, then the dtype)
+    _checks.float_or_complex("linalg.slogdet", A)
     return _LINALG_SLOGDET(*_m.linalg_slogdet(A))
 
 
@@ -111,12 +111,8 @@ def matrix_norm(input, ord=_FRO, dim=(-2, -1), keepdim=False, *, dtype=None):
     with `dim` moved last; +-1 and +-inf reduce a vector 1-norm along one dim with amax/amin."""
     from ._ops.shape import _wrap_dim
     _check_matrix_norm_order(ord)   # (first: PyTorch's dtype check depends on it)
-    if input.dim() < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if not (input.dtype.is_floating_point or input.is_complex()):
-        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {input.dtype._legacy}")
+    _checks.at_least_2d("linalg.matrix_norm", input)
+    _checks.float_or_complex("linalg.matrix_norm", input)
     if not isinstance(dim, (tuple, list)):
         from ._ops.overloads import _invalid_combination, table
         given = (input,) if ord is _FRO else (input, ord)

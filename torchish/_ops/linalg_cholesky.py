@@ -5,11 +5,11 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from .linalg_matrix import _mH, _square
+from .linalg_checks import float_or_complex, square
+from .linalg_matrix import _mH
 from .registry import Promote, op
 from .return_types import _rt
-from .linalg_lapack import (_at_least_2d, _broadcast_batch, _float_operand, _lapack_dtype,
-                            _raise_info, _solve_checks, _tri_solve)
+from .linalg_lapack import _broadcast_batch, _lapack_dtype, _raise_info, _solve_checks, _tri_solve
 
 P = Promote
 
@@ -50,15 +50,14 @@ _cholesky_solve.defvjp(_cholesky_solve_fwd, _cholesky_solve_bwd)
 
 @op(promote=P.NONE, grad_fn="CholeskySolveBackward0")
 def cholesky_solve(input, input2, upper=False):
-    _solve_checks("cholesky_solve", input, input2, "b", "A")
+    _solve_checks("cholesky_solve", input, input2, ("b", "u"))
     _lapack_dtype("cholesky_solve_cpu", input)
     return _cholesky_solve(*_broadcast_batch(input, input2), upper)
 
 
 @op(promote=P.NONE, grad_fn="CholeskyInverseBackward0")
 def cholesky_inverse(input, upper=False):
-    _at_least_2d("cholesky_inverse", input)
-    _square("cholesky_inverse", input)
+    square("cholesky_inverse", input)
     _lapack_dtype("cholesky_inverse_out_cpu", input)
     eye = jnp.broadcast_to(jnp.eye(input.shape[-1], dtype=input.dtype), input.shape)
     return _cholesky_solve(eye, input, upper)
@@ -112,9 +111,8 @@ _cholesky.defvjp(_cholesky_fwd, _cholesky_bwd)
 @op(promote=P.NONE, grad_fn="LinalgCholeskyExBackward0", method=False,
     returns=_CHOLESKY_EX, function=False, saves=("L",))
 def linalg_cholesky_ex(input, *, upper=False, check_errors=False):
-    _at_least_2d("linalg.cholesky", input)
-    _square("linalg.cholesky", input)
-    _float_operand("linalg.cholesky", input)
+    square("linalg.cholesky", input)
+    float_or_complex("linalg.cholesky", input)
     L = _cholesky(input) if input.shape[-1] else input
     return (_mH(L) if upper else L), jax.lax.stop_gradient(_cholesky_info(input))
 

@@ -11,12 +11,13 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .linalg_matrix import _float_input, _mH, _pinv, _square, linalg_qr, linalg_svdvals
+from .linalg_checks import (at_least_2d, counted_2d, expected_2d, float_or_complex,
+                            float_or_double, operand_2d, same_dtype, square, square_shape)
+from .linalg_matrix import _mH, _pinv, linalg_qr, linalg_svdvals
 from .pointwise import legacy_name
 from .registry import Promote, op
 from .return_types import _rt
-from .linalg_lapack import (LinAlgError, _at_least_2d, _broadcast_batch, _lapack_dtype,
-                            _solve_checks, _tri_solve)
+from .linalg_lapack import LinAlgError, _broadcast_batch, _lapack_dtype, _solve_checks, _tri_solve
 from .linalg_cholesky import cholesky_ex
 from .linalg_lu import LINALG as LU_LINALG, linalg_inv_ex
 
@@ -46,10 +47,8 @@ def _svd(input, some=True):
 
 def svd(input, some=True, compute_uv=True):
     """torch.svd: U, S, V (V, not V^H); without compute_uv, U and V are zeros."""
-    if input.ndim < 2:
-        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
-                           f"{input.ndim} dimensions instead")
-    _float_input("linalg.svd", input)
+    counted_2d("linalg.svd", input, "input")
+    float_or_complex("linalg.svd", input)
     if not compute_uv:
         from .. import zeros
         m, n = input.shape[-2], input.shape[-1]
@@ -67,7 +66,7 @@ def qr(input, some=True):
         "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
         "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
         "torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=3)
-    _at_least_2d("linalg.qr", input)
+    at_least_2d("linalg.qr", input)
     return _QR(*linalg_qr(input, "reduced" if some else "complete"))
 
 
@@ -75,7 +74,9 @@ def qr(input, some=True):
 @op(promote=P.NONE, grad_fn="TriangularSolveBackward0", method=False, function=False,
     returns=_TRIANGULAR_SOLVE)
 def _triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
-    _solve_checks("triangular_solve", input, A, "self", "A")
+    expected_2d("torch.triangular_solve", input, "b")
+    expected_2d("torch.triangular_solve", A, "A")
+    _solve_checks("triangular_solve", input, A)
     _lapack_dtype("triangular_solve_cpu", input)
     # `transpose` is the plain transpose, also for complex A
     x = _tri_solve(A, input, lower=not upper, adjoint=transpose, unit=unitriangular,
@@ -129,10 +130,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in _DRIVERS:
         raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            f"gelss)")
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError("This function doesn't handle types other than float and double")
+    operand_2d(name, A, "input")
+    float_or_double(A)
     if A.dtype != B.dtype:
         raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got "
                            f"input's dtype {A.dtype._legacy} and other's dtype "
@@ -149,9 +148,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 # ---- small composites ---------------------------------------------------------------------
 
 def _vecdot(x, y, *, dim=-1):
-    if x.dtype != y.dtype:
-        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {legacy_name(x)} and y of type {legacy_name(y)} instead")
+    same_dtype("linalg.vecdot", x, y, "x", "y")
     return jnp.sum(jnp.conj(x) * y, axis=dim)
 
 
@@ -217,25 +214,26 @@ def cond(input, p=None):
     norm(A, p) * norm(A^-1, p) (inf for a singular matrix)."""
     from .linalg_matrix import linalg_matrix_norm
     name = "linalg.cond"
-    if input.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor must have at least 2 dimensions.")
-    _float_input("linalg.svd" if p in (None, 2, -2) else "linalg.inv", input)
+    if p in ("fro", "nuc"):   # (PyTorch checks these first, under this name)
+        square(f"{name}(ord={p})", input)
+    else:
+        at_least_2d(name, input, None)
     if p in (None, 2, -2):
+        float_or_complex("linalg.svd", input)
         s = linalg_svdvals(input)
         ratio = s[..., -1:] / s[..., :1] if p == -2 else s[..., :1] / s[..., -1:]
         ratio = ratio.squeeze(-1)   # SqueezeBackward1, as PyTorch's
         return ratio.real if ratio.is_complex() else ratio
     if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    if input.shape[-1] != input.shape[-2]:
-        raise RuntimeError(f"{name}(ord={p}): A must be batches of square matrices, but they "
-                           f"are {input.shape[-2]} by {input.shape[-1]} matrices")
+    square_shape(f"{name}(ord={p})", input)
+    float_or_complex("linalg.inv", input)
     inverse = linalg_inv_ex(input).inverse
     res = linalg_matrix_norm(input, p) * linalg_matrix_norm(inverse, p)
     res = res.real if res.is_complex() else res
     if p == "nuc":   # PyTorch maps a singular input to inf for the other norms only
         return res
-    from .pointwise import nan_to_num
+    from .pointwise_select import nan_to_num
     return nan_to_num(res, nan=float("inf"), posinf=float("inf"))
 
 
@@ -265,17 +263,16 @@ LINALG = {"vecdot": vecdot, "cholesky_ex": cholesky_ex, "lstsq": lstsq, "diagona
 _EIG = _rt("linalg_eig", ("eigenvalues", "eigenvectors"))
 
 
-def _eig_checks(A):
+def _eig_checks(name, A):
     if not jnp.issubdtype(A.dtype, jnp.inexact):
         raise RuntimeError(f"Unknown Complex ScalarType for {legacy_name(A)}")
-    _at_least_2d("linalg.eig", A)
-    _square("linalg.eig", A)
+    square(name, A)
 
 
 @op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False, returns=_EIG,
     saves=("eigenvalues", "eigenvectors"))
 def linalg_eig(input):
-    _eig_checks(input)
+    _eig_checks("linalg.eig", input)
     return _geev(input)
 
 
@@ -293,7 +290,7 @@ def _geev(A):
 @op(promote=P.NONE, grad_fn="LinalgEigBackward0", method=False, function=False,
     saves=("result",), saved_as={"eigenvalues": "result"})
 def linalg_eigvals(A):
-    _eig_checks(A)
+    _eig_checks("linalg.eigvals", A)
     return jnp.linalg.eigvals(A)
 
 
@@ -346,8 +343,7 @@ def tensorsolve(A, B, dims=None):
     function=False)
 def linalg_householder_product(A, tau):
     name = "torch.linalg.householder_product"
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    operand_2d(name, A, "input")
     if tau.ndim != A.ndim - 1:
         raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
                            f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to "

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jax._src.lax.linalg import geqrf as _lapack_geqrf   # (not re-exported by jax.lax.linalg)
 
 from .linalg_matrix import _mH
+from .linalg_checks import operand_2d
 from .linalg_decomp import linalg_householder_product
 from .pointwise import legacy_name, not_implemented
 from .registry import Promote, op
@@ -22,8 +23,7 @@ _GEQRF = _rt("geqrf", ("a", "tau"))
 
 @op(promote=Promote.NONE, differentiable=False, function=False, method=False)
 def _geqrf(input):
-    if input.ndim < 2:
-        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    operand_2d("torch.geqrf", input, "input")
     if not jnp.issubdtype(input.dtype, jnp.inexact) or input.dtype.itemsize < 4 or (
             input.dtype == jnp.bfloat16):
         raise not_implemented("geqrf_cpu", input)
@@ -53,10 +53,8 @@ def orgqr(input, input2):
 
 def _ormqr_checks(input, tau, other, left):
     name = "torch.ormqr"
-    if input.ndim < 2:
-        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
-    if other.ndim < 2:
-        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    operand_2d(name, input, "input")
+    operand_2d(name, other, "other")
     side = -2 if left else -1
     if other.shape[side] != input.shape[-2]:
         raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")

@@ -5,7 +5,8 @@ and batched triangular solves."""
 import jax
 import jax.numpy as jnp
 
-from .pointwise import legacy_name, not_implemented
+from .linalg_checks import counted_2d, same_dtype, square_shape
+from .pointwise import not_implemented
 
 
 class LinAlgError(RuntimeError):
@@ -18,17 +19,6 @@ LinAlgError.__module__, LinAlgError.__name__, LinAlgError.__qualname__ = \
 
 
 # ---- helpers ------------------------------------------------------------------------------
-
-def _at_least_2d(name, A, what="A"):
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
-
-
-def _float_operand(name, A):
-    if not jnp.issubdtype(A.dtype, jnp.inexact):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {legacy_name(A)}")
-
 
 def _broadcast_batch(a, b):
     """a and b with their batch dimensions (all but the last two) broadcast together."""
@@ -63,22 +53,17 @@ def _raise_info(name, info, message):
     if error is not None:
         raise error
 
-def _solve_checks(name, B, A, bname="b", aname="A"):
-    for x, n in ((B, bname), (A, aname)):
-        if x.ndim < 2:
-            raise RuntimeError(f"{n} should have at least 2 dimensions, but has {x.ndim} "
-                               f"dimensions instead")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+def _solve_checks(name, B, A, dim_names=("b", "A")):
+    """PyTorch's checks of a LAPACK solver's b and A (cholesky_solve names A "u" in its
+    dimension message only)."""
+    counted_2d(None, B, dim_names[0])
+    counted_2d(None, A, dim_names[1])
+    square_shape(None, A)
     if A.shape[-1] != B.shape[-2]:
         raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is "
                            f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is "
                            f"{B.shape[-2]} by {B.shape[-1]}")
-    if A.dtype != B.dtype:
-        raise RuntimeError(f"Expected {bname} and {aname} to have the same dtype, but found "
-                           f"{bname} of type {legacy_name(B)} and {aname} of type "
-                           f"{legacy_name(A)} instead.")
+    same_dtype(None, B, A, "b", "A", period=True)
 
 
 def _lapack_dtype(kernel, x):

@@ -12,6 +12,7 @@ PyTorch differentiates neither function (its nodes are `NotImplemented`).
 import jax
 import jax.numpy as jnp
 
+from .linalg_checks import float_or_complex, same_dtype, square
 from .pointwise import legacy_name, not_implemented
 from .registry import NOT_IMPLEMENTED, Promote, op
 from .return_types import _rt
@@ -100,14 +101,8 @@ def _sytf2(A, hermitian):
 
 
 def _factor_checks(name, A):
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
-    if not jnp.issubdtype(A.dtype, jnp.inexact):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {legacy_name(A)}")
+    square(name, A)
+    float_or_complex(name, A)
     if A.dtype.itemsize < 4 or A.dtype == jnp.bfloat16:
         raise not_implemented("ldl_factor_kernel_cpu", A)
 
@@ -199,11 +194,7 @@ def _sytrs(LD, piv, B, hermitian):
 
 def _solve_checks(LD, pivots, B):
     name = "torch.linalg.ldl_solve"
-    if LD.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if LD.shape[-1] != LD.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{LD.shape[-2]} by {LD.shape[-1]} matrices")
+    square(name, LD)
     if B.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-max(B.ndim, 1)}, {max(B.ndim, 1) - 1}], but got -2)")
@@ -217,9 +208,7 @@ def _solve_checks(LD, pivots, B):
                            f"instead")
     if not jnp.issubdtype(pivots.dtype, jnp.integer):
         raise RuntimeError(f"{name}: Expected pivots to be integers. Got {legacy_name(pivots)}")
-    if B.dtype != LD.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{legacy_name(B)} and A of type {legacy_name(LD)} instead.")
+    same_dtype(None, B, LD, "b", "A", period=True)
     if not jnp.issubdtype(LD.dtype, jnp.inexact) or LD.dtype.itemsize < 4 or (
             LD.dtype == jnp.bfloat16):
         raise not_implemented("ldl_solve_kernel_cpu", LD)

@@ -7,12 +7,11 @@ import jax
 import jax.numpy as jnp
 
 from .._warnings import warn_once
-from .linalg_matrix import _mH, _saved_lu, _square
-from .pointwise import legacy_name
+from .linalg_checks import at_least_2d, float_or_complex, same_dtype, square
+from .linalg_matrix import _mH, _saved_lu
 from .registry import Promote, op
 from .return_types import _rt
-from .linalg_lapack import (_at_least_2d, _broadcast_batch, _float_operand, _lapack_dtype,
-                            _raise_info, _tri_solve)
+from .linalg_lapack import _broadcast_batch, _lapack_dtype, _raise_info, _tri_solve
 
 P = Promote
 
@@ -77,12 +76,11 @@ def linalg_solve_ex(A, B, *, left=True):
 
 def solve_checks(A, B, left):
     """linalg.solve's (and solve_ex's) dtype and shape errors, on the operand arrays."""
-    _at_least_2d("linalg.solve", A)
-    _float_operand("linalg.solve", A)
-    if A.dtype != B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
-                           f"of type {legacy_name(A)} and B of type {legacy_name(B)} instead")
-    _square("linalg.solve", A)
+    # (PyTorch checks the dtype before the dimensions here)
+    float_or_complex("linalg.solve", A)
+    at_least_2d("linalg.solve", A)
+    same_dtype("linalg.solve", A, B, "A", "B")
+    square("linalg.solve", A)
     vec = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]))
     if (B.shape[-1] if vec or not left else B.shape[-2]) != A.shape[-1]:
         rows, cols = (B.shape[-1], 1) if vec else B.shape[-2:]
@@ -102,9 +100,9 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 @op(promote=P.NONE, grad_fn="LinalgInvExBackward0", method=False, returns=_INV_EX,
     function=False, saves=("inverse",))
 def linalg_inv_ex(A):
-    _at_least_2d("linalg.inv", A)
-    _float_operand("linalg.inv", A)
-    _square("linalg.inv", A)
+    at_least_2d("linalg.inv", A)
+    float_or_complex("linalg.inv", A)
+    square("linalg.inv", A)
     info = _lu_info(jax.lax.stop_gradient(jax.lax.linalg.lu(A)[0]))
     return jnp.linalg.inv(A), info
 
@@ -218,12 +216,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     non_differentiable=("pivots",), saves=("LU", "pivots", "result"))
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     name = "linalg.lu_solve"
-    _at_least_2d(name, LU, "LU")
-    _at_least_2d(name, B, "B")
-    _square("torch." + name, LU)
-    if LU.dtype != B.dtype:
-        raise RuntimeError(f"{name}: Expected LU and B to have the same dtype, but found LU of "
-                           f"type {legacy_name(LU)} and B of type {legacy_name(B)} instead")
+    # (PyTorch's order: the dtypes, LU square (named A), then B's dimensions)
+    same_dtype(name, LU, B, "LU", "B")
+    square("torch." + name, LU)
+    at_least_2d(name, B, "B")
     if str(pivots.dtype) != "int32":
         raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type torch.int32")
     n = LU.shape[-1]

@@ -12,7 +12,8 @@ import jax.numpy as jnp
 from .composite import composite
 from ..autograd.saved_tensors import ABSENT
 from .errors import argument_error
-from .pointwise import legacy_name
+from .linalg_checks import at_least_2d, float_or_complex, float_or_double, square
+from .pointwise import not_implemented
 from .registry import REGISTRY, Promote, op
 from .return_types import _rt
 
@@ -41,8 +42,8 @@ def _saved_lu(which):
     saves=("input", "result"), saved_as={"A": "input", "LU": _saved_lu("LU"),
                                          "pivots": _saved_lu("pivots")})
 def det(input):
-    _square("linalg.det", input)
-    _float_array("linalg.det", input)
+    square("linalg.det", input)
+    float_or_complex("linalg.det", input)
     if input.ndim >= 2 and input.shape[-1] == 0:  # empty product (JAX's det jvp fails on 0x0)
         return jnp.ones(input.shape[:-2], input.dtype)
     d = jnp.linalg.det(input)
@@ -57,12 +58,6 @@ def det(input):
 def linalg_slogdet(A):
     sign, logabsdet = jnp.linalg.slogdet(A)
     return sign, logabsdet
-
-
-def _float_array(name, A):
-    if not jnp.issubdtype(A.dtype, jnp.inexact):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {legacy_name(A)}")
 
 
 def _info_check(name, info_of, message):
@@ -101,8 +96,8 @@ def _not_pd(k):
         f"The diagonal element {k} is zero, the inversion could not be completed because the "
         f"input matrix is singular.")))
 def inverse(input):
-    _square("linalg.inv", input)
-    _float_array("linalg.inv", input)
+    square("linalg.inv", input)
+    float_or_complex("linalg.inv", input)
     return jnp.linalg.inv(input)
 
 
@@ -133,8 +128,8 @@ def linalg_solve(A, B, *, left=True):
     saved_as={"L": "result"},
     check=_info_check("linalg.cholesky", _cholesky_info_of, _not_pd))
 def linalg_cholesky(input, *, upper=False):
-    _square("linalg.cholesky", input)
-    _float_array("linalg.cholesky", input)
+    square("linalg.cholesky", input)
+    float_or_complex("linalg.cholesky", input)
     L = jnp.linalg.cholesky(input)
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
@@ -142,7 +137,7 @@ def linalg_cholesky(input, *, upper=False):
 @op(promote=P.INT_TO_FLOAT, grad_fn="CholeskyBackward0", saves="result",
     check=_info_check("cholesky", _cholesky_info_of, _not_pd))
 def cholesky(input, upper=False):
-    _square("cholesky", input)
+    square("cholesky", input)
     L = jnp.linalg.cholesky(input)
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
@@ -172,7 +167,8 @@ _qr_no_grad.defvjp(lambda A, mode: (_qr_no_grad(A, mode), None), _qr_no_grad_bwd
 @op(promote=P.NONE, grad_fn="LinalgQrBackward0", method=False, returns=_LINALG_QR,
     saves=("Q", "R"))
 def linalg_qr(A, mode="reduced"):
-    _float_array("linalg.qr", A)
+    at_least_2d("linalg.qr", A)
+    float_or_complex("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
@@ -188,7 +184,8 @@ def linalg_qr(A, mode="reduced"):
     saved_as={"S_sym_argsize_minus_1": lambda A=None, **_: ABSENT if A is None else
               min(A.shape[-2:])})
 def linalg_svd(A, full_matrices=True):
-    _float_array("linalg.svd", A)
+    at_least_2d("linalg.svd", A)
+    float_or_complex("linalg.svd", A)
     return svd_with_grad(A, full_matrices)
 
 
@@ -217,7 +214,8 @@ def svd_with_grad(A, full_matrices):
 
 @op(promote=P.NONE, grad_fn="LinalgSvdBackward0", method=False)
 def linalg_svdvals(A):
-    _float_array("linalg.svd", A)
+    at_least_2d("linalg.svd", A)
+    float_or_complex("linalg.svd", A)
     return jnp.linalg.svd(A, compute_uv=False)
 
 
@@ -229,14 +227,14 @@ def _svdvals_steps(A):
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False,
     returns=_LINALG_EIGH, saves=("eigenvalues", "eigenvectors"))
 def linalg_eigh(A, UPLO="L"):
-    _square("linalg.eigh", A)
+    square("linalg.eigh", A)
     w, v = jnp.linalg.eigh(_hermitian(A, UPLO), symmetrize_input=False)
     return w, v
 
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgEighBackward0", method=False)
 def linalg_eigvalsh(input, UPLO="L"):
-    _square("linalg.eigh", input)
+    square("linalg.eigh", input)
     return jnp.linalg.eigh(_hermitian(input, UPLO), symmetrize_input=False)[0]
 
 
@@ -324,8 +322,8 @@ def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
 
 @op(promote=P.NONE, grad_fn="LinalgMatrixExpBackward0", method=False)
 def linalg_matrix_exp(input):
-    _square("linalg.matrix_exp", input)
-    _float_array("linalg.matrix_exp", input)
+    square("linalg.matrix_exp", input)
+    float_or_complex("linalg.matrix_exp", input)
     return jax.scipy.linalg.expm(input)
 
 
@@ -336,6 +334,7 @@ def linalg_matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False):
 
 @op(promote=P.INT_TO_FLOAT, grad_fn="LinalgMatrixPowerBackward0", aliases=("linalg_matrix_power",))
 def matrix_power(input, n):
+    square("linalg.matrix_power", input)
     return jnp.linalg.matrix_power(input, n)
 
 
@@ -348,9 +347,13 @@ def _rank_tolerances(kinds):
 @op(promote=P.NONE, differentiable=False, method=False, tensors=("input", "tol", "atol", "rtol"),
     scalar_operands=("tol", "atol", "rtol"), joint_scalars=True, kinds_check=_rank_tolerances)
 def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
-    if not jnp.issubdtype(input.dtype, jnp.inexact):
-        raise RuntimeError(f"linalg.matrix_rank: Expected a floating point or complex tensor "
-                           f"as input. Got {legacy_name(input)}")
+    at_least_2d("torch.linalg.matrix_rank", input, "input")
+    if tol is None:   # (the atol/rtol overload's kernel takes LAPACK's four types only)
+        float_or_double(input)
+    else:   # (the tol overload goes through linalg.svd's checks)
+        float_or_complex("linalg.svd", input)
+        if input.dtype.itemsize < 4 or input.dtype == jnp.bfloat16:
+            raise not_implemented("linalg_svd_cpu", input)
     if hermitian:
         s = jnp.abs(jnp.linalg.eigh(_hermitian(input, "L"), symmetrize_input=False)[0])
     else:
@@ -376,9 +379,8 @@ def _triangular_dtype(compute, A, B, **_):
     method=False, check=_triangular_dtype, saves=("A", "result"))
 def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     name = "linalg.solve_triangular"
-    _square(name, A)
-    if B.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    square(name, A)
+    at_least_2d(name, B, "B")
     if A.shape[-1] != B.shape[-2 if left else -1]:
         raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
@@ -394,40 +396,26 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return jax.scipy.linalg.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
 
 
-def _float_input(name, A):
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {A.dtype._legacy}")
-
-
-def _square(name, A):
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
-
-
 def slogdet(input):
     from .return_types import _SLOGDET
-    _float_input("linalg.slogdet", input)
-    _square("linalg.slogdet", input)
+    square("linalg.slogdet", input)
+    float_or_complex("linalg.slogdet", input)
     return _SLOGDET(*linalg_slogdet(input))
 
 
 def logdet(input):
     """log(det(A)): nan for a negative determinant (real input), as PyTorch."""
-    _float_input("logdet", input)
-    _square("linalg.slogdet", input)
+    square("logdet", input)
+    float_or_complex("logdet", input)
     sign, logabsdet = linalg_slogdet(input)
     if input.is_complex():
         return sign.log() + logabsdet
-    from .pointwise import where
+    from .pointwise_select import where
     return where(sign == -1, float("nan"), logabsdet)
 
 
 def matrix_exp(input):
-    _square("linalg.matrix_exp", input)
+    square("linalg.matrix_exp", input)
     return linalg_matrix_exp(input)
 
 

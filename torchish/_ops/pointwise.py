@@ -719,6 +719,6 @@ def _bind_rdiv():
 _bind_rdiv()
 del _name, _fn, _dunder, _dunders
 
-# the clamp/where family is declared next (the registry's order); linalg_*.py import these here
-from .pointwise_select import nan_to_num, where  # noqa: E402,F401
+# the clamp/where family is declared next (the registry's order)
+from . import pointwise_select  # noqa: E402,F401
 from . import pointwise_math  # noqa: E402,F401  (the unary math and activations)

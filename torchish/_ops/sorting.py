@@ -303,6 +303,29 @@ def _kthvalue_fix(result, input, k, dim=-1, keepdim=False):
 
 
 _NO_OUT = object()
+_STABLE_OVERLOAD = ("sort", "argsort")
+_FAST_KEYS = frozenset(("stable", "dim", "descending"))
+
+
+def _check_stable_overload(name, method, args, kwargs):
+    """PyTorch's parser on a call passing `stable=`: sort and argsort take it only in their
+    keyword-only overload (`dim` and `descending` then by keyword too), so `argsort(x, 1,
+    stable=True)` is its TypeError. The op's own signature is looser, hence this check."""
+    from .._tensor import Tensor
+    from .overloads import parser_error
+    positional = args[1:] if method else args
+    if (type(kwargs["stable"]) is bool and _FAST_KEYS.issuperset(kwargs)
+            and type(kwargs.get("dim", 0)) is int
+            and type(kwargs.get("descending", False)) is bool
+            and (not positional if method else
+                 len(positional) == 1 and isinstance(positional[0], Tensor))):
+        return   # the common accepted form, without the parser's cost
+    probe = kwargs
+    if name == "sort" and kwargs["stable"] is None:
+        # sort's `stable` is a `bool?` (None allowed) although the parser prints `bool stable`
+        probe = dict(kwargs, stable=False)
+    if parser_error(name, method, positional, probe) is not None:
+        raise parser_error(name, method, positional, kwargs)
 
 
 def _with_fix(name, fix):
@@ -316,7 +339,10 @@ def _with_fix(name, fix):
     multi = REGISTRY[name].returns is not None or None
 
     def wrap(fused, method):
-        def binding(*args, out=_NO_OUT, **kwargs):
+        def binding(*args, **kwargs):
+            if "stable" in kwargs and name in _STABLE_OVERLOAD:
+                _check_stable_overload(name, method, args, kwargs)
+            out = kwargs.pop("out", _NO_OUT)   # (popped here: the check sees the call order)
             if "axis" in kwargs or "keepdims" in kwargs:
                 kwargs = numpy_kwargs(kwargs)
             if method and out is not _NO_OUT:   # (the op raises PyTorch's TypeError)
