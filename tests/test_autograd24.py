@@ -380,9 +380,5 @@ def _conj_bits(L):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="the engine passes plain arrays: no gradient carries "
-                   "ConjBackward0's conj view into .grad (needs a mark in graph.py's engine and "
-                   "in fused_backward's compiled pass, and PyTorch's layout-contract clone, "
-                   "which resolves an expanded gradient's bit)")
 def test_leaf_grad_keeps_conj_bit():
     assert _conj_bits(torchish) == _conj_bits(torch)

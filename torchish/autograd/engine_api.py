@@ -5,6 +5,7 @@ import warnings
 import jax
 
 from . import grad_mode
+from .grad_conj import root_marks
 from .graph import edge_of, run_backward
 
 
@@ -44,7 +45,9 @@ def _tensors(x):
     return tuple(x)
 
 
-def _make_grads(outputs, grad_outputs, create_graph):
+def _make_grads(outputs, grad_outputs, create_graph, given=None):
+    """The gradients seeding a pass; `given` (a list) collects the caller's tensors (None for
+    an implicit one)."""
     from .._tensor import Tensor, _wrap
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
@@ -63,6 +66,8 @@ def _make_grads(outputs, grad_outputs, create_graph):
                                    f"outputs but got {t.dtype}")
             g = _implicit_grad(t)
             out.append(_wrap(g, t.device) if create_graph else g)
+            if given is not None:
+                given.append(None)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError("gradients can be either Tensors or None, but got "
@@ -71,6 +76,8 @@ def _make_grads(outputs, grad_outputs, create_graph):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{g.shape} and output[0] has a shape of {t.shape}.")
             out.append(g if create_graph else g._data)
+            if given is not None:
+                given.append(g)
     return out
 
 
@@ -103,7 +110,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     outputs = _tensors(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
-    grads = _make_grads(outputs, grad_tensors, create_graph)
+    given = []
+    grads = _make_grads(outputs, grad_tensors, create_graph, given)
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and not _CYCLE_WARNED[0]:   # once per process, as PyTorch
@@ -122,7 +130,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                 only.add(t.grad_fn)
             else:
                 only.add(t._accumulator())
-    run_backward(_roots(outputs, grads), retain_graph, create_graph, only_leaves=only)
+    run_backward(_roots(outputs, grads), retain_graph, create_graph, only_leaves=only,
+                 marks=None if create_graph else root_marks(grads, given))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -154,7 +163,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
-    grads = _make_grads(outputs, grad_outputs, create_graph)
+    given = []
+    grads = _make_grads(outputs, grad_outputs, create_graph, given)
     if retain_graph is None:
         retain_graph = create_graph
     roots = _roots(outputs, grads)   # (the outputs' errors come first, as in the engine)
@@ -168,7 +178,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         edges.append(edge_of(t))
     # (a view made under no_grad requires grad without an edge: nothing flows to it)
     captured = run_backward(roots, retain_graph, create_graph,
-                            capture={e for e in edges if e is not None}, accumulate=False)
+                            capture={e for e in edges if e is not None}, accumulate=False,
+                            marks=None if create_graph else root_marks(grads, given))
     result = []
     for i, (t, e) in enumerate(zip(inputs, edges)):
         g = captured.get(e)

@@ -16,7 +16,7 @@ import heapq
 
 import jax
 
-from . import graph, saved_storage
+from . import grad_conj, graph, saved_storage
 from .._eager_jit import eager_jit
 
 _MIN_REPEATS = 2   # node-by-node runs of a structure before it is compiled whole
@@ -27,11 +27,14 @@ _MAX_COMPILED = 64  # compiled passes kept (each holds an XLA executable); clear
 _MAX_NODES = 400
 _SEEN = {}         # structure key -> node-by-node runs so far
 _COMPILED = {}     # structure key -> the jitted pass
+_CONJ_BITS = {}    # structure key with ConjBackward0 -> per AccumulateGrad: keeps a conj view
 FUSED_RUNS = [0]   # fused passes run (tests check the path is taken)
 
 
-def try_run(root_nodes, buffers, deps, retain_graph):
-    """Run the pass rooted at `root_nodes` fused; False (nothing done) when it is not eligible."""
+def try_run(root_nodes, buffers, deps, retain_graph, marks=None, track=False):
+    """Run the pass rooted at `root_nodes` fused; False (nothing done) when it is not eligible.
+    `track`: the graph has a ConjBackward0 node (see graph's `_mark_grads`; `marks`: the
+    caller's gradients that are views)."""
     AccumulateGrad = graph.AccumulateGrad
     if len(deps) > _MAX_NODES:
         return False
@@ -59,6 +62,10 @@ def try_run(root_nodes, buffers, deps, retain_graph):
                               for e in node._edges)))
             leaves.append(node._leaves)
     key = (tuple(key), tuple((index[id(node)], nr) for node, nr in roots))
+    if track:   # which gradients PyTorch holds as conj views: fixed by the nodes' kinds
+        kinds = grad_conj.GRAD_KINDS
+        key += (tuple(kinds.get(type(n)) for n in steps),
+                tuple(grad_conj.grad_mark(g, marks) if marks else 0 for g in root_grads))
     fn = _COMPILED.get(key)
     if fn is None:
         seen = _SEEN.get(key, 0)
@@ -69,6 +76,9 @@ def try_run(root_nodes, buffers, deps, retain_graph):
             return False
         if len(_COMPILED) >= _MAX_COMPILED:
             _COMPILED.clear()
+            _CONJ_BITS.clear()
+        if track:
+            _CONJ_BITS[key] = []
         fn = _COMPILED[key] = eager_jit(_make_pass(key))
         _SEEN.pop(key, None)
     elif fn is False:
@@ -82,7 +92,7 @@ def try_run(root_nodes, buffers, deps, retain_graph):
     except Exception:  # e.g. leaves on different devices: the per-node engine copes (or raises)
         _COMPILED[key] = False
         return False
-    _store(steps, new_grads)
+    _store(steps, new_grads, _CONJ_BITS.get(key) if track else None)
     FUSED_RUNS[0] += 1
     if not retain_graph:
         for node in steps:
@@ -133,12 +143,20 @@ def _saved_intact(node):
 
 
 def _make_pass(key):
-    """The engine loop of `run_backward` over a fixed schedule, as a function of arrays."""
+    """The engine loop of `run_backward` over a fixed schedule, as a function of arrays.
+    With a ConjBackward0 node, tracing it fills `_CONJ_BITS[key]`: per AccumulateGrad whether
+    its gradient is one PyTorch would keep as a conj view."""
     _add = graph._add
-    plan, roots = key
+    plan, roots = key[:2]
+    conj_bits = _CONJ_BITS.get(key)
+    kinds, root_bits = key[2:] if len(key) > 2 else (None, None)
 
     def run(leaves, root_grads, old_grads, zero):
         buffers = [{} for _ in plan]
+        marks = None
+        if kinds is not None:
+            del conj_bits[:]
+            marks = {id(g): (g, m) for g, m in zip(root_grads, root_bits) if m}
         for (i, nr), g in zip(roots, root_grads):
             buffers[i][nr] = _add(buffers[i].get(nr), g)
         leaves, old_grads = iter(leaves), iter(old_grads)
@@ -149,6 +167,9 @@ def _make_pass(key):
                 g = grads_in.get(0)
                 old = None if step else next(old_grads)
                 new_grads.append(g if g is None or old is None else old + g)
+                if marks is not None:
+                    conj_bits.append(step and g is not None and
+                                     grad_conj.grad_mark(g, marks) == grad_conj.G_CONJ)
                 continue
             vjp, out_avals, edges = step
             node_leaves = next(leaves)
@@ -156,6 +177,8 @@ def _make_pass(key):
                 continue
             grads = vjp(node_leaves, [grads_in.get(k) for k in range(len(out_avals))])
             grads = _wall(list(grads), zero)
+            if marks is not None and (kinds[i] is not None or marks):
+                grad_conj.mark_grads(kinds[i], edges, grads_in.get(0), grads, marks)
             for e, g in zip(edges, grads):
                 if e is not None and g is not None:
                     slot = buffers[e[0]]
@@ -177,14 +200,17 @@ def _wall(values, zero):
         jax.numpy.zeros_like, v), values)
 
 
-def _store(steps, new_grads):
+def _store(steps, new_grads, conj_bits):
     from .._tensor import _wrap
     accs = [n for n in steps if type(n) is graph.AccumulateGrad]
-    for node, g in zip(accs, new_grads):
+    for j, (node, g) in enumerate(zip(accs, new_grads)):
         if g is None:
             continue
         var = node.variable
         if var._grad is None:
-            var._grad = _wrap(g, var._storage.device)
+            if conj_bits and conj_bits[j] and grad_conj.keeps_conj(var):
+                var._grad = grad_conj.conj_tensor(g, var._storage.device)
+            else:
+                var._grad = _wrap(g, var._storage.device)
         else:
             var._grad._set_data(g)

@@ -423,12 +423,13 @@ def queue_callback(fn):
 
 
 def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
-                 accumulate=True, only_leaves=None):
+                 accumulate=True, only_leaves=None, marks=None):
     """Backpropagate `roots` = [(edge, gradient)].
 
     Gradients are JAX arrays, or Tensors when `create_graph` (so backward is itself recorded).
     `capture` maps edges (node, output_nr) whose incoming gradient should be returned (for
-    `autograd.grad`); `only_leaves` limits accumulation to these AccumulateGrad nodes.
+    `autograd.grad`); `only_leaves` limits accumulation to these AccumulateGrad nodes;
+    `marks`: the caller's gradients that are views (`grad_conj.root_marks`).
     """
     outer = _CALLBACKS[:]
     del _CALLBACKS[:]
@@ -436,7 +437,7 @@ def run_backward(roots, retain_graph=False, create_graph=False, capture=None,
     _PASSES.append(None)
     try:
         captured = _run_backward(roots, retain_graph, create_graph, capture, accumulate,
-                                 only_leaves)
+                                 only_leaves, marks)
         while _CALLBACKS:
             _CALLBACKS.pop(0)()
         return captured
@@ -463,7 +464,7 @@ def _is_checkpoint_valid():
     return _CHECKPOINT_VALID[-1] if _CHECKPOINT_VALID else True
 
 
-def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_leaves):
+def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_leaves, marks):
     from .._ops.registry import record_backward
 
     BACKWARD_RUNS[0] += 1
@@ -484,9 +485,15 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
     reachable = {id(n) for n in order}
     _PASSES[-1] = (reachable, None if targets is None else reachable)
     nan_check = anomaly._enabled[0] and anomaly._check_nan[0]
+    # (a set of the node types: cheaper per node than a generator's test)
+    track = not create_graph and (marks is not None or grad_conj.CONJ_RECORDED[0] and
+                                  grad_conj.CONJ_CLS in set(map(type, order)))
     if (targets is None and accumulate and not create_graph and not nan_check
-            and fused_backward.try_run(root_nodes, buffers, deps, retain_graph)):
+            and fused_backward.try_run(root_nodes, buffers, deps, retain_graph,
+                                       marks if track else None, track)):
         return {}
+    if track and marks is None:
+        marks = {}
     needed = _needed_nodes(order, targets) if targets is not None else None
     if needed is not None:
         _PASSES[-1] = (reachable, needed | {id(t) for t in targets})
@@ -506,17 +513,20 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
             if isinstance(node, AccumulateGrad):
                 if capture is not None and (node, 0) in capture:
                     # (an input of autograd.grad: its tensor hooks run on what it captures)
-                    captured[(node, 0)] = _leaf_hooks(node.variable, grads_in.get(0),
-                                                      create_graph)
+                    g = grads_in.get(0)
+                    if track and grad_conj.grad_mark(g, marks) & grad_conj.G_CONJ:
+                        g = grad_conj.conj_tensor(g, node.variable.device)
+                    captured[(node, 0)] = _leaf_hooks(node.variable, g, create_graph)
                 if accumulate and (only_leaves is None or node in only_leaves):
-                    _accumulate(node, grads_in.get(0), create_graph)
+                    _accumulate(node, grads_in.get(0), create_graph, marks if track else None)
                 continue
             if node._tensor_hooks or node._retain or node._pre_hooks:
                 grads_in = _run_tensor_hooks(node, grads_in, create_graph)
             if capture is not None:
                 for nr, g in grads_in.items():
                     if (node, nr) in capture:
-                        captured[(node, nr)] = g
+                        captured[(node, nr)] = grad_conj.conj_tensor(g) if track and \
+                            grad_conj.grad_mark(g, marks) & grad_conj.G_CONJ else g
             run = needed is None or id(node) in needed
             if node in fused:  # computed with its producer's backward (see `_fusable_views`)
                 grads = fused.pop(node)
@@ -528,7 +538,10 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
                 elif create_graph:
                     grads = record_backward(node, cts)
                 else:
-                    views = _fusable_views(node, deps, buffers, needed, capture)
+                    # (a fused view's incoming gradient is never seen: `grad_conj.mark_grads`
+                    # needs it)
+                    views = () if track else _fusable_views(node, deps, buffers, needed,
+                                                            capture)
                     if views:
                         grads = _apply_fused(node, cts, views, fused)
                     else:
@@ -539,6 +552,10 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
                     anomaly.check_nan(node, grads)
             else:
                 grads = [None] * len(node._edges)
+            if track:
+                kind = grad_conj.GRAD_KINDS.get(type(node))
+                if kind is not None or marks:
+                    grad_conj.mark_grads(kind, node._edges, grads_in.get(0), grads, marks)
             if not retain_graph:
                 node.release()
             for e, g in zip(node._edges, grads):
@@ -696,13 +713,24 @@ def _run_node_hooks(node, grads, cts, create_graph):
     return grads
 
 
-def _accumulate(node, grad, create_graph):
+def _accumulate(node, grad, create_graph, marks=None):
     """PyTorch's AccumulateGrad: its hooks also run for an undefined gradient (None: a custom
-    Function's None, a norm of order 0), which leaves `.grad` as it is."""
+    Function's None, a norm of order 0), which leaves `.grad` as it is. `marks`: see
+    `grad_conj.mark_grads` (a conj view of PyTorch's is kept as `.grad`, and seen so by the
+    hooks)."""
     var = node.variable
     if grad is None and not (var._hooks or node._pre_hooks or var._post_acc_hooks
                              or node._hooks):
         return
+    conj = raw = keep = None
+    if marks and grad is not None:
+        m = grad_conj.grad_mark(grad, marks)
+        if m & grad_conj.G_CONJ:
+            # PyTorch copies it (the bit resolved) unless it may steal it
+            keep = m == grad_conj.G_CONJ and var._grad is None and grad_conj.keeps_conj(var)
+            if keep or var._hooks or node._pre_hooks:
+                raw, grad = grad, grad_conj.conj_tensor(grad, var.device)
+                conj = grad
     grad = _leaf_hooks(var, grad, create_graph)
     for hook in hooks_in(node._pre_hooks):
         given = (_maybe_tensor(grad),)
@@ -711,7 +739,13 @@ def _accumulate(node, grad, create_graph):
             grad = res[0] if res[0] is None or create_graph or res[0].is_sparse else \
                 res[0]._data
     if grad is not None:
-        _store(var, grad, create_graph)
+        if grad is conj:   # (unchanged by the hooks)
+            if keep:
+                var._grad = conj
+            else:
+                _store(var, raw, create_graph)
+        else:
+            _store(var, grad, create_graph)
     for hook in hooks_in(var._post_acc_hooks):
         hook(var)
     for hook in hooks_in(node._hooks):
@@ -747,7 +781,7 @@ def _leaf_hooks(var, grad, create_graph):
     for hook in hooks_in(var._hooks):
         given = _maybe_tensor(grad)
         res = _checked(hook, hook(given), given)
-        if res is not None:
+        if res is not None and res is not grad:   # (its own conj view given back: kept)
             grad = res if create_graph or res.is_sparse else res._data
     return grad
 
@@ -790,3 +824,4 @@ def _identity(x):
 
 from .graph_hooks import (GradientEdge, _MultiHandle, get_gradient_edge,  # noqa: E402,F401
                           increment_version, register_multi_grad_hook)
+from . import grad_conj  # noqa: E402 (registers ConjBackward0's node class)
