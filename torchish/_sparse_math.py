@@ -43,6 +43,8 @@ def _check_2d(s):
 
 
 def _check_mm(s, dense, what="addmm", arg=3):
+    if s.sparse_dim() == 2 and s.dense_dim():   # (a hybrid matrix: ATen's sparse addmm)
+        raise RuntimeError(f"addmm: scalar values expected, got {s.dense_dim()}D values")
     _check_2d(s)
     if is_sparse_coo(dense):
         raise NotImplementedError(f"torchish: {what} of two sparse_coo tensors is not "
@@ -92,18 +94,69 @@ def mm(a, b):
 
 
 def mv(s, vec):
+    if s.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: "
+                           f"{s.ndim}Tensor Dim: {vec.ndim}")
     _dense_grad_refused(s, "torch.mv")
     _check_mm(s, vec)
     return _sparse_left("MvBackward0", s, vec)
 
 
+@eager_jit(static_argnames=("n",))
+def _sp_bmm(values, idx, dense, n):
+    """(sparse b x n x k with these entries) @ dense (b x k x m): each entry (i, r, c) adds
+    value * dense[i, c] to output row (i, r)."""
+    contrib = values[:, None] * dense[idx[0], idx[2]]
+    out = jax.ops.segment_sum(contrib, idx[0] * n + idx[1], num_segments=dense.shape[0] * n)
+    return out.reshape(dense.shape[0], n, dense.shape[2])
+
+
+def bmm(a, b):
+    """Batched sparse (b x n x k, 3 sparse dims) @ dense (b x k x m): a dense result, checked
+    in the order of ATen's `bmm_sparse`."""
+    if is_sparse_coo(b):
+        raise RuntimeError("bmm_sparse: Tensor 'mat2' must be dense")
+    if a.dense_dim():
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 0 dense dims, but has "
+                           f"{a.dense_dim()}")
+    if a.sparse_dim() != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 3 sparse dims, but has "
+                           f"{a.sparse_dim()}")
+    if b.ndim != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'mat2' must have 3 dims, but has {b.ndim}")
+    size = a._sp_size
+    if size[0] != b.shape[0]:
+        raise RuntimeError("bmm_sparse: 'self.size(0)' and 'mat2.size(0)' must match")
+    if size[2] != b.shape[1]:
+        raise RuntimeError("bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match")
+    if b.dtype is not a.dtype:
+        raise RuntimeError(f"expected scalar type {a.dtype._legacy} but found "
+                           f"{b.dtype._legacy}")
+    _dense_grad_refused(a, "torch.bmm")
+    return call_jax("BmmBackward0", functools.partial(_sp_bmm, n=size[1]),
+                    [a._sp_values, a._sp_indices._data, b], key=("sp_bmm", size[1]))
+
+
 def matmul(a, b):
-    if is_sparse_coo(a) and b.ndim == 1:
+    """`@` with a sparse operand, following PyTorch's rank dispatch: the products above for
+    1-D/2-D operands, a dense batch folded into one mm with a sparse matrix; the other ranks
+    meet the sparse tensor's missing reshape / expand, as in PyTorch."""
+    if a.ndim == 2 and b.ndim == 1 and is_sparse_coo(a):
         return mv(a, b)
     if a.ndim == 2 and b.ndim == 2:
         return mm(a, b)
-    raise NotImplementedError("torchish: matmul of a sparse_coo tensor needs 2-D operands (or "
-                              "a vector on the right) yet")
+    if a.ndim == 1 and b.ndim == 2:
+        return mm(a.unsqueeze(0), b).squeeze_(0)
+    if a.ndim >= 3 and b.ndim == 2 and not is_sparse_coo(a):
+        from ._ops.shape import _reshape_copy as unsafe_view
+        shape = tuple(a.shape[:-1])
+        folded = mm(a.reshape(int(np.prod(shape)), a.shape[-1]), b)
+        return unsafe_view(folded, shape + (b.shape[1],))
+    if (a.ndim >= 3 and b.ndim <= 2) or (a.ndim == 1 and b.ndim >= 3):   # (PyTorch folds)
+        raise RuntimeError("reshape is not implemented for sparse tensors")
+    if a.ndim >= 3 or b.ndim >= 3:
+        raise RuntimeError("expand is unsupported for Sparse tensors")
+    raise refuse("dot")   # (1-D @ 1-D: PyTorch has no sparse dot)
 
 
 def sparse_mm(sparse, dense, reduce=None):
@@ -494,7 +547,7 @@ def _segment_softmax(values, groups, m, log):
 
 
 IMPLS = {"mm": mm, "spmm": spmm, "matmul": matmul, "__matmul__": matmul,
-         "__rmatmul__": lambda a, b: matmul(b, a), "mv": mv, "addmm": addmm,
+         "__rmatmul__": lambda a, b: matmul(b, a), "mv": mv, "addmm": addmm, "bmm": bmm,
          "add": add, "__add__": add, "__radd__": lambda a, b: add(b, a),
          "sub": sub, "__sub__": sub, "sum": sum_, "pow": sparse_pow, "__pow__": sparse_pow,
          "unsqueeze": sparse_unsqueeze, "cat": sparse_cat, "concat": sparse_cat,

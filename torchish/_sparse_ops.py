@@ -273,8 +273,10 @@ def sparse_repr(s):
 _NO_KERNEL = {n: f"aten::{n}" for n in (
     "exp", "log", "cos", "cosh", "sigmoid", "reciprocal", "cumsum", "cumprod", "max", "min",
     "argmax", "argmin", "clamp", "nonzero", "all", "view", "logsumexp", "exp2", "index_add_",
-    "_sparse_mm_reduce_impl")}
-_NO_KERNEL.update(mean="aten::mean.dim", eq="aten::eq.Tensor", ne="aten::ne.Tensor",
+    "_sparse_mm_reduce_impl", "dot", "select_backward")}
+_NO_KERNEL.update(mean="aten::mean.dim", index="aten::index.Tensor",
+                  masked_fill_="aten::masked_fill_.Scalar", eq="aten::eq.Tensor",
+                  ne="aten::ne.Tensor",
                   lt="aten::lt.Tensor", le="aten::le.Tensor", gt="aten::gt.Tensor",
                   ge="aten::ge.Tensor", softmax="aten::_softmax",
                   log_softmax="aten::_log_softmax", squeeze="aten::as_strided",
@@ -310,7 +312,8 @@ _KERNEL_KEYS = {"aten::cos": set(_KEY_ORDER), "aten::eq.Tensor": set(_KEY_ORDER)
                 "aten::max": {"CPU", "Meta", "QuantizedCPU"},
                 "aten::min": {"CPU", "Meta", "QuantizedCPU"},
                 "aten::as_strided": {"CPU", "Meta", "QuantizedCPU"},
-                "aten::nonzero": {"CPU", "Meta"},
+                "aten::nonzero": {"CPU", "Meta"}, "aten::dot": {"CPU", "Meta"},
+                "aten::masked_fill_.Scalar": {"CPU", "Meta", "QuantizedCPU"},
                 "aten::view": {"CPU", "Meta", "QuantizedCPU", "MkldnnCPU"} | _NESTED,
                 "aten::empty_strided": {"CPU", "Meta", "QuantizedCPU", "SparseCsrCPU",
                                         "SparseCsrMeta"} | _NESTED,
@@ -535,6 +538,154 @@ def _index_select(s, dim, index):
     return make(_wrap(jnp.asarray(new_idx)), values, size, taken.size <= 1)
 
 
+def _take_values(s, taken):
+    """`s`'s values at the entry positions `taken` (a NumPy int array)."""
+    return _wrap(s._sp_values._data[jnp.asarray(taken, dtype=jnp.int64)], s._sp_values.device)
+
+
+def _select(s, dim, index):
+    """The entries whose coordinate along `dim` is `index`, that coordinate dropped; selecting
+    the last sparse dim leaves a dense tensor (duplicates summed). Along a dense dim the
+    values are selected. PyTorch records SelectBackward0 but has no sparse backward for it."""
+    from ._tensor_checks import _wrap_dim
+    dim = _wrap_dim(dim, s.ndim)
+    size = s._sp_size
+    index = int(index)
+    if not -size[dim] <= index < size[dim]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(size)} at dimension {dim}")
+    index %= size[dim]
+    idx, nsp = np.asarray(s._sp_indices._data), s.sparse_dim()
+    if dim >= nsp:
+        axis = dim - nsp + 1
+        values = _wrap(jnp.take(s._sp_values._data, index, axis=axis), s._sp_values.device)
+        out = make(s._sp_indices, values, size[:dim] + size[dim + 1:], False)
+    else:
+        taken = np.flatnonzero(idx[dim] == index)
+        values = _take_values(s, taken)
+        if nsp == 1:   # no sparse dim left: the (summed) dense remainder
+            values = _wrap(values._data.sum(0), values.device)
+            out = values
+        else:
+            out = make(_wrap(jnp.asarray(np.delete(idx[:, taken], dim, axis=0))), values,
+                       size[:dim] + size[dim + 1:], taken.size <= 1)
+    record_not_implemented("SelectBackward0", refuse("select_backward"), [s._sp_values],
+                           [values])
+    return out
+
+
+def _getitem(s, key):
+    """`s[i]`, `s[i, j, ...]` with integers (as repeated select); other keys are refused."""
+    keys = key if isinstance(key, tuple) else (key,)
+    ints = []
+    for k in keys:
+        if isinstance(k, Tensor) and k.ndim == 0 and not k.dtype.is_floating_point \
+                and k.dtype is not dt.bool:
+            k = int(k.item())
+        if isinstance(k, Tensor):   # (advanced indexing: PyTorch's aten::index refusal)
+            raise refuse("index")
+        if not isinstance(k, int) or isinstance(k, bool):
+            raise refuse("__getitem__")
+        ints.append(k)
+    if len(ints) > s.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {s.ndim}")
+    out = s
+    for i in ints:
+        n = out.shape[0]
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
+        out = _select(out, 0, i) if is_sparse_coo(out) else out[i]
+    return out
+
+
+def _permute(s, *dims):
+    """Reorders the sparse dims' index rows (and the dense dims of the values); PyTorch keeps
+    the coalesced flag only when the first dim stays first."""
+    from ._tensor_checks import _wrap_dim
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if len(dims) != s.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {s.ndim} is not equal to len(dims) = {len(dims)}")
+    first = dims[0]   # (PyTorch keeps the flag for a literal 0 only, not for -ndim)
+    dims = tuple(_wrap_dim(d, s.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    nsp = s.sparse_dim()
+    if any((d < nsp) != (i < nsp) for i, d in enumerate(dims)):
+        raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
+                           "dimensions are not allowed.Only transpositions within sparse and "
+                           "dense dimensions are supported.")
+    idx = s._sp_indices._data[jnp.asarray(dims[:nsp], dtype=jnp.int32)] if nsp else \
+        s._sp_indices._data
+    dense_order = (0,) + tuple(d - nsp + 1 for d in dims[nsp:])
+    values = call_jax("PermuteBackward0", functools.partial(jnp.transpose, axes=dense_order),
+                      [s._sp_values], key=("sp_permute", dense_order))
+    return make(_wrap(idx), values, tuple(s._sp_size[d] for d in dims),
+                s._sp_coalesced and first == 0)
+
+
+@eager_jit(static_argnames=("p",))
+def _values_norm(v, p):
+    a = jnp.abs(v)
+    if p == float("inf"):
+        return jnp.max(a, initial=0)
+    if p == float("-inf"):
+        return jnp.min(a, initial=jnp.inf)
+    if p == 0:
+        return jnp.count_nonzero(a).astype(v.dtype)
+    return jnp.sum(a ** p) ** (1 / p)
+
+
+def _norm(s, p="fro", dim=None, keepdim=False, dtype=None):
+    """`Tensor.norm` / `torch.norm` of a sparse tensor: a full reduction over the coalesced
+    values. PyTorch records NormBackward1, whose backward has no sparse kernel."""
+    if p in ("fro", None) and isinstance(dim, (tuple, list)) and len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
+                           "instead.")   # (torch.norm's Frobenius check comes first)
+    if dim is not None and sorted(d % s.ndim for d in ((dim,) if isinstance(dim, int)
+                                                        else dim)) != list(range(s.ndim)):
+        raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' "
+                           "must either be empty or contain all dimensions of the input")
+    if p in ("fro", None):
+        if dtype is not None:
+            raise ValueError("dtype argument is not supported in frobenius norm")
+        p = 2
+    if isinstance(p, str):
+        raise refuse("norm")
+    values = coalesce(s)._sp_values
+    out = _wrap(_values_norm(values._data, float(p)), values.device)
+    record_not_implemented("NormBackward1", refuse("masked_fill_"), [s._sp_values], [out])
+    return out
+
+
+def _narrow_copy(s, dim, start, length):
+    """The entries with `start <= coordinate < start + length` along `dim`, shifted to 0
+    (PyTorch's sparse kernel wraps neither a negative dim nor a negative start)."""
+    if not 0 <= dim < s.ndim:
+        raise RuntimeError(f"Dimension {dim} out of range. Expecting 0 <= dim < {s.ndim}.")
+    size, nsp = s._sp_size, s.sparse_dim()
+    if not (0 <= start and length >= 0 and start + length <= size[dim]):
+        raise RuntimeError(f"Invalid range to narrow. range(start, start+length) must be a "
+                           f"subset of range(0, {size[dim]}).")
+    new_size = size[:dim] + (length,) + size[dim + 1:]
+    if dim >= nsp:
+        axis = dim - nsp + 1
+        values = call_jax("NarrowCopyBackward0",
+                          lambda v: jax.lax.slice_in_dim(v, start, start + length, axis=axis),
+                          [s._sp_values])
+        return make(s._sp_indices, values, new_size, s._sp_coalesced)
+    idx = np.asarray(s._sp_indices._data)
+    taken = np.flatnonzero((idx[dim] >= start) & (idx[dim] < start + length))
+    new_idx = idx[:, taken]
+    new_idx[dim] -= start
+    values = call_jax("NarrowCopyBackward0", _gather_rows,
+                      [s._sp_values, jnp.asarray(taken, dtype=jnp.int64)[None]],
+                      key=("sp_gather",))
+    return make(_wrap(jnp.asarray(new_idx)), values, new_size, s._sp_coalesced)
+
+
 IMPLS = {
     "mul": _mul, "__mul__": _mul, "__rmul__": lambda a, b: _mul(b, a),
     "div": _div, "true_divide": _div, "__truediv__": _div,
@@ -545,6 +696,9 @@ IMPLS = {
     "to": _to, "cpu": _cpu, "cuda": _cuda, "clone": _clone, "t": _t, "transpose": _transpose,
     "to_dense": to_dense, "coalesce": coalesce, "data": _data, "type": _type,
     "index_select": _index_select,
+    "select": _select, "__getitem__": _getitem, "permute": _permute,
+    "narrow_copy": _narrow_copy,
+    "norm": _norm,
     "__deepcopy__": _deepcopy,
     **{m: _cast(m) for m in ("double", "float", "half", "bfloat16", "long", "int", "bool")},
     **{m: _unary(m) for m in ("abs", "sqrt", "sin", "tanh", "floor", "ceil", "trunc", "sign",

@@ -12,6 +12,8 @@ import numpy as np
 from .._tensor import Tensor
 from .._warnings import warn_once
 from .. import _dtype as dt
+from .composite import rebind
+from .out_arg import OUT_NAMES
 from .registry import Promote, op
 from .errors import scalar_overflow
 from .pointwise import _overload, _reject
@@ -493,3 +495,27 @@ def take(input, index):
 Tensor.take_along_dim = take_along_dim
 
 PLAIN = ["take_along_dim"]
+
+
+def _with_sparse_grad(fused, method):
+    """gather's bindings: with `sparse_grad=True`, a leaf input's gradient is sparse COO."""
+    def binding(*args, **kwargs):
+        out = fused(*args, **kwargs)
+        if kwargs.get("sparse_grad") and out.grad_fn is not None:
+            from ..autograd import sparse_grad
+            input, dim, index = _gather_args(*args, **kwargs)
+            data = index._data   # (traced: no values to build the entries from)
+            concrete = None if isinstance(data, (jax.core.Tracer, jax.ShapeDtypeStruct)) \
+                else np.asarray(data)
+            sparse_grad.gather(out, input, _dim(dim, input.ndim), concrete)
+        return out
+    return binding
+
+
+def _gather_args(input, dim, index, **_):
+    return input, dim, index
+
+
+_fns = rebind("gather", _with_sparse_grad, out=lambda alias: alias in OUT_NAMES)
+globals().update(_fns)
+PLAIN += list(_fns)

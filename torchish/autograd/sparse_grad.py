@@ -1,4 +1,5 @@
-"""Sparse COO gradients of embedding weights (`F.embedding`/`F.embedding_bag` with `sparse=True`).
+"""Sparse COO gradients of embedding weights (`F.embedding`/`F.embedding_bag` with `sparse=True`)
+and of `torch.gather(..., sparse_grad=True)`'s input.
 
 The lookup records its usual node (EmbeddingBackward0 / EmbeddingBagBackward0); when its weight
 is a leaf, that node's backward gives the weight an uncoalesced sparse gradient as ATen's
@@ -15,8 +16,9 @@ from .graph import AccumulateGrad
 
 def _give_sparse(out, weight, rows, traced, scale_grad_by_freq):
     """Make `out`'s node send `weight` the sparse gradient `rows(ct) -> (indices, values)`
-    (indices a 1-d int64 NumPy array, values an `(nnz, dim)` array). Other inputs keep their
-    dense gradients. A weight that is no leaf keeps a dense gradient."""
+    (indices a 1-d int64 NumPy array of rows, or `(sparse_dim, nnz)` coordinates; values an
+    `(nnz, ...)` array). Other inputs keep their dense gradients. A weight that is no leaf
+    keeps a dense gradient."""
     node = out.grad_fn
     if node is None or node._edges[0] is None or \
             not isinstance(node._edges[0][0], AccumulateGrad):
@@ -39,8 +41,9 @@ def _give_sparse(out, weight, rows, traced, scale_grad_by_freq):
                                       "gradient is not supported")
         grads = list(node.apply_arrays(cts)) if others else [None] * len(node._edges)
         idx, values = rows(cts[0])
-        grads[0] = make(_wrap(jnp.asarray(idx[None]), device=weight.device),
-                        _wrap(values, device=weight.device), size, len(idx) <= 1)
+        idx = idx if idx.ndim == 2 else idx[None]
+        grads[0] = make(_wrap(jnp.asarray(idx), device=weight.device),
+                        _wrap(values, device=weight.device), size, idx.shape[1] <= 1)
         return grads
     node._tensor_vjp = vjp
     return out
@@ -76,3 +79,16 @@ def embedding_bag(out, weight, indices, offsets, per_sample_weights, mode, paddi
         return _drop_padding(flat, values, padding_idx)
     traced = indices is None or offsets is None
     return _give_sparse(out, weight, rows, traced, scale_grad_by_freq)
+
+
+def gather(out, input, dim, index):
+    """`torch.gather(input, dim, index, sparse_grad=True)`: one entry per element of `index`
+    (row-major), at its position with the `dim` coordinate replaced by the index's value, as
+    ATen's `gather_backward` builds it. `index`: a NumPy array (None when traced)."""
+    def rows(ct):
+        if input.ndim == 0:
+            return np.zeros((0, 1), np.int64), ct.reshape(-1)
+        coords = np.indices(index.shape).reshape(input.ndim, -1).astype(np.int64)
+        coords[dim] = index.reshape(-1)
+        return coords, ct.reshape(-1)
+    return _give_sparse(out, input, rows, index is None, False)
