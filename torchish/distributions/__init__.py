@@ -52,7 +52,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
-           "Transform", "identity_transform", "constraints", "transforms"]
+           "Transform", "identity_transform"]  # the submodules stay out, as in PyTorch
 
 # PyTorch keeps one module per distribution (`from torch.distributions.normal import Normal`);
 # torchish groups related families, so each of those paths names the module defining it

@@ -266,7 +266,9 @@ class Optimizer:
                 if len(p_state) == 0:
                     continue
                 for key in keys:
-                    if key in p_state and not isinstance(p_state[key], Tensor):
+                    # indexed, not looked up: like PyTorch, a state saved by another kind of
+                    # optimizer (SGD's momentum_buffer only) fails here with KeyError 'step'
+                    if not isinstance(p_state[key], Tensor):
                         val = float(p_state[key])
                         p_state[key] = (
                             t.tensor(val, dtype=_get_scalar_dtype(is_fused=fused),
