@@ -136,10 +136,6 @@ def _legacy_add(T):
     return p.tolist()
 
 
-@pytest.mark.xfail(reason="PyTorch's deprecated positional overloads (add_(alpha, other), "
-                          "addcmul_/addcdiv_(value, t1, t2), addmm(beta, M, alpha, m1, m2)) "
-                          "are not bound: the generated bindings take the current signatures "
-                          "only (declare._generate)", strict=True)
 def test_deprecated_scalar_first_overloads():
     import warnings
     with warnings.catch_warnings():

@@ -28,6 +28,8 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noq
 globals().update(_ALIASES)
 globals().update(_ops.public_functions())
 globals().update(_ops.plain_functions())
+from ._deprecated_signatures import install as _install_deprecated  # noqa: E402
+_install_deprecated(globals())   # (add_(alpha, other) and kin, pre-1.5 code)
 from ._ops.creation_data import from_jax  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from .random import (Generator, default_generator, manual_seed, seed, initial_seed,  # noqa

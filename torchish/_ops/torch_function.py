@@ -21,6 +21,15 @@ def _register(fn, definition, name, method=False, self_param=None, dunder=False)
                                   fn.__code__)
 
 
+def report_as(fn, public):
+    """`__torch_function__` handlers see calls of the generated binding `fn` as calls of
+    `public`, a wrapper of it that the `torchish` namespace holds instead (`func is
+    torch.add`)."""
+    info = _BINDINGS.get(id(fn.__code__))
+    if info is not None and info[6] is fn.__code__:
+        _BINDINGS[id(fn.__code__)] = (info[0], public) + info[2:]
+
+
 def routes_itself(fn):
     """Whether `fn` is a generated binding that dispatches `__torch_function__` itself (in
     the dispatcher, before anything else runs)."""
