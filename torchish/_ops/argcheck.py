@@ -20,7 +20,20 @@ _INT_LIST_DIMS = frozenset({"logsumexp", "nansum", "nanmean"})
 _OVERLOADED = frozenset({"sort", "argsort", "all", "any", "count_nonzero", "movedim",
                          "moveaxis", "split", "tensor_split", "narrow", "repeat_interleave",
                          "index_fill", "scatter", "squeeze", "hsplit", "vsplit", "dsplit",
-                         "view"})
+                         "view", "conv1d", "conv2d", "conv3d"})
+# ops' geometry statics PyTorch types `int[]` though their defaults here are ints;
+# a convolution's `padding` may also be a str ('same', 'valid': its other overload)
+_GEOMETRY = {**{f"conv{n}d": ("stride", "padding", "dilation") for n in (1, 2, 3)},
+             **{f"conv_transpose{n}d": ("stride", "padding", "output_padding", "dilation")
+                for n in (1, 2, 3)},
+             **{f"max_pool{n}d": ("kernel_size", "stride", "padding", "dilation")
+                for n in (2, 3)},
+             **{f"avg_pool{n}d": ("kernel_size", "stride", "padding") for n in (2, 3)}}
+# ... and those PyTorch types `int`
+_INTS = {**{f"conv{t}{n}d": ("groups",) for t in ("", "_transpose") for n in (1, 2, 3)},
+         "pixel_shuffle": ("upscale_factor",), "pixel_unshuffle": ("downscale_factor",),
+         "unfold": ("size", "step")}
+_STR_OK = frozenset({("conv1d", "padding"), ("conv2d", "padding"), ("conv3d", "padding")})
 
 
 def _argcheck(opname, params, dyn, statics, scalar_operands, public):
@@ -43,7 +56,8 @@ def _argcheck(opname, params, dyn, statics, scalar_operands, public):
                   p not in required and getattr(defaults[p], "nullable", True),
                   _int_type(opname, p, defaults[p], varargs))
                  for i, p in enumerate(statics) if p in DIM_NAMES or (
-                     opname not in _PYTHON_LEVEL and (p in INT_NAMES or p in varargs)))
+                     opname not in _PYTHON_LEVEL and (p in INT_NAMES or p in varargs))
+                 or p in _GEOMETRY.get(opname, ()) or p in _INTS.get(opname, ()))
     bools = tuple((i, defaults[p] is None or p == "stable")   # (PyTorch's `bool? stable`)
                   for i, p in enumerate(statics) if p in BOOL_NAMES)
     return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims, bools
@@ -99,7 +113,8 @@ def check_dims(definition, statics):
     key, (True, 0) is (1, 0)."""
     for i, overloaded, nullable, expected in definition.argcheck[3]:
         value = statics[i]
-        if (value is None and nullable) or _is_index(value) or not given(value):
+        if (value is None and nullable) or _is_index(value) or not given(value) or (
+                value.__class__ is str and (definition.name, definition.statics[i]) in _STR_OK):
             continue
         bad = None
         if isinstance(value, (list, tuple)):
@@ -122,6 +137,7 @@ def check_dims(definition, statics):
 
 def _int_type(opname, name, default, varargs):
     if name in ("dims", "shifts") or name in varargs or opname in _INT_LIST_DIMS or \
+            name in _GEOMETRY.get(opname, ()) or \
             isinstance(getattr(default, "value", default), (tuple, list)):
         return "tuple of ints"
     return "int"

@@ -246,7 +246,9 @@ class ArgumentTypeError(TypeError):
         # PyTorch gives the position of an argument passed by position only
         where = "" if self.param in _keywords_of_call(caller) else \
             f" (position {names.index(self.param) + 1})"
-        if self.index is None or not where:   # (by keyword: the sequence's type)
+        # (by keyword: the sequence's type, where its first element is wrong; a later one's
+        # "failed to unpack" message is the same either way)
+        if self.index is None or not (where or self.index):
             if self.index is not None and values and self.param in values:
                 got = type_name(type(values[self.param]))
             return TypeError(f"{name}(): argument '{self.param}'{where} must be "

@@ -397,9 +397,17 @@ def _im2col(x, kernel, dilation, padding, stride):
     return cols.reshape(x.shape[0], x.shape[1] * int(np.prod(kernel)), int(np.prod(out)))
 
 
+def _two(value, name):
+    """An im2col/col2im size: ATen takes exactly 2 (F.unfold's `_pair` repeats only a scalar;
+    a 1-element list stays one element)."""
+    if isinstance(value, (list, tuple)) and len(value) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(value)}")
+    return ntuple(value, 2)
+
+
 def _im2col_args(kernel_size, dilation, padding, stride):
-    return (ntuple(kernel_size, 2), ntuple(dilation, 2), ntuple(padding, 2),
-            ntuple(stride, 2))
+    return (_two(kernel_size, "kernel_size"), _two(dilation, "dilation"),
+            _two(padding, "padding"), _two(stride, "stride"))
 
 
 def _positive(what, names, values, strict=True):
@@ -473,7 +481,7 @@ def _im2col_dtype(kernel, x):
     tensors=("input",), saves=())
 def _fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     # col2im_shape_check's order: kernel, stride, dilation, padding, then the input's dims
-    o = ntuple(output_size, 2)
+    o = _two(output_size, "output_size")
     k, d, p, s = _im2col_args(kernel_size, dilation, padding, stride)
     _check_kernel(k)
     _check_stride(s)

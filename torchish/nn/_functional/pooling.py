@@ -3,6 +3,8 @@
 arguments are written here the way PyTorch composes them (1-D pooling is 2-D pooling over an
 unsqueezed height of 1, so its graph ends in SqueezeBackward1; adaptive average pooling to size
 1 is a mean)."""
+import sys
+
 import torchish
 from ... import _autocast
 from ..._ops import nn_fractional_pool as _fmp
@@ -26,6 +28,26 @@ avg_pool2d = _pool.avg_pool2d
 avg_pool3d = _pool.avg_pool3d
 
 
+def _int_lists(name, frame, **values):
+    """PyTorch's parser's TypeError for the 1-D pools' `int[1]` arguments (kernel_size,
+    stride, ...: positions 2 on) holding something other than ints; given by keyword in the
+    call `frame` makes (None: never), a wrong first element names the sequence's type."""
+    from ..._ops.errors import _keywords_of_call, _outside, int_list_error
+    keywords = None
+    for position, (param, value) in enumerate(values.items(), 2):
+        seq = isinstance(value, (list, tuple))
+        items = value if seq else (value,)
+        bad = next((i for i, v in enumerate(items) if not hasattr(type(v), "__index__") or
+                    (isinstance(v, bool) and not (seq and i))), None)
+        if bad is None or value is None:
+            continue
+        if keywords is None:
+            keywords = () if frame is None else _keywords_of_call(_outside(frame))
+        where = "" if param in keywords else f" (position {position})"
+        got = type(value) if not seq or (not where and not bad) else type(items[bad])
+        raise int_list_error(name, param, got, bad if seq and (where or bad) else None, where)
+
+
 def _one(value, name):
     v = _ntuple(value, 1)
     if len(v) != 1:
@@ -37,6 +59,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     # return_indices goes straight to max_pool2d (ATen's max_pool1d_with_indices, whose
     # errors are max_pool2d's); the values-only form checks first (ATen's max_pool1d)
+    # (PyTorch's F.max_pool1d passes them on by position: no keyword form of the message)
+    _int_lists("max_pool1d_with_indices" if return_indices else "max_pool1d",
+               None, kernel_size=kernel_size, stride=stride, padding=padding,
+               dilation=dilation)
     shape = tuple(input.shape)
     if not return_indices and not ((len(shape) == 2 and shape[0] and shape[1]) or (
             len(shape) == 3 and shape[1] and shape[2])):
@@ -93,6 +119,8 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
+    _int_lists("avg_pool1d", sys._getframe(1), kernel_size=kernel_size, stride=stride,
+               padding=padding)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got "
                            f"{list(input.shape)}")

@@ -9,7 +9,7 @@ from ... import _autocast
 from ..._ops import nn_conv as _conv
 from ..._ops import resample as _resample
 from .loss import _caller_stacklevel
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from .pooling import _int_lists, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
            "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
@@ -21,11 +21,20 @@ channel_shuffle = _conv.channel_shuffle
 native_channel_shuffle = _conv.channel_shuffle
 
 
+def _pairs(**values):
+    """PyTorch's F.unfold/fold pass each size on as `_pair(value)`, by position."""
+    return {k: tuple(v) if isinstance(v, (list, tuple)) else (v, v) for k, v in values.items()}
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    _int_lists("im2col", None, **_pairs(kernel_size=kernel_size, dilation=dilation,
+                                        padding=padding, stride=stride))
     return _conv._unfold(input, kernel_size, dilation, padding, stride)
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    _int_lists("col2im", None, **_pairs(output_size=output_size, kernel_size=kernel_size,
+                                        dilation=dilation, padding=padding, stride=stride))
     return _conv._fold(input, output_size, kernel_size, dilation, padding, stride)
 
 

@@ -1,32 +1,17 @@
 """Convolution modules: Conv1d/2d/3d and ConvTranspose1d/2d/3d, initialised exactly as PyTorch
 (kaiming_uniform_(a=sqrt(5)) on the weight, then the bias uniform in +-1/sqrt(fan_in)); a
 non-zeros `padding_mode` pads with F.pad first, as PyTorch's `_conv_forward` does."""
-import collections.abc
-import itertools
 import math
 
 import torchish
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
+# (PyTorch's tuple helpers: a str is an iterable, so _pair('same') is ('s', 'a', 'm', 'e'))
+from .utils import _ntuple, _reverse_repeat_tuple, _single
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
-
-
-def _ntuple(n):
-    def parse(x):
-        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
-            return tuple(x)
-        return tuple(itertools.repeat(x, n))
-    return parse
-
-
-_single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
-
-
-def _reverse_repeat_tuple(t, n):
-    return tuple(x for x in reversed(t) for _ in range(n))
 
 
 class _ConvNd(Module):

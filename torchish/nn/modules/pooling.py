@@ -1,7 +1,7 @@
 """Pooling modules: Max/Avg/LP/Adaptive pooling in 1-3 d and MaxUnpool, storing their
 arguments as PyTorch does so that their reprs match."""
 from .. import functional as F
-from .conv import _pair, _single, _triple
+from .utils import _pair, _single, _triple
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
