@@ -268,10 +268,12 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     parsed = parsed_by_pytorch(definition, fname, dunder)
     aliases = numpy_names(sig, self_param) if parsed else {}
     star = False
+    # PyTorch also takes the sizes as one sequence by keyword (`x.permute(dims=(1, 0))`)
+    keyword = _VARARGS_KEYWORD.get(definition.name) if not dunder else None
     for p in sig.parameters.values():
         text = p.name
         if p.kind is p.VAR_POSITIONAL:
-            text = "*" + p.name
+            text = "*" + (p.name if keyword is None else "_varargs")
             star = True
         elif p.kind is p.KEYWORD_ONLY and not star:
             params.append("*")
@@ -338,6 +340,12 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         params.append("**_kw")
         body = (f"    if _kw:\n        raise _unexpected(_op, {fname!r}, {self_param!r}, "
                 f"locals(), _kw, _caller(0, {fname!r}))\n" + body)
+    if keyword is not None and definition.varargs:
+        v = definition.varargs
+        params.insert(params.index("*_varargs") + 1, f"{keyword}=_REQUIRED")
+        body = (f"    if {keyword} is _REQUIRED:\n        {v} = _varargs\n"
+                f"    elif _varargs:\n        raise TypeError(\"{fname}() got multiple values "
+                f"for argument '{keyword}'\")\n    else:\n        {v} = ({keyword},)\n" + body)
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
                      _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
@@ -352,6 +360,10 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     # are Tensor's)
     fn.__qualname__ = f"Tensor.{fname}" if self_param and python_level else fname
     return fn
+
+
+# ops taking sizes as varargs -> PyTorch's keyword for them as one sequence
+_VARARGS_KEYWORD = {"view": "size", "permute": "dims", "expand": "size", "repeat": "repeats"}
 
 
 def _caller(depth, name=None):

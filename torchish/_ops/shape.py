@@ -105,6 +105,8 @@ _NOT_SIZES = (bool, float)
 
 def _view_method(self, *shape, dtype=None, **unknown):
     """`Tensor.view(*shape)`, or `Tensor.view(dtype)`: the same bytes read as `dtype`."""
+    if "size" in unknown and not shape:   # (the sizes as one sequence, by keyword)
+        shape = (unknown.pop("size"),)
     if unknown:   # (the parser's word, with its overloads)
         from .overloads import parser_error
         given = {} if dtype is None else {"dtype": dtype}
@@ -230,8 +232,12 @@ def _fw_primal(input):
     return input
 
 
-def reshape(input, *shape):
-    shape = infer_shape(_sizes(shape), input.numel(), "reshape", shape)
+def reshape(input, *sizes, shape=None):
+    if shape is not None:   # (the sizes as one sequence, by keyword)
+        if sizes:
+            raise TypeError("reshape() got multiple values for argument 'shape'")
+        sizes = (shape,)
+    shape = infer_shape(_sizes(sizes), input.numel(), "reshape", sizes)
     if _view_steps(input, shape) is not None:
         # PyTorch views a contiguous input (ViewBackward0) and aliases a strided one
         return view(input, shape) if input.is_contiguous() else _reshape_alias(input, shape)

@@ -244,8 +244,8 @@ def repeat(input, *repeats):
     return jnp.tile(x, sizes)
 
 
-def tile(input, *dims, _position=2):
-    dims = _sizes(dims)
+def tile(input, *dim_args, dims=None, _position=2):
+    dims = _sizes(dim_args) if dims is None else _sizes((dims,))
     if not _int_sequence(dims):
         raise _int_list_error("tile", "dims", dims[0] if len(dims) == 1 else dims, _position)
     dims = (1,) * (input.ndim - len(dims)) + tuple(dims)
@@ -337,8 +337,9 @@ def _repeat_interleave_steps(input, repeats, dim, output_size):
     return input.expand(shape).clone().flatten(d, d + 1)
 
 
-def _tile_method(self, *dims):
-    return tile(self, *dims, _position=1)   # (PyTorch counts a method's arguments after self)
+def _tile_method(self, *dim_args, dims=None):
+    # (PyTorch counts a method's arguments after self)
+    return tile(self, *dim_args, dims=dims, _position=1)
 
 
 def _bind():
