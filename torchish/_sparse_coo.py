@@ -86,6 +86,18 @@ class SparseCooTensor(Tensor):
         from ._sparse_ops import identity
         return identity("ValuesBackward0", self._sp_values)
 
+    def sparse_resize_(self, size, sparse_dim, dense_dim):
+        from ._sparse_ops import IMPLS
+        return IMPLS["sparse_resize_"](self, size, sparse_dim, dense_dim)
+
+    def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
+        from ._sparse_ops import IMPLS
+        return IMPLS["sparse_resize_and_clear_"](self, size, sparse_dim, dense_dim)
+
+    def smm(self, mat2):
+        from ._sparse_math import smm
+        return smm(self, mat2)
+
     def coalesce(self):
         from ._sparse_ops import coalesce
         return coalesce(self)
@@ -168,6 +180,7 @@ class SparseCooTensor(Tensor):
             raise NotImplementedError("torchish: assigning .grad of a sparse_coo tensor is "
                                       "not supported yet")
         self._sp_values.grad = None
+        self.__dict__.pop("_sp_grad_dims", None)
 
     def detach(self):
         return make(self._sp_indices, self._sp_values.detach(), self._sp_size,

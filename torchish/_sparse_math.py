@@ -309,6 +309,76 @@ def sparse_pow(s, exponent):
     return make(s._sp_indices, s._sp_values.pow(exponent), s._sp_size, True)
 
 
+# ---- smm / hspmm ----------------------------------------------------------------------------
+
+def _row_products(a, b, name):
+    """PyTorch's checks for `name(a, b)` (a: 2-D sparse, b: 2-D strided), then (the sorted rows
+    of `a` holding an entry, the dense rows `a[r] @ b` of those rows)."""
+    if is_sparse_coo(b):
+        raise RuntimeError("sspaddmm: expected 'mat2' to have strided layout, got 'mat2' with "
+                           "layout Sparse" if name == "sspaddmm" else "addmm_sparse_dense: "
+                           "expected strided result tensor, got tensor with layout Sparse")
+    if a.sparse_dim() != 2:
+        raise RuntimeError(f"{name}: Argument #2: matrices expected, got {a.sparse_dim()}D "
+                           "tensor")
+    if b.ndim != 2:
+        raise RuntimeError(f"{name}: Argument #3: matrices expected, got {b.ndim}D tensor")
+    if b.shape[0] != a.shape[1]:
+        raise RuntimeError(f"{name}: Argument #3: Expected dim 0 size {a.shape[1]}, got "
+                           f"{b.shape[0]}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {a.dtype._legacy} but found "
+                           f"{b.dtype._legacy}")
+    idx = np.asarray(a._sp_indices._data)
+    rows, inverse = np.unique(idx[0], return_inverse=True)
+    dense = _row_sums(a._sp_values._data, b._data, jnp.asarray(idx[1]),
+                      jnp.asarray(inverse.reshape(-1)), m=len(rows))
+    return rows.astype(np.int64), dense
+
+
+@eager_jit(static_argnames=("m",))
+def _row_sums(values, b, cols, inverse, m):
+    return jax.ops.segment_sum(values[:, None] * b[cols], inverse, num_segments=m)
+
+
+def _not_differentiable(op, a, b, out):
+    from ._ops.call_jax import record_not_implemented
+    record_not_implemented("torch::autograd::NotImplemented", RuntimeError(
+        f"derivative for aten::{op} is not implemented"), [a._sp_values, b], [out._sp_values])
+    return out
+
+
+def smm(a, b):
+    """`torch.smm`: sparse @ dense as a sparse tensor holding every column of each row of `a`
+    with an entry (PyTorch computes it through sspaddmm, hence its error names)."""
+    if not is_sparse_coo(a):
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    rows, dense = _row_products(a, b, "sspaddmm")
+    n = b.shape[1]
+    idx = np.stack([np.repeat(rows, n), np.tile(np.arange(n, dtype=np.int64), len(rows))])
+    out = make(_wrap(jnp.asarray(idx)), _wrap(dense.reshape(-1), b.device),
+               (a.shape[0], n), idx.shape[1] <= 1)
+    return _not_differentiable("sspaddmm", a, b, out)
+
+
+def hspmm(a, b):
+    """`torch.hspmm`: sparse @ dense as a hybrid tensor (1 sparse dim: the rows of `a` with an
+    entry; each value a dense row)."""
+    if not is_sparse_coo(a):   # (its only kernels are the sparse and meta ones)
+        from ._sparse_ops import _ALWAYS
+        raise NotImplementedError(
+            "Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be "
+            "because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build). If you are a Facebook "
+            "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
+            "possible resolutions. 'aten::hspmm' is only available for these backends: "
+            f"[Meta, SparseCPU, {_ALWAYS}].")
+    rows, dense = _row_products(a, b, "hspmm")
+    out = make(_wrap(jnp.asarray(rows[None])), _wrap(dense, b.device), (a.shape[0], b.shape[1]),
+               len(rows) <= 1)
+    return _not_differentiable("hspmm", a, b, out)
+
+
 # ---- joining and reshaping ------------------------------------------------------------------
 
 def _no_backward(name, inputs, out):
@@ -331,11 +401,57 @@ def sparse_unsqueeze(s, dim):
     if dim > s.sparse_dim():   # a new dense dim: the values gain it
         values = s._sp_values.detach().unsqueeze(dim - s.sparse_dim() + 1)
         return _no_backward("UnsqueezeBackward0", [s],
-                            make(s._sp_indices, values, size, False))
+                            make(s._sp_indices, values, size, s._nnz() <= 1))
     idx = np.asarray(s._sp_indices._data)
     new_idx = _with_row(idx, dim, np.zeros(idx.shape[1], np.int64))
+    # (PyTorch marks the result coalesced only when it has at most one entry)
     return _no_backward("UnsqueezeBackward0", [s], make(
-        _wrap(jnp.asarray(new_idx)), s._sp_values.detach(), size, False))   # (as PyTorch)
+        _wrap(jnp.asarray(new_idx)), s._sp_values.detach(), size, s._nnz() <= 1))
+
+
+_RESIZE_HELP = (
+    " on a non-empty sparse tensor is not supported.\nYou could try the following options:\n"
+    "1. If you need an empty sparse tensor of this size, call `x = torch.sparse_coo_tensor("
+    "size)`.\n2. If you need to resize this tensor, you have the following options:\n    1. "
+    "For both sparse and dense dimensions, keep the number of them constant and the size of "
+    "them non-shrinking, and then try the same call again.\n    2. Or, create a new sparse "
+    "tensor with the correct indices and values from this sparse tensor.")
+
+
+def sparse_resize(s, size, sparse_dim, dense_dim, clear=False):
+    """`sparse_resize_`'s result: a non-empty tensor may only grow its dims (its values keep
+    their flat order, as PyTorch's storage resize does; new room is zeros where PyTorch's is
+    uninitialised); an empty one takes any shape."""
+    for k, (name, v) in enumerate((("sparse_dim", sparse_dim), ("dense_dim", dense_dim))):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"sparse_resize_(): argument '{name}' (position {k + 2}) must be "
+                            f"int, not {type(v).__name__}")
+    size = tuple(int(n) for n in size)
+    if len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
+                           f"= {len(size)}, sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
+    values = s._sp_values.detach()
+    if s._nnz() == 0 or clear:
+        empty = jnp.zeros((0,) + size[sparse_dim:], values._data.dtype)
+        return make(_wrap(jnp.zeros((sparse_dim, 0), jnp.int64)), _wrap(empty, values.device),
+                    size, s._sp_coalesced or clear)
+    old_sp, old_dn = s.sparse_dim(), s.dense_dim()
+    for what, old, new in (("sparse", old_sp, sparse_dim), ("dense", old_dn, dense_dim)):
+        if old != new:
+            raise RuntimeError(f"changing the number of {what} dimensions (from {old} to {new})"
+                               + _RESIZE_HELP)
+    for what, old, new in (("sparse", s._sp_size[:old_sp], size[:sparse_dim]),
+                           ("dense", s._sp_size[old_sp:], size[sparse_dim:])):
+        if any(n < o for o, n in zip(old, new)):
+            raise RuntimeError(f"shrinking the size of {what} dimensions (from {list(old)} to "
+                               f"{list(new)})" + _RESIZE_HELP)
+    data = values._data
+    if size[sparse_dim:] != s._sp_size[old_sp:]:
+        shape = (s._nnz(),) + size[sparse_dim:]
+        flat = data.reshape(-1)
+        need = int(np.prod(shape))
+        data = jnp.concatenate([flat, jnp.zeros(need - flat.size, flat.dtype)]).reshape(shape)
+    return make(_wrap(s._sp_indices._data), _wrap(data, values.device), size, s._sp_coalesced)
 
 
 def _join_checks(tensors, what):

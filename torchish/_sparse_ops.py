@@ -260,7 +260,7 @@ def sparse_repr(s):
     suffixes.append(f"layout={sparse_coo}")
     fn = s.grad_fn
     if fn is not None:
-        suffixes.append(f"grad_fn=<{fn.name()}>")
+        suffixes.append(f"grad_fn=<{fn.name().rsplit('::', 1)[-1]}>")   # (a class name)
     elif s.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(text, suffixes, indent, force_newline=True)
@@ -574,27 +574,63 @@ def _select(s, dim, index):
     return out
 
 
+_KEY_ERROR = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+              "are valid indices (got {})")
+
+
+def _key_item(k):
+    """A key item as an int, None, Ellipsis or slice; other kinds raise PyTorch's error."""
+    if isinstance(k, Tensor) and k.ndim == 0 and not k.dtype.is_floating_point \
+            and k.dtype is not dt.bool and not k.dtype.is_complex:
+        return int(k.item())
+    if isinstance(k, (Tensor, list)):   # (advanced indexing: PyTorch's aten::index refusal)
+        raise refuse("index")
+    if isinstance(k, bool):
+        raise refuse("__getitem__")
+    if isinstance(k, int) or k is None or k is Ellipsis or isinstance(k, slice):
+        return k
+    raise IndexError(_KEY_ERROR.format(type(k).__name__))
+
+
+def _full_slice(k, n):
+    """Whether PyTorch skips slice `k` of a dim of size `n` (any other slice needs
+    as_strided, which sparse tensors lack)."""
+    return k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= n)
+
+
 def _getitem(s, key):
-    """`s[i]`, `s[i, j, ...]` with integers (as repeated select); other keys are refused."""
-    keys = key if isinstance(key, tuple) else (key,)
-    ints = []
-    for k in keys:
-        if isinstance(k, Tensor) and k.ndim == 0 and not k.dtype.is_floating_point \
-                and k.dtype is not dt.bool:
-            k = int(k.item())
-        if isinstance(k, Tensor):   # (advanced indexing: PyTorch's aten::index refusal)
-            raise refuse("index")
-        if not isinstance(k, int) or isinstance(k, bool):
-            raise refuse("__getitem__")
-        ints.append(k)
-    if len(ints) > s.ndim:
+    """`s[...]` with integers (select), None (unsqueeze), `...` and full slices `:`, applied
+    left to right as PyTorch does; partial slices and tensor keys get PyTorch's refusals."""
+    from ._sparse_math import sparse_unsqueeze
+    if isinstance(key, slice):   # (a lone slice always reaches as_strided in PyTorch)
+        raise refuse("narrow")
+    keys = [_key_item(k) for k in (key if isinstance(key, tuple) else (key,))]
+    used = sum(1 for k in keys if k is not None and k is not Ellipsis)
+    if used > s.ndim:
         raise IndexError(f"too many indices for tensor of dimension {s.ndim}")
-    out = s
-    for i in ints:
-        n = out.shape[0]
-        if not -n <= i < n:
-            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
-        out = _select(out, 0, i) if is_sparse_coo(out) else out[i]
+    out, dim, real, changed, spread = s, 0, 0, False, False
+    for k in keys:
+        if k is Ellipsis:   # (only the first one spans dims; PyTorch lets later ones pass)
+            if not spread:
+                dim += s.ndim - used
+                real += s.ndim - used
+            spread = True
+        elif k is None:
+            out = sparse_unsqueeze(out, dim) if is_sparse_coo(out) else out.unsqueeze(dim)
+            dim, real, changed = dim + 1, real + 1, True
+        elif isinstance(k, slice):
+            if not _full_slice(k, out.shape[dim]):
+                raise refuse("narrow")
+            dim, real = dim + 1, real + 1
+        else:
+            n = out.shape[dim]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {real} with size "
+                                 f"{n}")
+            out = _select(out, dim, k) if is_sparse_coo(out) else out.select(dim, k)
+            real, changed = real + 1, True
+    if not changed:   # (PyTorch returns an alias, which a sparse tensor cannot make)
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
     return out
 
 
@@ -710,7 +746,10 @@ IMPLS = {
 def _install_math():
     from . import _sparse_math
     IMPLS.update(_sparse_math.IMPLS)
-    IMPLS.update(add_=_inplace(_sparse_math.add), sub_=_inplace(_sparse_math.sub))
+    IMPLS.update(add_=_inplace(_sparse_math.add), sub_=_inplace(_sparse_math.sub),
+                 sparse_resize_=_inplace(_sparse_math.sparse_resize),
+                 sparse_resize_and_clear_=_inplace(functools.partial(
+                     _sparse_math.sparse_resize, clear=True)))
 
 
 _install_math()
