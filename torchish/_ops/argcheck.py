@@ -3,7 +3,7 @@ declaration (`_argcheck`) and the check a new plan runs (`_check_arguments`)."""
 import inspect
 
 from .arg_parser import _PYTHON_LEVEL
-from .errors import argument_error, tensor_element_error
+from .errors import argument_error, int_list_error, tensor_element_error
 from .opdef import DIM_NAMES, LIST_NAMES, Omitted, given
 
 # static parameters PyTorch types `int` besides the dims (no float, no bool)
@@ -12,7 +12,8 @@ INT_NAMES = frozenset({"k", "chunks", "diagonal", "offset", "start_dim", "end_di
 # static parameters PyTorch types `bool` (an int or a str there is its TypeError)
 BOOL_NAMES = frozenset({"keepdim", "largest", "sorted", "descending", "stable", "unbiased",
                         "upper", "hermitian", "return_inverse", "return_counts", "left",
-                        "right", "out_int32", "unitriangular", "transpose", "some", "eigenvectors"})
+                        "right", "out_int32", "unitriangular", "transpose", "some", "eigenvectors",
+                        "implicit"})
 # ops whose `dim` PyTorch types `int[]` (besides those whose default here is a tuple)
 _INT_LIST_DIMS = frozenset({"logsumexp", "nansum", "nanmean"})
 # ops whose overloads (other than by an `omitted` default) make a wrong-typed dim the
@@ -194,3 +195,30 @@ def python_level_ints(name, names, values, input=None):
     where = "" if names[bad] in keywords else f" (position {bad + 1 + (not method)})"
     raise TypeError(f"{name}(): argument '{names[bad]}'{where} must be int, not "
                     f"{type_name(type(values[bad]))}")
+
+
+def int_list(name, param, value, position, keyword=False, scalar=True):
+    """`value` read as PyTorch's parser reads the `int[]` argument `param` of `name` (its
+    `position`, from 1; `keyword`: the call named it), for a Python-level function here that
+    calls such a binding (`F.pad`, the adaptive pools): a list or tuple of ints (after the
+    first, a bool is an int; a 0-d integer Tensor is one), or with `scalar` an int standing
+    for all - as ints; else the parser's TypeError. Callers test the common all-int case by
+    class first, so valid calls never come here."""
+    where = "" if keyword else f" (position {position})"
+    if isinstance(value, (list, tuple)):
+        bad = next((j for j, v in enumerate(value) if not _int_element(v, j)), None)
+        if bad is None:
+            return tuple(int(v) for v in value)
+        if keyword and bad == 0:   # (the parser then names the sequence's type)
+            raise int_list_error(name, param, type(value), None, where)
+        raise int_list_error(name, param, type(value[bad]), bad, where)
+    if scalar and _int_element(value, 0):
+        return int(value)
+    raise int_list_error(name, param, type(value), None, where)
+
+
+def _int_element(value, index):
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):   # (the parser takes a 0-d integer one as an int)
+        return value.ndim == 0 and not (value.dtype.is_floating_point or value.dtype.is_complex)
+    return _is_index(value) or (index and isinstance(value, bool))

@@ -444,8 +444,10 @@ def _expand_shape(shape, sizes, dtype):
 
 
 @op(promote=P.NONE, grad_fn="ExpandBackward0", saves=(),
-    view=lambda t, *size: [("expand", _expand_shape(t.shape, size, t.dtype))])
-def expand(input, *size):
+    view=lambda t, *size, implicit=False: [("expand", _expand_shape(t.shape, size, t.dtype))])
+def expand(input, *size, implicit=omitted(False)):
+    # (`implicit` only marks an expand the tracer inserted: no effect on the result;
+    # `omitted` keeps the plans of calls without it apart from those given it)
     return jnp.broadcast_to(input, _expand_shape(input.shape, size, dt.from_np(input.dtype)))
 
 

@@ -4,6 +4,7 @@ import math
 import torchish
 from ... import _dtype as dt
 from ..._ops import float8
+from ..._ops.argcheck import int_list
 from ..._ops import nn_ops as _nn
 from ...autograd import grad_mode as _grad_mode
 
@@ -46,7 +47,8 @@ def _check_value(value, dtype):
 
 
 def pad(input, pad, mode="constant", value=None):
-    pad = tuple(int(p) for p in pad)
+    if pad.__class__ is not tuple or any(p.__class__ is not int for p in pad):
+        pad = int_list("pad", "pad", pad, 2, scalar=False)   # (PyTorch's parser's checks)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:

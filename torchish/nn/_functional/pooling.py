@@ -8,6 +8,8 @@ import sys
 import torchish
 from ... import _autocast
 from ..._ops import nn_fractional_pool as _fmp
+from ..._ops.argcheck import int_list
+from ..._ops.errors import _entry_name, _keywords_of_call
 from ..._ops.result_layout import in_suggested_format
 from ...autograd import grad_mode
 from ..._ops import nn_norm as _pool
@@ -132,37 +134,49 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return out.squeeze(-2)
 
 
-def _out1(output_size, name):
-    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
-        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
-                           f"{len(output_size)})")
-    return _ntuple(output_size, 1)[0]
+def _out1(output_size, name, named=False):
+    """The output size PyTorch's `int[1]` parameter reads (its TypeError first); `named`:
+    whether its binding is the one the user called (so a keyword changes its message)."""
+    if output_size.__class__ is not int:
+        keyword = named and "output_size" in _keywords_of_call(_entry_name()[1])
+        output_size = int_list(name, "output_size", output_size, 2, keyword)
+        if isinstance(output_size, tuple):
+            if len(output_size) != 1:
+                raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
+                                   f"(got {len(output_size)})")
+            return output_size[0]
+    return output_size
 
 
 def adaptive_avg_pool1d(input, output_size):
+    # (PyTorch binds this one directly: a keyword is seen)
+    size = _out1(output_size, "adaptive_avg_pool1d", True)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' should have 2 or 3 "
                            f"dimensions, but got {list(input.shape)}")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _out1(output_size,
-                                                              "adaptive_avg_pool1d"))).squeeze(-2)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 def _list_with_default(output_size, input):
     """torch.nn.modules.utils._list_with_default: None takes the input's size; an input with
     too few dimensions for the sizes is a ValueError."""
-    if not isinstance(output_size, (list, tuple)):
-        return int(output_size)
-    if input.ndim <= len(output_size):
+    if isinstance(output_size, int):   # (a bool too: the parser refuses it after)
+        return output_size
+    if input.ndim <= len(output_size):   # (anything else has a length, or the TypeError)
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-    return tuple(n if o is None else int(o) for o, n in
-                 zip(output_size, input.shape[input.ndim - len(output_size):]))
+    return [n if o is None else o for o, n in
+            zip(output_size, input.shape[input.ndim - len(output_size):])]
 
 
 def _adaptive_output(input, output_size, nd, name, avg):
     """The output size after F's _list_with_default and ATen's checks of it."""
     out = _list_with_default(output_size, input)
+    if out.__class__ is not int and (out.__class__ is bool or any(
+            o.__class__ is not int for o in out)):
+        out = int_list(name, "output_size", out, 2)   # (F calls the binding positionally)
     if isinstance(out, int):
         out = (out,) * nd
+    out = tuple(out)
     if len(out) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd}" if avg else
                            f"{name}(): internal error: output_size.size() must be {nd}")
@@ -192,12 +206,11 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    size = _out1(output_size, "adaptive_max_pool1d")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d() argument 'input' should have 2 or 3 "
                            f"dimensions, but got {list(input.shape)}")
-    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, _out1(output_size,
-                                                            "adaptive_max_pool1d")),
-                              return_indices)
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
     return out.squeeze(-2)

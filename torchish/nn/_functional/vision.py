@@ -4,10 +4,14 @@ affine_grid, pixel_shuffle/unshuffle, channel_shuffle, unfold/fold."""
 import math
 import warnings
 
+import numpy as np
+
 import torchish
 from ... import _autocast
 from ..._ops import nn_conv as _conv
 from ..._ops import resample as _resample
+from ..._ops.argcheck import _int_element
+from ..._ops.overloads import Signature, _refusal
 from .loss import _caller_stacklevel
 from .pooling import _int_lists, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -39,9 +43,34 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def _is_integer(x):
+    """F.interpolate's own test of a size: a bool is an int here (the binding's parser
+    refuses one only first, `_kernel_sizes`), and so is a NumPy integer."""
     if isinstance(x, torchish.Tensor):
         return not x.dtype.is_floating_point and not x.dtype.is_complex
-    return isinstance(x, int) and not isinstance(x, bool) or type(x).__name__ == "SymInt"
+    return isinstance(x, (int, np.integer)) or type(x).__name__ == "SymInt"
+
+
+_SCALES = {1: "float scales = None, ", 2: "float scales_h = None, float scales_w = None, ",
+           3: "float scales_d = None, float scales_h = None, float scales_w = None, "}
+
+
+def _kernel_sizes(output_size, mode, dim, antialias, align_corners):
+    """The output size as ints, read as the upsample binding F calls reads its `int[]`:
+    otherwise that binding's "invalid combination" TypeError (F passes a scalar size on
+    unchecked, as a list)."""
+    if all(o.__class__ is int for o in output_size) or all(
+            _int_element(o, j) for j, o in enumerate(output_size)):
+        return tuple(int(o) for o in output_size)
+    if mode.startswith("nearest"):
+        name = ("_upsample_nearest_exact" if mode == "nearest-exact" else "upsample_nearest")
+        name, corners, args = f"{name}{dim}d", "", [output_size, None]
+    else:
+        name = f"{'_' if antialias else ''}upsample_{mode}{dim}d{'_aa' if antialias else ''}"
+        corners, args = "bool align_corners, ", [output_size, bool(align_corners), None]
+    head = f"Tensor input, tuple of ints output_size, {corners}"
+    raise _refusal(name, [Signature(head + "tuple of floats scale_factors"),
+                          Signature(head + _SCALES[dim] + "*, Tensor out = None")],
+                   [torchish.empty(0)] + args, {})
 
 
 _LINEAR = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
@@ -71,9 +100,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, "
                                 "int] or Tuple[int, int, int], but got size with types "
                                 f"{[type(x) for x in size]}")
-            output_size = [int(x) for x in size]
+            output_size = size
         else:
-            output_size = [int(size) for _ in range(dim)]
+            output_size = [size for _ in range(dim)]
     elif scale_factor is not None:
         output_size = None
         if isinstance(scale_factor, (list, tuple)):
@@ -106,6 +135,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return pool(input, output_size)
     if mode in ("nearest", "nearest-exact") and 3 <= input.dim() <= 5 or \
             _LINEAR.get(mode) == input.dim():
+        output_size = _kernel_sizes(output_size, mode, dim, antialias, align_corners)
         scales = None if scale_factors is None else tuple(scale_factors)
         if antialias:
             if input.dtype in (torchish.float16, torchish.bfloat16):   # ATen's aa weights: no
