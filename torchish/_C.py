@@ -6,6 +6,7 @@ from .overrides import (DisableTorchFunction, DisableTorchFunctionSubclass,  # n
                         _is_torch_function_mode_enabled, _pop_mode as _pop_torch_function_stack,
                         _push_mode as _push_on_torch_function_stack)
 from .overrides import MODES as _MODES, STATE as _STATE
+from .random import Generator  # noqa: F401  (torch._C.Generator is torch.Generator)
 
 
 def _is_torch_function_enabled():

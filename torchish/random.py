@@ -73,6 +73,11 @@ class Generator:
         return (_rebuild_generator, (bytes(self._engine.get_state()),))
 
 
+# PyTorch's class is the C extension's: `type(g)` prints <class 'torch._C.Generator'> (the
+# module-name aliasing leaves a class whose __module__ is not its defining module's alone)
+Generator.__module__ = "torch._C"
+
+
 def _rebuild_generator(state):
     g = Generator()
     g._engine.set_state(np.frombuffer(state, dtype=np.uint8))
