@@ -19,7 +19,11 @@ import jax
 from . import grad_conj, graph, saved_storage
 from .._eager_jit import eager_jit
 
-_MIN_REPEATS = 2   # node-by-node runs of a structure before it is compiled whole
+# node-by-node runs of a structure before it is compiled whole: compiling costs about as much
+# as a couple of hundred passes save, so only a graph that repeats like a training loop's is
+# worth it; a short script (a few backward passes of one graph) skips the pause (2 made the
+# ported programs' suite ~18% slower in CPU time than 8)
+_MIN_REPEATS = 8
 _MAX_KEYS = 1024   # structures counted; the counts restart when full
 _MAX_COMPILED = 64  # compiled passes kept (each holds an XLA executable); cleared when full
 # XLA takes about 8 ms per node to compile a pass on a 2-core CPU (112 nodes: 0.9 s); larger
