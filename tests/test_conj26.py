@@ -2,11 +2,14 @@
 `.grad` is itself a conj view (AccumulateGrad steals the gradient when the layout contract
 holds; an expanded or transposed gradient, a second gradient summed in, a caller's gradient or
 `create_graph` resolve the bit), what tensor hooks and `autograd.grad` see. Each program runs
-three times, so the repeated graph also takes the whole-graph compiled pass (fused_backward)."""
+until the repeated graph also takes the whole-graph compiled pass (fused_backward)."""
+import warnings
+
 import numpy as np
 import pytest
 
 import torchish
+from torchish.autograd import fused_backward
 
 torch = pytest.importorskip("torch")
 
@@ -85,7 +88,7 @@ def _run(T, case):
 @pytest.mark.parametrize("case", list(CASES))
 def test_leaf_grad_conj_bit(case):
     want, values = _run(torch, case)
-    for _ in range(3):   # node by node twice, then the compiled whole-graph pass
+    for _ in range(fused_backward._MIN_REPEATS + 1):   # node by node, then the fused pass
         bits, got = _run(torchish, case)
         assert bits == want
         np.testing.assert_allclose(got, values, rtol=1e-6, atol=1e-6)
@@ -165,9 +168,9 @@ def test_create_graph_resolves():
         x = T.tensor(V1, dtype=T.complex64, requires_grad=True)
         x.conj().mul(2).backward(_c(T, G1), create_graph=True)
         return x.grad.is_conj(), x.grad.detach().tolist()
-    with pytest.warns(UserWarning):
-        ours = run(torchish)
-    assert ours == run(torch)
+    with warnings.catch_warnings():   # (create_graph's reference-cycle warning: once per
+        warnings.simplefilter("ignore")   # process, so whether it comes depends on the order)
+        assert run(torchish) == run(torch)
 
 
 def test_retain_grad_resolves():
