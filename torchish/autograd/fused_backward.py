@@ -16,7 +16,7 @@ import heapq
 
 import jax
 
-from . import grad_conj, graph, saved_storage
+from . import fused_views, grad_conj, graph, saved_storage
 from .._eager_jit import eager_jit
 
 # node-by-node runs of a structure before it is compiled whole: compiling costs about as much
@@ -124,7 +124,7 @@ def _schedule(root_nodes, deps):
         if (not isinstance(node, Node) or node._leaves is None or node._hooks or node._pre_hooks
                 or node._tensor_hooks or node._retain or node._tensor_vjp is not None
                 or node._packed is not None
-                or not isinstance(node._vjp, graph._JIT_TYPES) or not _saved_intact(node)):
+                or not isinstance(node._vjp, fused_views.JIT_TYPES) or not _saved_intact(node)):
             return None
         steps.append(node)
         for e in node._edges:

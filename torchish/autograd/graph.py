@@ -9,11 +9,9 @@ import collections
 import heapq
 import itertools
 
-import jax
 import jax.numpy as jnp
 
-from .._eager_jit import EagerJit, eager_jit
-from . import anomaly, fused_backward, grad_mode, saved_storage, saved_tensors
+from . import anomaly, fused_backward, fused_views, grad_mode, saved_storage, saved_tensors
 from .saved_tensors import (allow_mutation_on_saved_tensors,  # noqa: F401
                            disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
 
@@ -528,7 +526,7 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
                         captured[(node, nr)] = grad_conj.conj_tensor(g) if track and \
                             grad_conj.grad_mark(g, marks) & grad_conj.G_CONJ else g
             run = needed is None or id(node) in needed
-            if node in fused:  # computed with its producer's backward (see `_fusable_views`)
+            if node in fused:  # computed with its producer's backward (see fused_views)
                 grads = fused.pop(node)
             elif run and any(g is not None for g in grads_in.values()):
                 cts = [grads_in.get(i) for i in range(len(node._out_avals))]
@@ -540,10 +538,10 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
                 else:
                     # (a fused view's incoming gradient is never seen: `grad_conj.mark_grads`
                     # needs it)
-                    views = () if track else _fusable_views(node, deps, buffers, needed,
-                                                            capture)
+                    views = () if track else fused_views.fusable_views(node, deps, buffers,
+                                                                       needed, capture)
                     if views:
-                        grads = _apply_fused(node, cts, views, fused)
+                        grads = fused_views.apply_fused(node, cts, views, fused)
                     else:
                         grads = node.apply_arrays(cts)
                 if node._hooks:
@@ -571,69 +569,6 @@ def _run_backward(roots, retain_graph, create_graph, capture, accumulate, only_l
     finally:
         grad_mode.GRAD_ENABLED[0] = prev_mode
     return captured
-
-
-# ---- fusing view backwards into their producer's ------------------------------------------
-# `w.t()` in `x @ w.t()` records TBackward0 whose backward only transposes the gradient that
-# AddmmBackward0 produced. When a view node's only producer is the node about to run, both
-# backwards run as one compiled function, so XLA writes the gradient in its final layout
-# instead of materialising it twice. The view node still runs in its turn (hooks, order and
-# accumulation are unchanged); it just finds its result ready.
-
-_FUSED_VJPS = {}
-
-
-def _fusable_views(node, deps, buffers, needed, capture):
-    """Positions of `node`'s edges leading to view nodes that can run fused with it."""
-    if node._hooks or not isinstance(node._vjp, _JIT_TYPES) or node._packed is not None:
-        return ()
-    if node._storage_refs is not None:   # (a written saved result: apply_arrays reads it)
-        node._check_saved()
-        if saved_storage.written_result(node) is not None:
-            return ()
-    out = []
-    for i, e in enumerate(node._edges):
-        if e is None:
-            continue
-        v = e[0]
-        if (getattr(v, "_is_view", False) and deps.get(v) == 1 and v not in buffers
-                and v._leaves is not None and not v._saved and not v._hooks
-                and not v._pre_hooks and not v._tensor_hooks and not v._retain
-                and isinstance(v._vjp, _JIT_TYPES)
-                and (needed is None or id(v) in needed)
-                and (capture is None or (v, e[1]) not in capture)):
-            out.append(i)
-    return tuple(out)
-
-
-def _apply_fused(node, cts, positions, fused):
-    node._check_saved()
-    views = [node._edges[i][0] for i in positions]
-    key = (node._vjp, positions, tuple(v._vjp for v in views),
-           tuple(node._edges[i][1] for i in positions), tuple(len(v._out_avals) for v in views))
-    fn = _FUSED_VJPS.get(key)
-    if fn is None:
-        fn = _FUSED_VJPS[key] = eager_jit(_make_fused(*key))
-    grads, inner = fn(node._leaf_values(), cts, [v._leaf_values() for v in views])
-    for v, g in zip(views, inner):
-        fused[v] = g
-    return grads
-
-
-def _make_fused(vjp, positions, view_vjps, out_nrs, n_outs):
-    def fused(leaves, cts, view_leaves):
-        grads = list(vjp(leaves, cts))
-        inner = []
-        for i, v_vjp, leaves_v, nr, n in zip(positions, view_vjps, view_leaves, out_nrs, n_outs):
-            v_cts = [None] * n
-            v_cts[nr] = grads[i]
-            grads[i] = None  # handed to the view node, not returned
-            inner.append(v_vjp(leaves_v, v_cts))
-        return grads, inner
-    return fused
-
-
-_JIT_TYPES = (type(jax.jit(lambda x: x)), EagerJit)
 
 
 def _as_tensor_grad(g):
