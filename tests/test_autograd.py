@@ -669,7 +669,7 @@ def test_view_history_regenerated_after_base_inplace():
 
 
 # ---- views read inside their consumer; view backwards fused into their producer's --------
-# (registry `_collect` and graph `_fusable_views`: these must not change any observable result)
+# (registry `_collect` and `fused_views.fusable_views`: these must not change any observable result)
 
 def _linear_program(T):
     T.manual_seed(0)
