@@ -26,16 +26,27 @@ def outcome(f):
         return (type(e).__name__, str(e))
 
 
-def same_printed(run, torch):
+def same_printed(run, torch, error=None, text=str, first_paragraph=False):
     """`run(T)` under PyTorch and torchish (warnings ignored) prints the same, result or error
-    (each library's own objects: compared as text). Returns that text."""
+    (each library's own objects: compared as text). `error`: whether PyTorch must raise (None:
+    either); `text`: a result as text; `first_paragraph`: an error's message up to its first
+    blank line (after it PyTorch's dispatcher lists where its kernels were registered).
+    Returns that text."""
     import torchish
-    got = []
+    got, raised = [], []
     for T in (torch, torchish):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got.append(str(outcome(lambda: run(T))))
-    assert got[1] == got[0]
+            try:
+                got.append(text(run(T)))
+                raised.append(False)
+            except Exception as e:   # compared across the two libraries: type and message
+                message = str(e).split("\n\n")[0] if first_paragraph else str(e)
+                got.append(str((type(e).__name__, message)))
+                raised.append(True)
+    if error is not None:
+        assert raised[0] == error, got[0]
+    assert (raised[1], got[1]) == (raised[0], got[0]), f"torch: {got[0]}\nours: {got[1]}"
     return got[0]
 
 

@@ -5,12 +5,11 @@ or (first) a bool is its TypeError, worded as PyTorch words it (positional or ke
 first element or later, the upsample bindings' "invalid combination" for a scalar size
 F.interpolate passes on unchecked), not a silently truncated size; and `Tensor.expand`
 takes PyTorch's keyword-only `implicit` (a bool)."""
-import warnings
-
 import numpy as np
 import pytest
 
 import torchish
+from differential import same_printed
 
 torch = pytest.importorskip("torch")
 
@@ -19,27 +18,18 @@ X4 = np.random.default_rng(1).standard_normal((1, 2, 6, 6)).astype(np.float32)
 X5 = np.random.default_rng(2).standard_normal((1, 2, 4, 4, 4)).astype(np.float32)
 
 
-def _run(fn):
-    """fn(module, x3, x4, x5) under torch and torchish: both results (or errors) as text."""
-    out = []
-    for mod in (torch, torchish):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                r = fn(mod, mod.tensor(X3), mod.tensor(X4), mod.tensor(X5))
-                if isinstance(r, tuple) and r and isinstance(r[0], mod.Tensor):
-                    r = r[0]
-                out.append(f"{tuple(r.shape)} {np.round(r.detach().numpy(), 5).tolist()}"
-                           if isinstance(r, mod.Tensor) else repr(r))
-            except Exception as e:   # noqa: BLE001 - the error is the result compared
-                out.append(f"! {type(e).__name__}: {str(e)}")
-    return out
+def _text(r):
+    """A result as compared: a Tensor (a pool's first output) by shape and rounded values."""
+    if isinstance(r, tuple) and r and isinstance(r[0], (torch.Tensor, torchish.Tensor)):
+        r = r[0]
+    if isinstance(r, (torch.Tensor, torchish.Tensor)):
+        return f"{tuple(r.shape)} {np.round(r.detach().numpy(), 5).tolist()}"
+    return repr(r)
 
 
 def _same(fn, error):
-    expected, got = _run(fn)
-    assert expected.startswith("! ") == error, expected
-    assert got == expected
+    """fn(module, x3, x4, x5) under torch and torchish: the same result or error."""
+    same_printed(lambda m: fn(m, m.tensor(X3), m.tensor(X4), m.tensor(X5)), torch, error, _text)
 
 
 PAD = {

@@ -4,12 +4,10 @@ against real PyTorch: sparse COO tensors in `torch.bmm` (3 sparse dims @ a dense
 `select`, integer indexing, `permute` and `narrow_copy` of sparse tensors (entries, coalesced
 flags, errors, grad_fn names); `torch.gather(..., sparse_grad=True)` giving a leaf a sparse
 COO gradient."""
-import warnings
-
 import numpy as np
 import pytest
 
-import torchish
+from differential import same_printed
 
 torch = pytest.importorskip("torch")
 
@@ -19,24 +17,9 @@ VAL = [1., 2., 3., -1.5, 0.5]
 DENSE = (np.arange(24, dtype=np.float32).reshape(2, 4, 3) - 10) / 7
 
 
-def _run(fn):
-    """fn(module) under torch and torchish: both results (or both errors) as text."""
-    out = []
-    for mod in (torch, torchish):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                out.append(repr(fn(mod)))
-            except Exception as e:   # noqa: BLE001 - the error is the result compared
-                # (PyTorch's dispatcher appends where each kernel was registered)
-                out.append(f"! {type(e).__name__}: {str(e).split(chr(10) * 2)[0]}")
-    return out
-
-
 def _same(fn, error=False):
-    expected, got = _run(fn)
-    assert expected.startswith("! ") == error, expected
-    assert got == expected
+    # (PyTorch's dispatcher appends where each kernel was registered)
+    same_printed(fn, torch, error, repr, first_paragraph=True)
 
 
 def _sp(mod, dtype=None):

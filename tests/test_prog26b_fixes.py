@@ -5,12 +5,11 @@ str is its TypeError (conv1d/2d/3d: "invalid combination", their padding may be 
 silently truncated size or a ValueError from int(); and the conv modules' tuple helpers
 (`torch.nn.modules.utils._pair` and co.) treating a str as the iterable it is, so
 ConvTranspose2d(padding='same') shows PyTorch's repr and fails in forward as PyTorch's does."""
-import warnings
-
 import numpy as np
 import pytest
 
 import torchish
+from differential import same_printed
 
 torch = pytest.importorskip("torch")
 
@@ -19,24 +18,12 @@ W_T = np.random.default_rng(1).standard_normal((4, 2, 3, 3)).astype(np.float32) 
 W = np.random.default_rng(2).standard_normal((2, 4, 3, 3)).astype(np.float32)
 
 
-def _run(fn):
-    """fn(module) under torch and torchish: both results (or both errors) as text."""
-    out = []
-    for mod in (torch, torchish):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                r = fn(mod)
-                out.append(repr(tuple(r.shape)) if isinstance(r, mod.Tensor) else repr(r))
-            except Exception as e:   # noqa: BLE001 - the error is the result compared
-                out.append(f"! {type(e).__name__}: {str(e)}")
-    return out
+def _shape(r):
+    return repr(tuple(r.shape)) if isinstance(r, (torch.Tensor, torchish.Tensor)) else repr(r)
 
 
 def _same(fn, error):
-    expected, got = _run(fn)
-    assert expected.startswith("! ") == error, expected
-    assert got == expected
+    same_printed(fn, torch, error, _shape)
 
 
 def _x(mod):
