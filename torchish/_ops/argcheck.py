@@ -136,6 +136,28 @@ def check_dims(definition, statics):
         raise argument_error(definition, definition.statics[i], expected, type(value))
 
 
+def bools_as_ints(definition, var, kw):
+    """A new plan's `int[]` statics (`var`: the varargs) with a bool element (one after the
+    first, which the parser takes) as the int PyTorch reads it, so sizes echoed in errors read
+    1, not True; and as a plan key (2, True) is (2, 1): the plan serves both calls."""
+    for i, _, _, expected in definition.argcheck[3]:
+        name = definition.statics[i]
+        if expected != "tuple of ints":
+            continue
+        if name == definition.varargs:
+            var = _no_bools(var)
+        elif isinstance(kw.get(name), (list, tuple)):
+            kw[name] = _no_bools(kw[name])
+    return var, kw
+
+
+def _no_bools(values):
+    if not isinstance(values, (list, tuple)) or not any(
+            v.__class__ is bool or isinstance(v, (list, tuple)) for v in values):
+        return values
+    return type(values)(int(v) if v.__class__ is bool else _no_bools(v) for v in values)
+
+
 def _int_type(opname, name, default, varargs):
     if name in ("dims", "shifts") or name in varargs or opname in _INT_LIST_DIMS or \
             name in _GEOMETRY.get(opname, ()) or \
@@ -197,18 +219,19 @@ def python_level_ints(name, names, values, input=None):
                     f"{type_name(type(values[bad]))}")
 
 
-def int_list(name, param, value, position, keyword=False, scalar=True):
+def int_list(name, param, value, position, keyword=False, scalar=True, symint=False):
     """`value` read as PyTorch's parser reads the `int[]` argument `param` of `name` (its
     `position`, from 1; `keyword`: the call named it), for a Python-level function here that
     calls such a binding (`F.pad`, the adaptive pools): a list or tuple of ints (after the
-    first, a bool is an int; a 0-d integer Tensor is one), or with `scalar` an int standing
-    for all - as ints; else the parser's TypeError. Callers test the common all-int case by
-    class first, so valid calls never come here."""
+    first, a bool is an int; a one-element integer or bool Tensor is one), or with `scalar` an
+    int standing for all - as ints; else the parser's TypeError. `symint`: PyTorch types it
+    `SymInt[]`, whose reading of a bool Tensor element is a RuntimeError. Callers test the
+    common all-int case by class first, so valid calls never come here."""
     where = "" if keyword else f" (position {position})"
     if isinstance(value, (list, tuple)):
         bad = next((j for j, v in enumerate(value) if not _int_element(v, j)), None)
         if bad is None:
-            return tuple(int(v) for v in value)
+            return tuple(_as_int(v, symint) for v in value)
         if keyword and bad == 0:   # (the parser then names the sequence's type)
             raise int_list_error(name, param, type(value), None, where)
         raise int_list_error(name, param, type(value[bad]), bad, where)
@@ -219,6 +242,19 @@ def int_list(name, param, value, position, keyword=False, scalar=True):
 
 def _int_element(value, index):
     from .._tensor import Tensor
-    if isinstance(value, Tensor):   # (the parser takes a 0-d integer one as an int)
-        return value.ndim == 0 and not (value.dtype.is_floating_point or value.dtype.is_complex)
+    if isinstance(value, Tensor):   # (the parser takes a one-element integer one, any shape)
+        return value.numel() == 1 and not (
+            value.dtype.is_floating_point or value.dtype.is_complex)
     return _is_index(value) or (index and isinstance(value, bool))
+
+
+def _as_int(value, symint):
+    from .. import _dtype as dt
+    from .._tensor import Tensor
+    if value.__class__ is int or not isinstance(value, Tensor):
+        return int(value)
+    if symint and value.dtype is dt.bool:   # (a SymInt is read from it as a non-bool integer)
+        raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    return int(value.item())

@@ -12,7 +12,7 @@ from .._eager_jit import eager_jit
 from .. import _dtype as dt
 from .._tensor import Tensor
 from .._views import apply_template
-from .argcheck import _check_arguments
+from .argcheck import _check_arguments, bools_as_ints
 from .errors import tensor_element_error
 from .float8 import to_float8
 from .float8_refusals import IN_FLOAT as FLOAT8_IN_FLOAT, OWN_CHECK as FLOAT8_OWN_CHECK
@@ -156,6 +156,8 @@ class Plan:
                                f"desired output type {_out_name(definition, kinds, out_dtype)}")
         self._kw = {k: value_of(v) for k, v in self.statics.items()}
         self._var = self._kw.pop(definition.varargs, ()) if definition.varargs else ()
+        if definition.argcheck is not None:
+            self._var, self._kw = bools_as_ints(definition, self._var, self._kw)
         if scalars:
             for name in scalars:
                 if isinstance(self._kw[name], _NP_SCALAR):

@@ -48,7 +48,7 @@ def _check_value(value, dtype):
 
 def pad(input, pad, mode="constant", value=None):
     if pad.__class__ is not tuple or any(p.__class__ is not int for p in pad):
-        pad = int_list("pad", "pad", pad, 2, scalar=False)   # (PyTorch's parser's checks)
+        pad = int_list("pad", "pad", pad, 2, scalar=False, symint=True)   # (the parser's checks)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:

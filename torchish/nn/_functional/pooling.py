@@ -173,7 +173,8 @@ def _adaptive_output(input, output_size, nd, name, avg):
     out = _list_with_default(output_size, input)
     if out.__class__ is not int and (out.__class__ is bool or any(
             o.__class__ is not int for o in out)):
-        out = int_list(name, "output_size", out, 2)   # (F calls the binding positionally)
+        # (F calls the binding positionally; the avg ones' sizes are `SymInt[]`)
+        out = int_list(name, "output_size", out, 2, symint=avg)
     if isinstance(out, int):
         out = (out,) * nd
     out = tuple(out)
