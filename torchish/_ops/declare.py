@@ -10,7 +10,8 @@ from .._tensor import Tensor
 from .arg_parser import _PYTHON_LEVEL, REQUIRED, numpy_names, parse, parsed_by_pytorch
 from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
-from .errors import _PACKAGE, _WRAPPERS, ArgumentTypeError, unexpected_keywords
+from .errors import (_PACKAGE, _WRAPPERS, ArgumentTypeError, too_many_positional,
+                     unexpected_keywords)
 from .inplace import dispatch_inplace
 from .result_layout import default_layout
 from .overloads import table
@@ -120,7 +121,9 @@ def op(name=None, *, promote=Promote.DEFAULT, promoted=None, tensors=None, grad_
                leading underscore), or a callable (kinds, statics) -> name.
     undefined_grad: callable(**statics) -> True where PyTorch's derivative formula
                gives every operand an undefined gradient (norms of order 0): the node's
-               backward sends None, so `.grad` stays None.
+               backward sends None, so `.grad` stays None; or the positions of operands
+               whose formula then computes with the undefined gradient (dist's `other`), so
+               a backward needing their gradient raises PyTorch's error.
     ints_check: (static parameter names, callable(the binding's arguments by name)) raising
                PyTorch's TypeError for them, asked by the binding before the plan lookup
                whenever one of them is no int (a plan key cannot tell `[1.0, 3]` from
@@ -331,6 +334,14 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         body = (f"    if {' or '.join(tests)}:\n"
                 f"        {''.join(n + ', ' for n in names)}= _parse(_op, {fname!r}, "
                 f"{self_param!r}, locals(), {tuple(names)!r})\n" + body)
+    more = parsed and not definition.varargs
+    if more:   # (Python's own message for extra arguments counts them from 0: see above)
+        if "*" in params:
+            params[params.index("*")] = "*_more"
+        else:
+            params.append("*_more")
+        body = (f"    if _more:\n        raise _too_many(_op, {fname!r}, {self_param!r}, "
+                f"locals(), _caller(0, {fname!r}))\n" + body)
     python_level = fname in _PYTHON_LEVEL or definition.name in _PYTHON_LEVEL
     if not (dunder or python_level) and (table(fname, self_param is not None) is not None or (
             self_param is not None and len(sig.parameters) == 1)):
@@ -351,9 +362,13 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
                      _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
                      _REQUIRED=REQUIRED, _parse=parse, _varargs_check=varargs_check,
                      _check_dims=check_dims, _SEQUENCES=(tuple, list),
-                     _unexpected=unexpected_keywords)
+                     _unexpected=unexpected_keywords, _too_many=too_many_positional)
     exec(src, namespace)
     fn = namespace[fname]
+    if more:   # (introspection sees the parameters PyTorch documents)
+        full = inspect.signature(fn)
+        fn.__signature__ = full.replace(parameters=[
+            p for p in full.parameters.values() if p.name != "_more"])
     fn.__doc__ = definition.body.__doc__
     fn.__module__ = "torchish"
     # (Python names a function by it in its own TypeErrors; PyTorch's Python-level methods

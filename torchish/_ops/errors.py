@@ -347,6 +347,35 @@ def unexpected_keywords(op, name, self_param, values, extra, caller):
         f"{name}() got an unexpected keyword argument '{next(iter(extra))}'")
 
 
+def too_many_positional(op, name, self_param, values, caller):
+    """PyTorch's TypeError for a call of `op`'s binding `name` passing more positional
+    arguments than it takes (`values["_more"]`: the extra ones): where PyTorch has overloads,
+    its parser's word on the call; else its count of the one overload's arguments (Python's
+    own message would count from 0, the bindings' required parameters having a default, and
+    count a method's self)."""
+    from .overloads import parser_error
+    caller = _outside(caller)
+    params = [p for p in op.sig.parameters.values()
+              if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != self_param]
+    args = [values[p.name] for p in params] + list(values["_more"])
+    kwargs = {k: values[k] for k in _keywords_of_call(caller) if k in values}
+    method = self_param is not None
+    if method and positional_count_of_call(caller) == len(args) + 1:
+        method, args = False, [values[self_param]] + args   # (`torch.abs_(x, 1)`)
+        params = [op.sig.parameters[self_param]] + params
+    error = parser_error(name, method, args, kwargs)
+    if error is not None:
+        return error
+    if method and not params:
+        return TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)")
+    most = len(params)
+    least = sum(p.default is p.empty for p in op.sig.parameters.values()
+                if p.name != self_param or not method)
+    takes = f"{most} positional argument{'s' * (most != 1)}" if least == most else \
+        f"from {least} to {most} positional arguments"
+    return TypeError(f"{name}() takes {takes} but {len(args)} were given")
+
+
 # the names PyTorch's signatures give varargs parameters whose body name differs
 _VARARGS_NAMES = {"dim_args": "dims", "shape": "size"}
 
