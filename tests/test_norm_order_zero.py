@@ -30,12 +30,8 @@ def _grads(T, program):
     return out.tolist(), [None if t.grad is None else t.grad.tolist() for t in (x, y)]
 
 
-# PyTorch's DistBackward0 negates the undefined gradient for `other`, which raises
-_DIST = pytest.param("dist", marks=pytest.mark.xfail(
-    strict=True, reason="dist's p=0 backward raises in PyTorch; ours gives zeros"))
-
-
-@pytest.mark.parametrize("name", [n if n != "dist" else _DIST for n in PROGRAMS
+# (dist: PyTorch's DistBackward0 negates the undefined gradient for `other`, which raises)
+@pytest.mark.parametrize("name", [n for n in PROGRAMS
                                   if n not in ("cdist", "plus a defined path")])
 def test_order_zero_gradient_is_undefined(name):
     assert _grads(torchish, PROGRAMS[name]) == _grads(torch, PROGRAMS[name])

@@ -146,9 +146,14 @@ def _p_norm(a, p, axis, all_ties=False):
     return jnp.where(s == 0, 0, jnp.sqrt(safe) if p == 2 else safe ** (1 / p))
 
 
+def _dist_undefined(p=None, **_):
+    """Order 0 leaves `input`'s gradient undefined, and `other`'s formula negates it: raises."""
+    return (1,) if order_zero(p) else False
+
+
 # (a norm: real for complex inputs, as PyTorch)
 @op(promote=Promote.COMPLEX_TO_FLOAT, grad_fn="DistBackward0", scalar_operands=False,
-    undefined_grad=order_zero)
+    undefined_grad=_dist_undefined)
 def dist(input, other, p=2):
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "

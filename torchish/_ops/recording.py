@@ -92,10 +92,14 @@ def _record_info(plan, mask, diff_out):
     info = plan.records.get((mask, diff_out))
     if info is None:
         name = _grad_name(plan.op, plan.kinds, plan.statics)
+        undefined = _undefined_grads(plan)
+        if isinstance(undefined, tuple):   # (positions whose formula raises: see there)
+            undefined = raising_vjp(UNDEFINED_OPERAND) if any(mask[i] for i in undefined) \
+                else True
         info = plan.records[(mask, diff_out)] = (
-            name, _refuse(plan) if name == NOT_IMPLEMENTED else undefined_vjp if
-            _undefined_grads(plan) else _no_grads if True not in mask else
-            _plan_vjp(plan, mask, diff_out),
+            name, _refuse(plan) if name == NOT_IMPLEMENTED else undefined if callable(
+                undefined) else undefined_vjp if undefined else _no_grads if True not in mask
+            else _plan_vjp(plan, mask, diff_out),
             saved_positions(plan.op, plan.kinds, mask),
             saved_output_positions(plan.op, plan.kinds, diff_out))
     return info
@@ -114,9 +118,16 @@ def _refuse(plan):
 
 def _undefined_grads(plan):
     """Whether PyTorch's formula leaves every operand's gradient undefined for this call (see
-    `op`'s `undefined_grad`): the backward sends None, and `.grad` stays None."""
+    `op`'s `undefined_grad`): the backward sends None, and `.grad` stays None; or the
+    positions of the operands whose formula then computes with that undefined gradient,
+    which raises where one of them needs a gradient."""
     rule = getattr(plan.op, "undefined_grad", None)
     return rule is not None and rule(**plan._kw)
+
+
+# (`-grad` of an undefined gradient: dist's `other` at order 0)
+UNDEFINED_OPERAND = RuntimeError("Expected a proper Tensor but got None (or an undefined "
+                                 "Tensor in C++) for argument #0 'self'")
 
 
 def _saved_outputs(saves, returns):
