@@ -101,7 +101,7 @@ def sub(input, other, *, alpha=1):
 
 
 @op(grad_fn=lambda kinds, statics: "RsubBackward1" if isinstance(kinds[1], type) else
-    "RsubBackward0", saves=(), dunders=("__rsub__",), scalar_operands=("other",),
+    "RsubBackward0", method=False, saves=(), dunders=("__rsub__",), scalar_operands=("other",),
     saved_as={"other": None}, kinds_check=_no_bool_subtraction)
 def rsub(input, other, *, alpha=1):
     return other - _scaled(input, alpha)
