@@ -43,6 +43,9 @@ def _record(plan, leaves, tensors, outs, kinds):
     saved = None if saved_at is None else _saved_of(tensors, saved_at)
     node = Node(name, edges, leaves, tensors, vjp, avals, saved, plan.fwd)
     node._shown = plan.shown
+    if name == NOT_IMPLEMENTED:   # (PyTorch's NotImplemented node has edges only where needed)
+        node._shown = [i for i in (range(len(edges)) if plan.shown is None else plan.shown)
+                       if i is not None and edges[i] is not None]
     if saved:
         node._storage_refs = storage_refs(leaves, tensors, saved_at)
     for i, o in enumerate(outs):
