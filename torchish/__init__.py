@@ -71,7 +71,9 @@ from . import overrides, _C  # noqa: E402,F401
 from . import return_types  # noqa: E402,F401  (torch.return_types.max etc. after `import torch`)
 from . import quasirandom  # noqa: E402,F401
 from . import sparse, masked  # noqa: E402,F401
-from .sparse import sparse_coo_tensor, spmm, smm, hspmm  # noqa: E402,F401
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402,F401
+from . import _sparse_ops  # noqa: E402,F401  (first: it completes _sparse_math's import)
+from ._sparse_math import smm, hspmm  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
                                 get_autocast_dtype, set_autocast_dtype, get_autocast_cpu_dtype,
                                 get_autocast_gpu_dtype, is_autocast_cpu_enabled,

@@ -23,14 +23,6 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     return _math().sparse_addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
 
 
-def smm(input, mat2):   # (torch.smm: re-exported at the top level, not a torch.sparse name)
-    return _math().smm(input, mat2)
-
-
-def hspmm(mat1, mat2):   # (torch.hspmm: likewise)
-    return _math().hspmm(mat1, mat2)
-
-
 def sum(input, dim=None, dtype=None):
     return _math().sparse_sum(input, dim, dtype)
 
