@@ -346,6 +346,8 @@ def _pow(b, x):
 
 # ---- window functions (ATen's SpectralOps formulas, in the window's dtype) ------------------
 
+_OMITTED = object()   # an argument the call left out (PyTorch's overloads depend on it)
+
 # ATen prints a rejected dtype through its TensorOptions, with C++ type names.
 _CPP_DTYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool", "uint16": "short unsigned int",
@@ -379,8 +381,19 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
     return out.requires_grad_(requires_grad)
 
 
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   layout=None, device=None, requires_grad=False):
+def hamming_window(window_length, periodic=_OMITTED, alpha=_OMITTED, beta=_OMITTED, *,
+                   dtype=None, layout=None, device=None, requires_grad=False):
+    if (alpha is not _OMITTED and periodic is _OMITTED) or (
+            beta is not _OMITTED and alpha is _OMITTED):
+        # PyTorch's overloads take alpha only after periodic and beta only after alpha: the
+        # parser's TypeError (the omitted ones were keywords; periodic taken as positional)
+        from .overloads import parser_error
+        given = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not _OMITTED}
+        raise parser_error("hamming_window", False, (window_length,) + (
+            () if periodic is _OMITTED else (periodic,)), given)
+    periodic = True if periodic is _OMITTED else periodic
+    alpha = 0.54 if alpha is _OMITTED else alpha
+    beta = 0.46 if beta is _OMITTED else beta
     return _window("hamming_window", window_length, periodic, dtype, layout, device,
                    requires_grad,
                    lambda w, n: w.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-beta).add_(alpha))
@@ -411,9 +424,6 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
         return w
     return _window("bartlett_window", window_length, periodic, dtype, layout, device,
                    requires_grad, fill)
-
-
-_OMITTED = object()
 
 
 def kaiser_window(window_length, periodic=_OMITTED, beta=12.0, *, dtype=None, layout=None,

@@ -456,6 +456,15 @@ def _index_add_bounds_check(compute, input, index, *args, dim, **kw):
 @op(promote=P.NONE, grad_fn="IndexAddBackward0", inplace=True, saves=("index",),
     check=_index_add_bounds_check)
 def index_add(input, dim, index, source, *, alpha=1):
+    # ATen converts alpha to self's type before scaling: an integral tensor truncates a float
+    # alpha; a complex one must fit a real tensor (the plan's Scalar check leaves complex here)
+    if isinstance(alpha, complex) and not jnp.iscomplexobj(input):
+        error = scalar_overflow(alpha, dt.from_np(input.dtype))
+        if error is not None:
+            raise error
+        alpha = alpha.real
+    if jnp.issubdtype(input.dtype, jnp.integer) and isinstance(alpha, float):
+        alpha = int(alpha)
     return _index_update("index_add_", input, dim, index, source,
                          lambda ref, src: _add_at(ref, src if alpha == 1 else src * alpha))
 

@@ -255,7 +255,12 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     _check_geometry(stride, dilation, padding)
     _conv_shapes(input, weight, bias, groups, True, nd)
     if any(op_ >= s and op_ >= d for op_, s, d in zip(output_padding, stride, dilation)):
-        names = ("depth", "height", "width")[3 - nd:] if nd > 1 else ("width",)
+        # ATen runs a 1-d transposed conv as a 2-d one over a unit height: it reports that
+        # height too (output padding 0, stride and dilation 1)
+        if nd == 1:
+            output_padding, stride, dilation = ((0,) + output_padding, (1,) + stride,
+                                                (1,) + dilation)
+        names = ("depth", "height", "width")[3 - max(nd, 2):]
         parts = ([f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
                  + [f"stride_{n}: {v}" for n, v in zip(names, stride)]
                  + [f"dilation_{n}: {v}" for n, v in zip(names, dilation)])

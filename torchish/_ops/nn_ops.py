@@ -673,6 +673,11 @@ def _pad_packed_sequence(data, batch_sizes, padding_value, total_length):
     tensors=("sequences",))
 def _pad_sequence(sequences, batch_first, padding_value, padding_side):
     from .errors import broadcast_error
+    # ATen slices the first sequence's trailing sizes, then reads every one's size(0)
+    if sequences[0].ndim == 0:
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
+    if any(s.ndim == 0 for s in sequences):
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     n = max(s.shape[0] for s in sequences)
     trailing, dtype = sequences[0].shape[1:], sequences[0].dtype
     rows = []

@@ -3,6 +3,7 @@ atleast_*), flip, roll, rot90, repeat, tile, repeat_interleave. The views are in
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype as dt
 from .._tensor import Tensor, contiguous_format, preserve_format
 from .._memory_layout import lay_out, layout_strides, like_layout
 from ..autograd import grad_mode
@@ -158,6 +159,8 @@ def atleast_3d(*tensors):
 @op(promote=P.NONE, grad_fn="FlipBackward0", saves=())
 def flip(input, *dim_args, dims=None):
     """torch.flip(input, dims); Tensor.flip also takes the dims as varargs."""
+    if dims is None and not dim_args:   # (dims has no default in PyTorch: `flip([])` is fine)
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     dims = _sizes(dim_args) if dims is None else _sizes((dims,))
     axes = [_wrap_dim(d, input.ndim) for d in dims]
     if len(set(axes)) != len(axes):
@@ -281,14 +284,56 @@ def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         input.reshape(1), repeats)
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+def _interleave_counts(counts, output_size=None):
+    """The host-side values of a tensor of repeat counts, with ATen's checks in its order:
+    dtype (its CPU kernel takes int32/int64 only), rank, sign, then `output_size`."""
+    from .pointwise import legacy_name
+    if counts.dtype not in (dt.int32, dt.int64):
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{legacy_name(counts._data)}'")
+    if counts.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    values = counts.tolist()
+    if min(values, default=0) < 0:
+        raise RuntimeError("repeats can not be negative")
+    if output_size is not None and output_size != sum(values):
+        raise RuntimeError("allocated size does not match required size")
+    return values
+
+
+def _interleave_size_check(input, repeats, dim):
+    """A tensor of counts for `input`: 0-d or one per element along `dim` (or one for all)."""
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    d = 0 if dim is None else _wrap_dim(dim, input.ndim)
+    n = input.numel() if dim is None else input.shape[d]
+    if repeats.ndim == 1 and repeats.shape[0] not in (1, n):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+
+
+def _interleave_parser_error(method, repeats, dim, output_size):
+    """The parser's TypeError for a call that names no tensor to repeat (the arguments it
+    had given as keywords: the only way to leave `input` out)."""
+    from .overloads import parser_error
+    given = {k: v for k, v in (("repeats", repeats), ("dim", dim),
+                               ("output_size", output_size)) if v is not None}
+    return parser_error("repeat_interleave", method, (), given)
+
+
+def repeat_interleave(input=None, repeats=None, dim=None, *, output_size=None):
     """Repeat counts given as a tensor are read on the host: they decide the output shape."""
     from .._tensor import Tensor
+    if input is None:   # repeat_interleave(repeats=counts): its one-tensor overload
+        if not isinstance(repeats, Tensor) or dim is not None:
+            raise _interleave_parser_error(False, repeats, dim, output_size)
+        input, repeats = repeats, None
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         from .creation_ranges import arange
         counts = input
-        return _repeat_interleave(arange(counts.numel(), device=counts.device),
-                                  tuple(counts.tolist()), 0)
+        values = _interleave_counts(counts, output_size)
+        return _repeat_interleave(arange(counts.numel(), dtype=counts.dtype,
+                                         device=counts.device), tuple(values), 0)
     if dim is not None and isinstance(input, Tensor) and input.ndim == 0:
         # PyTorch's kernel: a tensor of counts reads the dim's size; a number unsqueezes at
         # the wrapped dim + 1, past a 0-d tensor's range
@@ -296,14 +341,22 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
                          f"{_wrap_dim(dim, 0) + 1})")
+    if isinstance(repeats, int) and repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
     if isinstance(input, Tensor) and input.requires_grad and grad_mode.is_grad_enabled():
         return _repeat_interleave_steps(input, repeats, dim, output_size)
     if isinstance(repeats, Tensor):
-        repeats = repeats.item() if repeats.ndim == 0 else tuple(repeats.tolist())
-    if dim is None and not isinstance(repeats, int) and len(repeats) != input.numel():
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                           f"repeats.size(0) = {len(repeats)} and input.size(0) = "
-                           f"{input.numel()}")
+        _interleave_size_check(input, repeats, dim)
+        values = _interleave_counts(repeats.reshape(-1))
+        n = input.numel() if dim is None else input.shape[_wrap_dim(dim, input.ndim)]
+        repeats = tuple(values * n if len(values) == 1 else values)
+        if output_size is not None and output_size != sum(repeats):
+            raise RuntimeError("allocated size does not match required size")
+    elif output_size is not None:
+        n = input.numel() if dim is None else input.shape[_wrap_dim(dim, input.ndim)]
+        if output_size != n * repeats:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
+                               f"{n * repeats} but got {output_size}")
     return _repeat_interleave(input, repeats, dim)
 
 
@@ -327,13 +380,12 @@ def _repeat_interleave_steps(input, repeats, dim, output_size):
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         return input.index_select(d, repeat_interleave(repeats, output_size=output_size))
     d = _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
-    if repeats < 0:
-        raise RuntimeError("Repeats can not be negative")
     input = input.unsqueeze(d + 1)
     shape = list(input.shape)
     shape[d + 1] = repeats
     if output_size is not None and output_size != input.shape[d] * repeats:
-        raise RuntimeError("allocated size does not match required size")
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
+                           f"{input.shape[d] * repeats} but got {output_size}")
     return input.expand(shape).clone().flatten(d, d + 1)
 
 
@@ -342,11 +394,20 @@ def _tile_method(self, *dim_args, dims=None):
     return tile(self, *dim_args, dims=dims, _position=1)
 
 
+def _repeat_interleave_method(self, repeats=None, dim=None, *, output_size=None):
+    # (the method has no counts-only form: `x.repeat_interleave()` is the parser's error)
+    if repeats is None:
+        raise _interleave_parser_error(True, repeats, dim, output_size)
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
 def _bind():
     """Bind the Python-level copying functions above as Tensor methods."""
     _tile_method.__qualname__ = "tile"   # (Python's TypeErrors name it: `tile() got an ...`)
     Tensor.tile = _tile_method
-    for n in ("repeat_interleave", "contiguous", "clone", "fliplr", "flipud", "rot90"):
+    _repeat_interleave_method.__qualname__ = "repeat_interleave"
+    Tensor.repeat_interleave = _repeat_interleave_method
+    for n in ("contiguous", "clone", "fliplr", "flipud", "rot90"):
         setattr(Tensor, n, globals()[n])
 
 
