@@ -14,7 +14,7 @@ from .._warnings import warn_once
 from .. import _dtype as dt
 from .composite import rebind
 from .out_arg import OUT_NAMES
-from .registry import Promote, op
+from .registry import NOT_IMPLEMENTED, Promote, op, value_of
 from .errors import scalar_overflow
 from .pointwise import _overload, _reject
 from .shape import _wrap_dim as _dim
@@ -191,7 +191,14 @@ def _scatter_dim(input, dim, index, src, number_src=False):
 
 
 def _scatter_name(kinds, statics):
+    if value_of(statics.get("reduce")) is not None:   # no derivative for the `reduce` overloads
+        return NOT_IMPLEMENTED
     return "ScatterBackward1" if isinstance(kinds[2], type) else "ScatterBackward0"
+
+
+def _check_scatter_reduce(reduce):
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
 
 
 def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
@@ -212,6 +219,10 @@ def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
             return RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
                                 f"{list(input.shape)} apart from dimension "
                                 f"{_dim(dim, input.ndim)} and to be no larger size than src []")
+    try:   # after the 0-d src's own checks, before the bounds: ATen's order
+        _check_scatter_reduce(kw.get("reduce"))
+    except RuntimeError as e:
+        return e
     return _gather_bounds_check(compute, input, index, src, *args, dim=dim, **kw) or \
         scalar_overflow(src if kw.get("value") is None else kw["value"], input.dtype)
 
@@ -221,6 +232,8 @@ def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
     optional_tensors=())   # (src absent: the `value` overload, with no edge for it)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _scatter_dim(input, dim, index, src, number_src=True)
+    if jnp.ndim(value if src is None else src):   # (a 0-d src: `_scatter_check`, in order)
+        _check_scatter_reduce(reduce)
     if not index.size:  # nothing to write (PyTorch skips the shape checks too)
         return input
     s = value if src is None else src

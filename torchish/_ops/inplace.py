@@ -23,8 +23,9 @@ from .call_jax import call_jax_record
 from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect_for,
                        _creation_error, _forward_tangents, _run)
 from .plans import _get_plan
-from .recording import (_grad_name, _pack_saved, _plan_vjp, _saved_of, backward_refusal,
-                        op_edges, raising_vjp, saved_outputs, saved_positions)
+from .recording import (NOT_IMPLEMENTED, _grad_name, _pack_saved, _plan_vjp, _saved_of,
+                        backward_refusal, kernel_name, op_edges, raising_vjp, saved_outputs,
+                        saved_positions)
 from .torch_function import _PROCEED, _TF_MODES, _torch_function
 
 
@@ -309,7 +310,8 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         saved = None if positions is None else _saved_of([None] + list(tensors[1:]), positions)
         self._set_data(value)
         name = plan.op.inplace_grad_fn or _grad_name(plan.op, kinds, plan.statics)
-        node = Node(name, edges, leaves, tensors, _plan_vjp(plan, mask, (True,)),
+        vjp = _not_implemented(plan) if name == NOT_IMPLEMENTED else _plan_vjp(plan, mask, (True,))
+        node = Node(name, edges, leaves, tensors, vjp,
                     [(self.shape, self.dtype)], saved, plan.fwd)
         node._shown = plan.shown
         if saved:
@@ -353,9 +355,18 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
     refusal = backward_refusal(plan)
     if refusal is not None:   # (the op's own backward refusal, through CopySlices too)
         node._vjp = raising_vjp(refusal)
+    elif _grad_name(plan.op, kinds, plan.statics) == NOT_IMPLEMENTED:
+        node._vjp = _not_implemented(plan)
     base._grad_fn = node
     base._output_nr = 0
     refresh_view_grad_fn(self)
+
+
+def _not_implemented(plan):
+    """The backward of an in-place overload PyTorch records without a derivative (`scatter_`
+    with `reduce`): its error names the in-place kernel."""
+    return raising_vjp(RuntimeError(
+        f"derivative for aten::{kernel_name(plan)}_ is not implemented"))
 
 
 def _record_from_result(self, value, plan, tensors):

@@ -4,12 +4,22 @@ as PyTorch's, whose saved-tensor hooks leave them unchanged) and only replays it
 reaches its outputs, for the side effects PyTorch's recomputation has (BatchNorm statistics,
 spectral_norm's power iteration run twice per step). The reentrant variant is an autograd
 Function that runs the function without grad and recomputes it in backward, so its node is
-`CheckpointFunctionBackward` as in PyTorch. Both replay the forward's RNG state."""
+`CheckpointFunctionBackward` as in PyTorch. Both replay the forward's RNG state.
+
+Selective activation checkpointing (`create_selective_checkpoint_contexts`) decides which op
+results PyTorch keeps rather than recomputes; here every result is kept, which is what a policy
+saving everything gives, so the values and gradients are those of any policy. Its policy
+function is validated but never called (there is no per-op dispatch hook to call it from)."""
+import contextlib
+import enum
 import warnings
 
 import torchish
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "noop_context_fn", "set_checkpoint_early_stop", "DefaultDeviceType",
+           "set_checkpoint_debug_enabled", "CheckpointPolicy", "SelectiveCheckpointContext",
+           "create_selective_checkpoint_contexts"]
 
 _EXPLICIT = (": the use_reentrant parameter should be passed explicitly. Starting in PyTorch "
              "2.9, calling checkpoint without use_reentrant will raise an exception. "
@@ -18,9 +28,90 @@ _EXPLICIT = (": the use_reentrant parameter should be passed explicitly. Startin
              "details on the differences between the two variants.")
 
 
-def _noop_context_fn():
-    import contextlib
+def noop_context_fn():
     return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+class CheckpointError(RuntimeError):
+    pass
+
+
+# the global overrides PyTorch's context managers set (None: each call's `debug` decides)
+_DEBUG = [None]
+_EARLY_STOP = [True]
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    prev, _DEBUG[0] = _DEBUG[0], enabled
+    try:
+        yield
+    finally:
+        _DEBUG[0] = prev
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    # (recomputation here never stops early or late: nothing is freed; the flag is kept for
+    # code that sets it)
+    prev, _EARLY_STOP[0] = _EARLY_STOP[0], enable
+    try:
+        yield
+    finally:
+        _EARLY_STOP[0] = prev
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint stashes when no tensor argument names one."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            acc = torchish.accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+class CheckpointPolicy(enum.Enum):
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class SelectiveCheckpointContext:
+    """What a selective-checkpoint policy function receives first."""
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """A `context_fn` for checkpoint: a policy function or a list of op overloads to save (see
+    the module docstring: everything is saved here)."""
+    if isinstance(policy_fn_or_list, list):
+        overload = getattr(torchish._ops, "OpOverload", None)   # (torch.ops, where present)
+        packet = getattr(torchish._ops, "OpOverloadPacket", ())
+        for op in policy_fn_or_list:
+            if overload is not None and not isinstance(op, overload):
+                extra = ("Please update the OpOverloadPacket to a specific OpOverload.For "
+                         "example, if you have `torch.ops.aten.mm`, change it to "
+                         "`torch.ops.aten.mm.default`.") if isinstance(op, packet) else ""
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} "
+                                 f"of type {type(op)}. {extra}")
+    elif not callable(policy_fn_or_list):
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+_noop_context_fn = noop_context_fn
 
 
 class CheckpointFunction(torchish.autograd.Function):
@@ -74,6 +165,9 @@ class CheckpointFunction(torchish.autograd.Function):
                                     for a in detached)
 
 
+_DETERMINISM_CHECKS = ("default", "none")
+
+
 def checkpoint(function, *args, use_reentrant=None, context_fn=_noop_context_fn,
                determinism_check="default", debug=False, early_stop=True, **kwargs):
     if use_reentrant is None:
@@ -87,6 +181,12 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=_noop_context_fn,
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve, *args)
+    if (debug if _DEBUG[0] is None else _DEBUG[0]) and context_fn is not _noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    # only the non-reentrant variant reads determinism_check, and checks it before context_fn
+    if determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, "
+                         f"but got {determinism_check}")
     forward_ctx, recompute_ctx = context_fn()
     state = torchish.get_rng_state() if preserve else None
     autocast = (torchish.is_autocast_enabled("cpu"), torchish.get_autocast_dtype("cpu"))

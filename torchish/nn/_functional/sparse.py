@@ -201,7 +201,35 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     return out
 
 
-def one_hot(tensor, num_classes=-1):
+def _one_hot_argument_error(input, num_classes):
+    """PyTorch's parser TypeError for `one_hot(input: Tensor, num_classes: int)`; None when
+    both are what it takes (a 0-d integer Tensor is an int to it, a bool is not)."""
+    from ..._ops.argcheck import _is_index
+    from ..._ops.errors import _entry_name, _keywords_of_call, type_name
+    if not isinstance(input, torchish.Tensor):
+        name, position, value, want = "input", 1, input, "Tensor"
+    elif isinstance(num_classes, torchish.Tensor):
+        d = num_classes.dtype
+        if num_classes.ndim == 0 and not (d.is_floating_point or d.is_complex or
+                                          d is torchish.bool):
+            return None
+        name, position, value, want = "num_classes", 2, num_classes, "int"
+    elif not _is_index(num_classes):
+        name, position, value, want = "num_classes", 2, num_classes, "int"
+    else:
+        return None
+    where = "" if name in _keywords_of_call(_entry_name()[1]) else f" (position {position})"
+    return TypeError(f"one_hot(): argument '{name}'{where} must be {want}, not "
+                     f"{type_name(type(value))}")
+
+
+def one_hot(input, num_classes=-1):
+    if num_classes.__class__ is not int or input.__class__ is not torchish.Tensor:
+        error = _one_hot_argument_error(input, num_classes)
+        if error is not None:
+            raise error
+        num_classes = int(num_classes)
+    tensor = input
     if tensor.dtype is not torchish.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     values = _concrete(tensor)
