@@ -20,12 +20,36 @@ def test_generator_type_name():
     assert torchish.Generator.__qualname__ == torch.Generator.__qualname__
 
 
-def test_return_types_after_plain_import():
-    # a fresh interpreter: no other test may have imported the submodule already
-    code = "import torchish; print(torchish.return_types.topk); print(torchish.return_types.sort)"
+def test_return_types_after_plain_import(tmp_path):
+    # a fresh interpreter: no other test may have imported the submodule already. Under
+    # `python -m torchish` (torch is torchish) the classes print PyTorch's names; after a plain
+    # `import torchish`, torchish's own, as every other class (so that they pickle)
+    names = ["topk", "sort", "linalg_qr"]
+    script = tmp_path / "types.py"
+    script.write_text("import torch\n" + "".join(
+        f"print(torch.return_types.{n})\n" for n in names))
+    out = subprocess.run([sys.executable, "-m", "torchish", str(script)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [repr(getattr(torch.return_types, n)) for n in names]
+    code = "import torchish; " + "; ".join(f"print(torchish.return_types.{n})" for n in names)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [repr(torch.return_types.topk), repr(torch.return_types.sort)]
+    assert out.stdout.splitlines() == [
+        repr(getattr(torch.return_types, n)).replace("torch.", "torchish.") for n in names]
+
+
+def test_return_types_pickle():
+    # (a return type pickles by a name that resolves to the class itself)
+    import pickle
+    got = {}
+    for T in (torch, torchish):
+        x = T.tensor([[1.0, 3.0], [2.0, 0.0]])
+        r = pickle.loads(pickle.dumps(T.max(x, 0)))
+        q = pickle.loads(pickle.dumps(T.linalg.qr(x)))
+        got[T] = (repr(r), type(r).__name__, type(q).__name__, q.Q.shape)
+    assert got[torch] == got[torchish]
+    assert torchish.linalg.qr(x).__class__ is torchish.return_types.linalg_qr   # (one class)
 
 
 @pytest.mark.parametrize("name", ["max", "sort", "aminmax", "slogdet"])

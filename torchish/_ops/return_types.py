@@ -4,10 +4,19 @@ import collections
 from .._dtype import missing_attribute
 
 
+RETURN_TYPES = {}   # by name: every return type, exported by torchish.return_types
+
+
 def _rt(name, fields=("values", "indices")):
-    """A named tuple class that prints as `torch.return_types.<name>(...)`."""
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "torch.return_types"
+    """The named tuple class `torch.return_types.<name>` (made once: modules share it)."""
+    known = RETURN_TYPES.get(name)
+    if known is not None:
+        assert known._fields == tuple(fields), name
+        return known
+    cls = RETURN_TYPES[name] = collections.namedtuple(name, fields)
+    # (torchish.return_types holds it, so it pickles; presented as torch.return_types.<name>
+    # where `torch` is torchish, as the other classes: _torch_alias.present_as_torch)
+    cls.__module__ = "torchish.return_types"
     # PyTorch's are structseqs, built from one sequence (`torch.return_types.max((v, i))`, as
     # pytree's unflatten does); our own callers pass the fields one by one
     made = cls.__new__
@@ -28,10 +37,11 @@ def _rt(name, fields=("values", "indices")):
     return cls
 
 
-RETURN_TYPES = {n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "mode",
-                                    "median", "cummax", "cummin", "nanmedian")}
-RETURN_TYPES["aminmax"] = _rt("aminmax", ("min", "max"))
-RETURN_TYPES["frexp"] = _rt("frexp", ("mantissa", "exponent"))
-RETURN_TYPES["histogram"] = _rt("histogram", ("hist", "bin_edges"))
-_SLOGDET = RETURN_TYPES["slogdet"] = _rt("slogdet", ("sign", "logabsdet"))
-_LINALG_SLOGDET = RETURN_TYPES["linalg_slogdet"] = _rt("linalg_slogdet", ("sign", "logabsdet"))
+for _name in ("max", "min", "sort", "topk", "kthvalue", "mode", "median", "cummax", "cummin",
+              "nanmedian"):
+    _rt(_name)
+_rt("aminmax", ("min", "max"))
+_rt("frexp", ("mantissa", "exponent"))
+_rt("histogram", ("hist", "bin_edges"))
+_SLOGDET = _rt("slogdet", ("sign", "logabsdet"))
+_LINALG_SLOGDET = _rt("linalg_slogdet", ("sign", "logabsdet"))
