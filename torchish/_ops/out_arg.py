@@ -98,6 +98,35 @@ _SAME_DTYPE.update({
     "nanquantile": "quantile() out tensor must be same dtype as the input tensor",
     "nan_to_num": "nan_to_num: dtype of out: {Out} should be same as input: {Res}",
 })
+_HIST = ("torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+         "input {res} and hist {out}")
+_SEARCH = ("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+           "Long(int64) depending on whether out_int32 flag is True, but we got output "
+           "tensor's dtype {Out} and out_int32 flag is {int32}")
+_SAME_DTYPE.update({   # a tuple: one template per output
+    "histc": _HIST,
+    "histogram": (_HIST, "torch.histogram: input tensor and bin_edges tensor should have the "
+                         "same dtype, but got input {res} and bin_edges {out} for dimension 0"),
+    "searchsorted": _SEARCH, "bucketize": _SEARCH,
+    "kthvalue": ("output values must be of same type as input",
+                 "output indices must be of scalar type Long"),
+    "median": ("Expected tensor for 'values' to have the same type as tensor for argument #2 "
+               "'self'; but type torch.{Out}Tensor does not equal torch.{Res}Tensor (while "
+               "checking arguments for median)",
+               "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+               "torch.{Out}Tensor instead (while checking arguments for median)"),
+    "cummax": "expected scalar_type {Res} but found {Out}",
+    "cummin": "expected scalar_type {Res} but found {Out}",
+})
+
+# Ops whose `out` may have another dtype the result casts to, with PyTorch's own error where
+# it cannot: (exception type, message template as above).
+_NANSUM = (NotImplementedError, '"nansum_cpu" not implemented for \'{Out}\'')
+_CAST_REFUSAL = {
+    "logsumexp": (RuntimeError, "logsumexp(): Expected floating point type for result tensor, "
+                                "but got: {Out}"),
+    "nansum": _NANSUM, "nanmean": _NANSUM,
+}
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
@@ -170,17 +199,21 @@ def finish_autogen_out(name, outs, inputs, result):
     return result
 
 
-def _check_dtype(name, result, out, exact):
+def _check_dtype(name, result, out, exact, index=0):
     res, got = result.dtype, out.dtype
     if res is got:
         return
     template = _SAME_DTYPE.get(name, _EXPECTED if exact else None)
+    if isinstance(template, tuple):
+        template = template[index]
+    error = RuntimeError
     if template is None:
         if dt.can_cast(res, got):
             return
-        template = "result type {Res} can't be cast to the desired output type {Out}"
-    raise RuntimeError(template.format(res=_C_NAMES[res.name], out=_C_NAMES[got.name],
-                                       Res=res._legacy, Out=got._legacy))
+        error, template = _CAST_REFUSAL.get(name, (
+            RuntimeError, "result type {Res} can't be cast to the desired output type {Out}"))
+    raise error(template.format(res=_C_NAMES[res.name], out=_C_NAMES[got.name],
+                                Res=res._legacy, Out=got._legacy, int32=res.name == "int32"))
 
 
 def write_out(name, outs, result, stacklevel=None):
@@ -190,11 +223,11 @@ def write_out(name, outs, result, stacklevel=None):
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if len(results) != len(outs):
         raise RuntimeError(f"{name}(): expected {len(results)} out tensors, got {len(outs)}")
-    for o, r in zip(outs, results):
+    for i, (o, r) in enumerate(zip(outs, results)):
         if o.device != r.device:
             raise RuntimeError(f"Attempting to copy from device {r.device} to device "
                                f"{o.device}, but cross-device copies are not allowed!")
-        _check_dtype(name, r, o, exact=len(results) > 1)
+        _check_dtype(name, r, o, exact=len(results) > 1, index=i)
     for o, r in zip(outs, results):
         shape = tuple(r.shape)
         if tuple(o.shape) != shape:

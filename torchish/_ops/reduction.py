@@ -618,6 +618,26 @@ def _trapezoid_args(y, x, dx, dim, cumulative=False):
     return d
 
 
+def _x_steps(y, x, d, inner, name):
+    """The differences of the sample points `x` along `d`, aligned with y's pairs `inner` as
+    PyTorch aligns them: a 1-d `x` lies along `d` (one point per sample), a lower-dim one gets
+    leading dims of 1, a higher-dim one is sliced at `d` as it is; then they must broadcast."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.reshape([-1 if i == d else 1 for i in range(y.ndim)])
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+    left, right = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+    left[d], right[d] = slice(0, -1), slice(1, None)
+    steps = x[tuple(right)] - x[tuple(left)]
+    from .errors import broadcast_error
+    message = broadcast_error([inner.shape, steps.shape])
+    if message:
+        raise RuntimeError(message)
+    return steps
+
+
 @op(promote=P.INT_TO_FLOAT, grad_fn="MulBackward0", tensors=("y", "x"), method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = _trapezoid_args(y, x, dx, dim)
@@ -627,10 +647,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     inner = jax.lax.slice_in_dim(y, 1, n, axis=d) + jax.lax.slice_in_dim(y, 0, n - 1, axis=d)
     if x is None:
         return jnp.sum(inner, axis=d) * ((1 if dx is None else dx) / 2)
-    steps = jnp.diff(x, axis=-1 if x.ndim == 1 else d)
-    if x.ndim == 1:
-        steps = steps.reshape([-1 if i == d else 1 for i in range(y.ndim)])
-    return jnp.sum(inner * steps, axis=d) / 2
+    return jnp.sum(inner * _x_steps(y, x, d, inner, "trapezoid"), axis=d) / 2
 
 
 def _trapezoid_steps(y, x=None, *, dx=None, dim=-1):
@@ -663,10 +680,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     inner = jax.lax.slice_in_dim(y, 1, n, axis=d) + jax.lax.slice_in_dim(y, 0, n - 1, axis=d)
     if x is None:
         return jnp.cumsum(inner * ((1 if dx is None else dx) / 2), axis=d)
-    steps = jnp.diff(x, axis=-1 if x.ndim == 1 else d)
-    if x.ndim == 1:
-        steps = steps.reshape([-1 if i == d else 1 for i in range(y.ndim)])
-    return jnp.cumsum(inner * steps / 2, axis=d)
+    return jnp.cumsum(inner * _x_steps(y, x, d, inner, "cumulative_trapezoid") / 2, axis=d)
 
 
 def _cumulative_trapezoid_steps(y, x=None, *, dx=None, dim=-1):

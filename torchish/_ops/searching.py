@@ -40,17 +40,36 @@ def _check_search(seq, values):
             f"{list(jnp.shape(values))}")
 
 
+def _sorter_range_check(compute, sorted_sequence, input, sorter=None, *args, **kw):
+    # a value check, so on concrete operands only (the forward gathers out of range silently)
+    n = sorted_sequence.shape[-1] if sorted_sequence.ndim else 0
+    if sorter is not None and sorter.numel() and (
+            int(sorter.min()) < 0 or int(sorter.max()) >= n):
+        return RuntimeError("torch.searchsorted(): sorter index out of range")
+    return None
+
+
 @op(promote=P.NONE, differentiable=False, method=False,
-    tensors=("sorted_sequence", "input", "sorter"), scalar_operands=("input",))
+    tensors=("sorted_sequence", "input", "sorter"), scalar_operands=("input",),
+    check=_sorter_range_check)
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
-    _check_search(sorted_sequence, input)
     if side is not None and side not in ("left", "right"):
         raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
                            f"{side}")
     if right and side == "left":
         raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
                            "side of left while right was True")
+    if sorter is not None:
+        if sorter.shape != sorted_sequence.shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {list(sorted_sequence.shape)}and "
+                               f"got sorter tensor {list(sorter.shape)}")   # (sic: no space)
+        if sorter.dtype != jnp.int64:
+            from .pointwise import legacy_name
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {legacy_name(sorter)}")
+    _check_search(sorted_sequence, input)
     if sorter is not None:
         sorted_sequence = jnp.take_along_axis(sorted_sequence, sorter, -1)
     return _search(sorted_sequence, input, right or side == "right", out_int32)

@@ -1,14 +1,16 @@
 """Statistics over samples: cov/corrcoef (composites, as PyTorch writes them, so their
 grad_fn chains match), histogram and the finite-difference `gradient`."""
 import builtins
+import math
 import warnings
 
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype
 from .._tensor import Tensor
 from .._warnings import user_stacklevel
-from .pointwise import legacy_name
+from .pointwise import CPP_NAMES
 from .registry import Promote, op
 from .return_types import RETURN_TYPES, _rt
 from .shape import _wrap_dim
@@ -115,25 +117,83 @@ def _linspace_edges(lo, hi, bins, dtype):
     return jnp.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i)).astype(dtype)
 
 
-def _histogram_checks(input, weight):
-    if not jnp.issubdtype(input.dtype, jnp.floating):
-        raise NotImplementedError(f"\"histogramdd\" not implemented for "
-                                  f"'{legacy_name(input)}'")
-    if weight is not None and weight.shape != input.shape:
-        raise RuntimeError("torch.histogram(): if weight tensor is provided, it should have "
-                           "the same shape as the input tensor")
+def _not_implemented(kernel, input):
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy}'")
+
+
+def _edge_checks(input, edges, weight, flat_weight):
+    """PyTorch's checks of given bin edges (one 1-d tensor per dim) and of the weight, in its
+    order. `flat_weight`: torch.histogram compares the flattened weight with its flattened
+    input; histogramdd compares shapes (the input's without its last dim)."""
+    cname = CPP_NAMES[input.dtype.name]
+    for d, e in enumerate(edges):
+        if e.dtype != input.dtype:
+            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
+                               f"same dtype, but got input with dtype {cname} and bins for "
+                               f"dimension {d} with dtype {CPP_NAMES[e.dtype.name]}")
+        if e.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
+                               f"got {e.ndim} dimensions in the bins tensor for dimension {d}")
+        if e.numel() == 0:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have at least 1 element, "
+                               f"but got 0 elements in the bins tensor for dimension {d}")
+    if weight is None:
+        return
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and "
+                           f"weight tensor should have the same dtype, but got input({cname}), "
+                           f"and weight({CPP_NAMES[weight.dtype.name]})")
+    rows = [input.numel()] if flat_weight else list(input.shape[:-1])
+    wshape = [weight.numel()] if flat_weight else list(weight.shape) or [1]
+    if rows != wshape:
+        shown = [input.numel(), 1] if flat_weight else list(input.shape)
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
+                           f"same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {shown} and weight with shape {wshape}")
+
+
+def _bins_positive(counts):
+    for d, b in enumerate(counts):
+        if b <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension "
+                               f"{d}")
+
+
+def _outer_edges(input, rows, D, range):
+    """PyTorch's checks of each dim's (lo, hi): a given range must be ordered and finite, as
+    must the data's own extent (checked on concrete data only: it reads values)."""
+    if range is None:
+        if input.dtype not in (_dtype.float32, _dtype.float64):
+            raise _not_implemented("histogramdd", input)   # (its min/max kernel's types)
+        if isinstance(rows, jax.core.Tracer) or rows.size == 0:
+            return
+        lo, hi = jnp.min(rows, axis=0).tolist(), jnp.max(rows, axis=0).tolist()
+        bounds = list(zip(lo, hi))
+    else:
+        bounds = [(range[2 * d], range[2 * d + 1]) for d in builtins.range(D)]
+    for d, (lo, hi) in enumerate(bounds):
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{lo:g} max {hi:g} for dimension {d}")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is "
+                               f"not finite")
+    if range is not None and input.dtype.is_floating_point:   # bounds in the input's type
+        top = float(jnp.finfo(input._data.dtype).max)
+        if builtins.any(abs(v) > top for v in range):
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{CPP_NAMES[input.dtype.name]} without overflow")
 
 
 @op(promote=P.NONE, differentiable=False, function=False, method=False,
     tensors=("input", "weight"))
 def _histogram_count(input, weight, bins, range=None, density=False):
-    _histogram_checks(input, weight)
     if range is not None:
         lo, hi = jnp.asarray(range[0], input.dtype), jnp.asarray(range[1], input.dtype)
     elif input.size:
         lo, hi = input.min(), input.max()
-    else:
-        lo = hi = jnp.zeros((), input.dtype)
+    else:   # PyTorch bins no data over [0, 1]
+        lo, hi = jnp.zeros((), input.dtype), jnp.ones((), input.dtype)
     edges = _linspace_edges(lo, hi, bins, input.dtype)
     return _count(input, edges, weight, density), edges
 
@@ -141,28 +201,24 @@ def _histogram_count(input, weight, bins, range=None, density=False):
 @op(promote=P.NONE, differentiable=False, function=False, method=False,
     tensors=("input", "bins", "weight"))
 def _histogram_edges(input, bins, weight, density=False):
-    _histogram_checks(input, weight)
-    if bins.ndim != 1:
-        raise RuntimeError(f"torch.histogram(): bins tensor should have one dimension, but got "
-                           f"{bins.ndim} dimensions")
-    if bins.dtype != input.dtype:
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the "
-                           f"same dtype, but got input {legacy_name(input).lower()} and bins "
-                           f"{legacy_name(bins).lower()}")
     return _count(input, bins, weight, density), bins
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False):
+    # PyTorch's histogram is a 1-d histogramdd of the values (its messages say so)
     if isinstance(bins, Tensor):
+        _edge_checks(input, [bins], weight, True)
+        _bins_positive([bins.numel() - 1])
+        if not input.dtype.is_floating_point:
+            raise _not_implemented("histogram_cpu", input)
         return _HISTOGRAM(*_histogram_edges(input, bins, weight, density))
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogramdd: bins must be > 0, but got {bins} for dimension "
-                           "0")
+    _bins_positive([bins])
     if range is not None:
         range = tuple(float(v) for v in range)
-        if range[0] > range[1]:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                               f"{range[0]:g} max {range[1]:g} for dimension 0")
+    _outer_edges(input, input._data.reshape(-1, 1), 1, range)
+    _edge_checks(input, [], weight, True)
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("histogram_cpu", input)
     return _HISTOGRAM(*_histogram_count(input, weight, int(bins), range, density))
 
 
@@ -185,8 +241,8 @@ def _histogramdd_count(input, weight, edges, bins, range=None, density=False):
             hi = jnp.asarray(range[2 * d + 1], input.dtype)
         elif x.shape[0]:
             lo, hi = x[:, d].min(), x[:, d].max()
-        else:
-            lo = hi = jnp.zeros((), input.dtype)
+        else:   # PyTorch bins no data over [0, 1]
+            lo, hi = jnp.zeros((), input.dtype), jnp.ones((), input.dtype)
         all_edges.append(_linspace_edges(lo, hi, bins[d], input.dtype))
     shape = tuple(e.shape[0] - 1 for e in all_edges)
     flat = jnp.zeros(x.shape[0], jnp.int64)
@@ -215,37 +271,44 @@ def _histogramdd_count(input, weight, edges, bins, range=None, density=False):
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """torch.histogramdd: the histogram of the rows of `input` (..., D) over D dims; `bins` an
     int, one int per dim, or one edges tensor per dim."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogramdd\" not implemented for "
-                                  f"'{input.dtype._legacy}'")
-    D = input.shape[-1] if input.ndim else 0
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    D = input.shape[-1]
     if isinstance(bins, int):
         bins = [bins] * D
     bins = list(bins)
-    if len(bins) != D:
-        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
-                           "dimension of the input.")
-    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
-        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
-                           f"same shape as the input tensor excluding its innermost dimension, "
-                           f"but got input with shape {list(input.shape)} and weight with shape "
-                           f"{list(weight.shape)}")
-    edges = [b for b in bins if isinstance(b, Tensor)]
-    counts = tuple(0 if isinstance(b, Tensor) else int(b) for b in bins)
-    for d, b in enumerate(counts):
-        if not isinstance(bins[d], Tensor) and b <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for "
-                               f"dimension {d}")
+    if not builtins.all(isinstance(b, int) for b in bins):   # PyTorch's tensor-list overload
+        for i, b in enumerate(bins):
+            if not isinstance(b, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                                f"{type(b).__name__}")
+        if len(bins) != D:
+            raise RuntimeError(f"torch.histogramdd: expected {D} sequences of bin edges for a "
+                               f"{D}-dimensional histogram but got {len(bins)}")
+        _edge_checks(input, bins, weight, False)
+        _bins_positive([b.numel() - 1 for b in bins])
+        if not input.dtype.is_floating_point:
+            raise _not_implemented("histogram_cpu", input)
+        out = _histogramdd_count(input, weight, bins, (0,) * D, None, density)
+        return _HISTOGRAMDD(out[0], tuple(out[1:]))
     if range is not None:
         range = tuple(float(v) for v in range)
         if len(range) != 2 * D:
             raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range "
                                f"should have {2 * D} elements, but got {len(range)}")
-        for d in builtins.range(D):
-            if range[2 * d] > range[2 * d + 1]:
-                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got "
-                                   f"min {range[2 * d]:g} max {range[2 * d + 1]:g} for "
-                                   f"dimension {d}")
+    if range is None and input.dtype not in (_dtype.float32, _dtype.float64):
+        raise _not_implemented("histogramdd", input)
+    if len(bins) != D:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    _outer_edges(input, input._data.reshape(-1, D), D, range)
+    _bins_positive(bins)
+    _edge_checks(input, [], weight, False)
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("histogram_cpu", input)
+    edges, counts = [], tuple(int(b) for b in bins)
     out = _histogramdd_count(input, weight, edges, counts, range, density)
     return _HISTOGRAMDD(out[0], tuple(out[1:]))
 
