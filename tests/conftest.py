@@ -39,7 +39,17 @@ def pytest_configure(config):
                             "compiles at level 0)")
 
 
+# Single tests that run for 10-30 s (each a child process: a benchmark, the default-numerics
+# pytest, the training examples). Collected last, they start when the other worker is almost
+# done and it idles until they end; run first, they overlap with everything else.
+LONG_FIRST = ("tests/test_benchmarks.py::test_benchmark_runs_and_prints_its_table",
+              "tests/test_xla_default_numerics.py::",
+              "tests/test_examples.py::test_training_example_losses_match_pytorch")
+
+
 def pytest_collection_modifyitems(config, items):
+    # (a stable sort: every xdist worker collects the same order, as xdist requires)
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))
     if not XLA_LEVEL_0:
         return
     moved = pytest.mark.skip(reason="runs in tests/test_xla_default_numerics.py's child process, "
