@@ -580,6 +580,11 @@ def setitem(self, key, value):
         key = (key,)
     if isinstance(value, _NUMBERS):
         value = _assigned_number(self, value)
+    elif not isinstance(value, (Tensor, jax.Array)):
+        # PyTorch assigns a Tensor or a number only (not a list, nor a numpy array: convert
+        # it first); a JAX array is torchish's own data, written by its library code
+        from .errors import type_name
+        raise TypeError(f"can't assign a {type_name(type(value))} to a {self.type()}")
     if len(key) == 1 and isinstance(key[0], Tensor) and key[0].dtype is dt.bool and \
             key[0].shape == self.shape and (not isinstance(value, Tensor) or value.ndim == 0):
         check_inplace(self)

@@ -134,8 +134,23 @@ def linalg_cholesky(input, *, upper=False):
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
+def _deprecated_cholesky(check):
+    """`check`, after PyTorch's deprecation warning for torch.cholesky / Tensor.cholesky (its
+    TORCH_WARN_ONCE comes first, before the operand checks)."""
+    def warn_then_check(compute, *args, **kw):
+        from .._warnings import warn_once
+        warn_once(
+            "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed "
+            "in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
+            "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+            "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
+            "equivalent results for all valid (symmetric positive definite) inputs.")
+        return check(compute, *args, **kw)
+    return warn_then_check
+
+
 @op(promote=P.INT_TO_FLOAT, grad_fn="CholeskyBackward0", saves="result",
-    check=_info_check("cholesky", _cholesky_info_of, _not_pd))
+    check=_deprecated_cholesky(_info_check("cholesky", _cholesky_info_of, _not_pd)))
 def cholesky(input, upper=False):
     square("cholesky", input)
     L = jnp.linalg.cholesky(input)

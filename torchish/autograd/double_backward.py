@@ -81,6 +81,10 @@ _FUSED = {
 # Fused backward nodes of a result (leaves: the result, the gradient it was called with)
 _OF_RESULT_BACKWARD = frozenset(("TanhBackwardBackward0", "SigmoidBackwardBackward0"))
 
+# Fused backward ops PyTorch has no derivative for: their node records as usual (it shows in
+# grad_fn), but differentiating through it raises, naming the backward kernel
+_NOT_TWICE = {"CdistBackwardBackward0": "_cdist_backward"}
+
 # (forward node, gradient position or None for every position) -> name, where PyTorch's
 # formula for that gradient ends in an op other than the primitive JAX ends with. A value
 # (name, other, condition) picks `name` when the condition holds for the pullback:
@@ -478,8 +482,16 @@ def _make_plan(vjp, n, args, tree, avals, mask, fwd_name, tmask):
         rank = _summed_rank(producer) if name == "ViewBackward0" else None
         if rank is not None and rank > len(aval.shape):
             summed = _sum_then_view(one, aval, rank)
-        outs[j] = ("node", name, needed, eager_jit(one), saves, summed, shown, transposed)
+        pull = _refusing(_NOT_TWICE[name]) if name in _NOT_TWICE else eager_jit(one)
+        outs[j] = ("node", name, needed, pull, saves, summed, shown, transposed)
     return _Plan(outs)
+
+
+def _refusing(kernel):
+    """A pullback raising PyTorch's error for a backward kernel with no derivative formula."""
+    def refuse(leaves, cts):
+        raise NotImplementedError(f"the derivative for '{kernel}' is not implemented.")
+    return refuse
 
 
 def _sum_then_view(one, aval, rank):

@@ -229,6 +229,27 @@ class RNNBase(Module):
         return torchish.zeros(self.num_layers * num_directions, batch, size,
                               dtype=input.dtype, device=input.device)
 
+    def _check_state_dtypes(self, hx, cx, fused):
+        """PyTorch's kernels take the hidden state in the weights' dtype only (the dispatcher
+        would otherwise promote): oneDNN's LSTM layer refuses another h or c (one of its own
+        types as it builds its primitive, any other as it maps dtypes), the others' first
+        matmul (h @ weight_hh) refuses another h."""
+        w = self._flat_weights[0].dtype
+        if _autocast.ACTIVE[0]:   # (autocast casts them all)
+            return
+        if fused:
+            for state in (hx, cx):
+                if state.dtype is not w:
+                    raise RuntimeError(
+                        "could not create a primitive descriptor for the LSTM forward propagation "
+                        "primitive. Run workload with environment variable ONEDNN_VERBOSE=all to "
+                        "get additional diagnostic information."
+                        if state.dtype in (torchish.float32, torchish.float16, torchish.bfloat16)
+                        else "get_mkldnn_dtype: unsupported data type")   # (no oneDNN type)
+        elif hx.dtype is not w:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{hx.dtype._legacy} and {w._legacy}")
+
     def _run(self, input, hx, cx, layout):
         """All layers over time-major input (T, B, I) (padded when `layout` is given).
 
@@ -241,6 +262,7 @@ class RNNBase(Module):
         x = input
         # PyTorch's oneDNN LSTM layer is an op autocast lowers, input included
         fused = layout is None and mkldnn_lstm(self.mode, input.dtype, self.proj_size > 0)
+        self._check_state_dtypes(hx, cx, fused)
         for layer in range(self.num_layers):
             weights = [getattr(self, name) for names in self._all_weights[layer * D:(layer + 1) * D]
                        for name in names]
