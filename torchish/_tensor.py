@@ -724,7 +724,7 @@ class Tensor:
     def T(self):
         if self.ndim != 2:
             _warn_transpose(self.ndim)
-        return self.permute(*range(self.ndim - 1, -1, -1))
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self):

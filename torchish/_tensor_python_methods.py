@@ -71,7 +71,7 @@ class Resize(Function):
                 "can only change the shape of a given tensor, while preserving the number of "
                 "elements. ")
         ctx.input_sizes = tensor.shape
-        return tensor.contiguous().view(*sizes)
+        return tensor.contiguous().view(tuple(sizes))
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -217,7 +217,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     if perm == sorted(perm) or requires_grad:
         return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
     base = empty(tuple(input.shape[d] for d in perm), dtype=dtype, device=device)
-    return base.permute(*np.argsort(perm).tolist())
+    return base.permute(np.argsort(perm).tolist())
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,

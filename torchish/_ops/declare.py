@@ -10,8 +10,8 @@ from .._tensor import Tensor
 from .arg_parser import _PYTHON_LEVEL, REQUIRED, numpy_names, parse, parsed_by_pytorch
 from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
-from .errors import (_PACKAGE, _WRAPPERS, ArgumentTypeError, too_many_positional,
-                     unexpected_keywords)
+from .errors import (_PACKAGE, _WRAPPERS, ArgumentTypeError, hidden_overloads,
+                     hidden_overloads_error, too_many_positional, unexpected_keywords)
 from .inplace import dispatch_inplace
 from .result_layout import default_layout
 from .overloads import table
@@ -264,7 +264,10 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     compares by identity (`t == None`). (A try block costs nothing until it catches.)
     Where PyTorch's argument parser reads the call, a required parameter defaults to a marker
     and NumPy's `axis`/`keepdims` are keyword-only parameters: `arg_parser.parse` handles a
-    call that leaves one out or uses those names.
+    call that leaves one out or uses those names. As PyTorch's parser, a binding then checks
+    the positional count first, a missing argument before an unknown keyword (`**_kw`), and
+    words a count the listed overload(s) cannot take as "invalid combination" where PyTorch
+    has several (or deprecated hidden ones: `errors._HIDDEN_OVERLOADS`).
     """
     fname = fname or definition.name
     params, defaults, required = [], {}, []
@@ -334,41 +337,56 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
         body = (f"    if {' or '.join(tests)}:\n"
                 f"        {''.join(n + ', ' for n in names)}= _parse(_op, {fname!r}, "
                 f"{self_param!r}, locals(), {tuple(names)!r})\n" + body)
+    python_level = fname in _PYTHON_LEVEL or definition.name in _PYTHON_LEVEL
+    method = self_param is not None
+    if not (dunder or python_level) and (
+            table(fname, method) is not None or hidden_overloads(fname, method) or
+            (method and len(sig.parameters) == 1) or
+            (parsed and (keyword is not None or any(n != self_param for n in required)))):
+        # (PyTorch's parser words an unknown keyword its own way here: with overloads, or
+        # where a required argument is also missing, which its check finds first; the
+        # catch-all costs a call ~20 ns, so bindings whose parameters all have defaults
+        # leave the message to Python, which words it as PyTorch does)
+        params.append("**_kw")
+        check = (f"    if _kw:\n        raise _unexpected(_op, {fname!r}, {self_param!r}, "
+                 f"locals(), _kw, _caller(0, {fname!r}))\n")
+        body = check + body
     more = parsed and not definition.varargs
-    if more:   # (Python's own message for extra arguments counts them from 0: see above)
+    if more:   # (Python's own message for extra arguments counts them from 0: see above;
+        # PyTorch's parser counts them before it reads keywords)
         if "*" in params:
             params[params.index("*")] = "*_more"
         else:
-            params.append("*_more")
+            params.insert(len(params) - (params[-1] == "**_kw"), "*_more")
         body = (f"    if _more:\n        raise _too_many(_op, {fname!r}, {self_param!r}, "
                 f"locals(), _caller(0, {fname!r}))\n" + body)
-    python_level = fname in _PYTHON_LEVEL or definition.name in _PYTHON_LEVEL
-    if not (dunder or python_level) and (table(fname, self_param is not None) is not None or (
-            self_param is not None and len(sig.parameters) == 1)):
-        # (PyTorch's parser words an unknown keyword its own way here; the catch-all costs
-        # a call ~20 ns, so other bindings leave the message to Python, which words it as
-        # PyTorch does)
-        params.append("**_kw")
-        body = (f"    if _kw:\n        raise _unexpected(_op, {fname!r}, {self_param!r}, "
-                f"locals(), _kw, _caller(0, {fname!r}))\n" + body)
+        if method and len(sig.parameters) == 1 and "**_kw" in params:
+            # (a method without parameters refuses keywords before counting, as Python's
+            # own no-argument methods do)
+            body = check + body.replace(check, "", 1)
     if keyword is not None and definition.varargs:
-        v = definition.varargs
+        v = definition.varargs   # (no sizes: missing, once the parser took `input`)
         params.insert(params.index("*_varargs") + 1, f"{keyword}=_REQUIRED")
-        body = (f"    if {keyword} is _REQUIRED:\n        {v} = _varargs\n"
+        body = (f"    if {keyword} is _REQUIRED:\n"
+                f"        if not _varargs and isinstance({next(iter(sig.parameters))}, _Tensor):\n"
+                f"            raise _unexpected(_op, {fname!r}, "
+                f"{self_param!r}, locals(), {{}}, _caller(0, {fname!r}))\n"
+                f"        {v} = _varargs\n"
                 f"    elif _varargs:\n        raise TypeError(\"{fname}() got multiple values "
                 f"for argument '{keyword}'\")\n    else:\n        {v} = ({keyword},)\n" + body)
     src = f"def {fname}({', '.join(params)}):\n" + body
     namespace = dict(defaults, _entry=_ENTRIES[entry], _op=definition, _out=dispatch_out,
                      _ArgErr=ArgumentTypeError, _caller=_caller, _Tensor=Tensor,
-                     _REQUIRED=REQUIRED, _parse=parse, _varargs_check=varargs_check,
+                     _REQUIRED=REQUIRED, _varargs_check=varargs_check,
+                     _parse=_parse_hidden if hidden_overloads(fname, method) else parse,
                      _check_dims=check_dims, _SEQUENCES=(tuple, list),
                      _unexpected=unexpected_keywords, _too_many=too_many_positional)
     exec(src, namespace)
     fn = namespace[fname]
-    if more:   # (introspection sees the parameters PyTorch documents)
+    if more or "**_kw" in params:   # (introspection sees the parameters PyTorch documents)
         full = inspect.signature(fn)
         fn.__signature__ = full.replace(parameters=[
-            p for p in full.parameters.values() if p.name != "_more"])
+            p for p in full.parameters.values() if p.name not in ("_more", "_kw")])
     fn.__doc__ = definition.body.__doc__
     fn.__module__ = "torchish"
     # (Python names a function by it in its own TypeErrors; PyTorch's Python-level methods
@@ -379,6 +397,67 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
 
 # ops taking sizes as varargs -> PyTorch's keyword for them as one sequence
 _VARARGS_KEYWORD = {"view": "size", "permute": "dims", "expand": "size", "repeat": "repeats"}
+
+
+class _PythonLevel:
+    """What the parser-error helpers read of an op, for a Python-level function."""
+
+    def __init__(self, fn, name):
+        self.name, self.sig, self.varargs = name, inspect.signature(fn), None
+
+
+def parsed(fn, name=None, method=False):
+    """`fn`, a function torchish writes in Python where PyTorch binds one from C++ (`narrow`,
+    `nn.functional.one_hot`), behind a generated wrapper of its signature that gives a call
+    with a required argument left out, an unknown keyword or too many positional arguments
+    PyTorch's parser's TypeError (with its overloads' wording where it lists several; as
+    Tensor `method`, positions counted without self) instead of Python's. A valid call pays
+    one more Python call (~60 ns) and the flag tests."""
+    name = name or fn.__name__
+    sig = inspect.signature(fn)
+    params, call, defaults, required, star = [], [], {}, [], False
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"parsed({name}): *args/**kwargs are not supported")
+        if p.kind is p.KEYWORD_ONLY and not star:
+            params.append("*_more")
+            star = True
+        if p.default is p.empty:
+            required.append(p.name)
+            params.append(f"{p.name}=_REQUIRED")
+        else:
+            defaults[f"_d_{p.name}"] = p.default
+            params.append(f"{p.name}=_d_{p.name}")
+        call.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    if not star:
+        params.append("*_more")
+    self_param = next(iter(sig.parameters)) if method else None
+    tests = ["_more", "_kw"] + [f"{n} is _REQUIRED" for n in required]
+    src = (f"def {name}({', '.join(params)}, **_kw):\n"
+           f"    if {' or '.join(tests)}:\n"
+           f"        raise _refuse(_op, {name!r}, {self_param!r}, locals(), "
+           f"_caller(0, {name!r}))\n"
+           f"    return _fn({', '.join(call)})\n")
+    from .errors import parser_refusal
+    namespace = dict(defaults, _fn=fn, _op=_PythonLevel(fn, name), _REQUIRED=REQUIRED,
+                     _refuse=parser_refusal, _caller=_caller)
+    exec(src, namespace)
+    wrapper = functools.update_wrapper(namespace[name], fn)
+    del wrapper.__wrapped__   # (introspection sees `fn`'s signature through __signature__)
+    wrapper.__signature__ = sig
+    return wrapper
+
+
+def _parse_hidden(definition, name, self_param, values, names):
+    """`parse` for a binding of `errors._HIDDEN_OVERLOADS`: too few arguments for the overload
+    PyTorch lists are its "invalid combination" (`x.add()`), not a missing argument."""
+    from .errors import _outside, call_arguments
+    given = {k: v for k, v in values.items() if v is not REQUIRED}
+    error = hidden_overloads_error(name, self_param is not None, *call_arguments(
+        definition, self_param, given, _outside(_caller(1, name))))
+    if error is not None:
+        raise error
+    return parse(definition, name, self_param, values, names)
 
 
 def _caller(depth, name=None):
@@ -466,6 +545,8 @@ def _reorder_method(fn, self_name, sig):
     pos = names.index(self_name)
 
     def method(self, *args, **kwargs):
+        if len(args) < pos:   # (an argument before self left out: self by name)
+            return fn(*args, **kwargs, **{self_name: self})
         args = list(args)
         args.insert(pos, self)
         return fn(*args, **kwargs)

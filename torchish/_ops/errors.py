@@ -332,19 +332,147 @@ def call_arguments(op, self_param, values, caller):
 def unexpected_keywords(op, name, self_param, values, extra, caller):
     """PyTorch's TypeError for the keyword arguments `extra` that no parameter of `op`'s
     binding `name` takes: a method without parameters takes no keywords at all; where PyTorch
-    has overloads, its parser's word on the call; else Python's own message."""
+    has overloads, its parser's word on the call; else that of its one overload's check,
+    which finds a missing argument before an unknown keyword."""
     from .arg_parser import REQUIRED
     from .overloads import parser_error
+    from .declare import _VARARGS_KEYWORD
     caller = _outside(caller)
+    missing = [n for n in op.sig.parameters if values.get(n) is REQUIRED and n != op.varargs]
+    sizes = _VARARGS_KEYWORD.get(op.name)
+    if values.get("_varargs") == () and values.get(sizes) is REQUIRED:
+        missing.append(sizes)   # (`x.permute()`: no sizes, as separate ints or by keyword)
+        values = dict(values, **{op.varargs: ()})
     values = {k: v for k, v in {**values, **extra}.items() if v is not REQUIRED}
     args, kwargs = call_arguments(op, self_param, values, caller)
     method = self_param is not None
-    if method and positional_count_of_call(caller) == len(args) + 1:
+    if method and not values.get("_more") and \
+            positional_count_of_call(caller) == len(args) + 1:
         method, args = False, [values[self_param]] + args   # (`torch.abs_(x, foo=1)`)
     if method and len(op.sig.parameters) == 1:
         return TypeError(f"TensorBase.{name}() takes no keyword arguments")
-    return parser_error(name, method, args, kwargs) or TypeError(
-        f"{name}() got an unexpected keyword argument '{next(iter(extra))}'")
+    error = parser_error(name, method, args, kwargs) or \
+        hidden_overloads_error(name, method, args, kwargs)
+    if error is not None:
+        return error
+    missing = [n for n in missing if n != self_param or not method]
+    if missing and missing[0] == sizes:
+        return TypeError(f'{name}() missing 1 required positional arguments: "{sizes}"')
+    if missing:
+        return missing_error(op, name, self_param if method else None, missing[0])
+    return TypeError(f"{name}() got an unexpected keyword argument '{next(iter(extra))}'")
+
+
+def parser_refusal(op, name, self_param, values, caller):
+    """PyTorch's TypeError for a call of a `declare.parsed` function that passed too many
+    positional arguments (`values["_more"]`), unknown keywords (`values["_kw"]`) or left a
+    required one out."""
+    from .arg_parser import REQUIRED
+    if values["_more"]:
+        return too_many_positional(op, name, self_param, values, caller)
+    if values["_kw"]:
+        return unexpected_keywords(op, name, self_param, values, values["_kw"], caller)
+    from .overloads import parser_error
+    caller = _outside(caller)
+    given = {k: v for k, v in values.items() if v is not REQUIRED}
+    args, kwargs = call_arguments(op, self_param, given, caller)
+    method = self_param is not None
+    error = parser_error(name, method, args, kwargs) or \
+        hidden_overloads_error(name, method, args, kwargs)
+    if error is not None:
+        return error
+    first = next(n for n in op.sig.parameters if values.get(n) is REQUIRED)
+    return missing_error(op, name, self_param, first)
+
+
+def missing_error(op, name, self_param, first):
+    """The parser's TypeError for required parameter `first` of `op`'s binding left out: it
+    names every required parameter from there on (passed by keyword or not), with the plural
+    the wrong way round."""
+    from .declare import _VARARGS_KEYWORD
+    sizes = _VARARGS_KEYWORD.get(op.name)   # (sizes as varargs: PyTorch's one `int[]`)
+    params = [p for p in op.sig.parameters.values()
+              if p.name != self_param and (p.kind is not p.VAR_POSITIONAL or sizes)]
+    at = [p.name for p in params].index(first)
+    names = [f'"{sizes if p.kind is p.VAR_POSITIONAL else p.name}"' for p in params[at:]
+             if p.default is p.empty]
+    return TypeError(f"{name}() missing {len(names)} required positional argument"
+                     f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+
+# PyTorch's functions and methods with one overload it lists and deprecated ones it does not
+# (its deprecated.yaml): their calls go its several-overload way, so an argument count the
+# listed one cannot take is "invalid combination" (as printed by PyTorch 2.13 for a call
+# without arguments), not a missing argument or an unexpected keyword.
+_HIDDEN_OVERLOADS = {
+    ("add", False): "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+    ("sub", False): "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+    ("addcmul", False): "Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, "
+                        "Tensor out = None",
+    ("addcdiv", False): "Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, "
+                        "Tensor out = None",
+    ("addmv", False): "Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, "
+                      "Number alpha = 1, Tensor out = None",
+    ("addmv_", False): "Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, "
+                       "Number alpha = 1",
+    ("addr", False): "Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, "
+                     "Number alpha = 1, Tensor out = None",
+    ("addbmm", False): "Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, "
+                       "Number alpha = 1, Tensor out = None",
+    ("sspaddmm", False): "Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, "
+                         "Number alpha = 1, Tensor out = None",
+    ("saddmm", False): "Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, "
+                       "Number alpha = 1, Tensor out = None",
+}
+for _name, _text in (("add", "Tensor other, *, Number alpha = 1"),
+                     ("sub", "Tensor other, *, Number alpha = 1"),
+                     ("addcmul", "Tensor tensor1, Tensor tensor2, *, Number value = 1"),
+                     ("addcdiv", "Tensor tensor1, Tensor tensor2, *, Number value = 1"),
+                     ("addmv", "Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1"),
+                     ("addr", "Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1"),
+                     ("addbmm", "Tensor batch1, Tensor batch2, *, Number beta = 1, "
+                                "Number alpha = 1"),
+                     ("baddbmm", "Tensor batch1, Tensor batch2, *, Number beta = 1, "
+                                 "Number alpha = 1"),
+                     ("addmm", "Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1"),
+                     ("sspaddmm", "Tensor mat1, Tensor mat2, *, Number beta = 1, "
+                                  "Number alpha = 1")):
+    _HIDDEN_OVERLOADS[_name, True] = _HIDDEN_OVERLOADS[_name + "_", True] = _text
+del _HIDDEN_OVERLOADS["sspaddmm_", True]
+
+
+def hidden_overloads(name, method):
+    return (name, method) in _HIDDEN_OVERLOADS
+
+
+def hidden_overloads_error(name, method, args, kwargs):
+    """For an op of `_HIDDEN_OVERLOADS`, the parser's TypeError where the listed overload
+    cannot take as many arguments as the call passes (its message then lists the keyword
+    arguments its formatter does not recognize, last first, if any); None otherwise (its
+    check of that overload speaks, as for an op with one)."""
+    from .overloads import Signature, _described, _matches, _slot
+    text = _HIDDEN_OVERLOADS.get((name, method))
+    if text is None:
+        return None
+    sig = Signature(text)
+    if sig.min_args <= len(args) + len(kwargs) <= sig.max_args:
+        return None
+    head = f"{name}() received an invalid combination of arguments - got "
+    slots = [_slot(item) for item in sig.items]
+    # (the formatter names a slot by its last word: `Number alpha = 1` is "1", so a keyword
+    # for a parameter with a default is "unrecognized" too)
+    unknown = [k for k in list(kwargs)[::-1] if k not in {n for _, n in slots}]
+    if unknown:
+        return TypeError(head + "unrecognized keyword arguments: " + ", ".join(unknown))
+
+    def shown(kind, value, desc):
+        return desc if kind is not None and _matches(kind, value) else f"!{desc}!"
+    positional = [shown(slots[i][0] if i < len(slots) else None, v, _parser_type(v))
+                  for i, v in enumerate(args)]
+    by_name = {n: k for k, n in slots}
+    named = [shown(by_name.get(k), v, f"{k}={_parser_type(v)}")
+             for k, v in list(kwargs.items())[::-1]]
+    return TypeError(head + f"({_described(positional, named)}), but expected {sig.text}")
 
 
 def too_many_positional(op, name, self_param, values, caller):
@@ -359,11 +487,13 @@ def too_many_positional(op, name, self_param, values, caller):
               if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != self_param]
     args = [values[p.name] for p in params] + list(values["_more"])
     kwargs = {k: values[k] for k in _keywords_of_call(caller) if k in values}
+    kwargs.update(values.get("_kw") or {})   # (unknown keywords count too)
     method = self_param is not None
     if method and positional_count_of_call(caller) == len(args) + 1:
         method, args = False, [values[self_param]] + args   # (`torch.abs_(x, 1)`)
         params = [op.sig.parameters[self_param]] + params
-    error = parser_error(name, method, args, kwargs)
+    error = parser_error(name, method, args, kwargs) or \
+        hidden_overloads_error(name, method, args, kwargs)
     if error is not None:
         return error
     if method and not params:

@@ -204,7 +204,7 @@ class Multinomial(Distribution):
         # total_count categorical draws (PyTorch's stream), then counted per category
         draws = self._categorical.sample(torch.Size((self.total_count,)) + sample_shape)
         order = list(range(1, draws.dim())) + [0]
-        draws = draws.permute(*order)
+        draws = draws.permute(tuple(order))
         counts = torch.zeros(self._extended_shape(sample_shape), dtype=draws.dtype,
                              device=draws.device)
         counts.scatter_add_(-1, draws, torch.ones_like(draws))

@@ -100,8 +100,8 @@ def _broadcast(a, b):
     if message:  # torch.broadcast_tensors' error
         raise RuntimeError(message)
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
-    return (a if a.shape == shape else a.expand(*shape),
-            b if b.shape == shape else b.expand(*shape))
+    return (a if a.shape == shape else a.expand(tuple(shape)),
+            b if b.shape == shape else b.expand(tuple(shape)))
 
 
 def _real_floating(kernel, a, b):
@@ -250,7 +250,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def _class_view(weight, ndim, class_dim):
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
-    return weight.view(*shape)
+    return weight.view(tuple(shape))
 
 
 def _check_label_smoothing(label_smoothing):
@@ -345,7 +345,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                     f"Mismatching argument at index 1 had {weight.size()}; but expected shape "
                     f"should be broadcastable to {t_shape}")
         _check_into(input, weight)
-        weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+        weight = weight.expand(np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
     return _nn._binary_cross_entropy(input, target, weight, reduction)
 
 

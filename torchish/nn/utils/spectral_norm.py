@@ -29,7 +29,7 @@ class SpectralNorm:
         """The weight as a matrix whose rows run along `dim`."""
         if self.dim != 0:
             order = [self.dim] + [d for d in range(weight.dim()) if d != self.dim]
-            weight = weight.permute(*order)
+            weight = weight.permute(tuple(order))
         return weight.reshape(weight.size(0), -1)
 
     def compute_weight(self, module, do_power_iteration):
