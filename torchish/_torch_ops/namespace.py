@@ -125,7 +125,7 @@ class OpOverloadPacket:
         self._dir = []
         self._overloads = {}
         for text in schemas:
-            self._add(text, fn)
+            self._add(text, fn if routed(text) else _Refused(text))
 
     def _add(self, text, fn):
         schema = FunctionSchema(text)
@@ -168,13 +168,22 @@ class OpOverloadPacket:
         return iter(self._dir)
 
     def __call__(self, /, *args, **kwargs):
-        errors = []
+        errors, refused = [], None
         for key in self._dir:
             ov = self._overloads[key]
+            if isinstance(ov._fn, _Refused):   # (tried only once no routed overload fits)
+                refused = refused or ov
+                continue
             error = ov._schema.bind(args, kwargs)
             if error is None:
                 return _call(ov._fn, ov._schema, args, kwargs)
             errors.append(error)
+        if refused is not None and not any(_is_tensor(v) for v in (*args, *kwargs.values())):
+            # (no tensor: a scalar/list/str overload of PyTorch's would take the call, as
+            # `aten.add(1, 2)` runs add.int; the schema's checks cannot tell which)
+            for ov in (self._overloads[k] for k in self._dir):
+                if isinstance(ov._fn, _Refused) and ov._schema.bind(args, kwargs) is None:
+                    ov._fn()
         if len(errors) == 1:
             raise RuntimeError(errors[0])
         raise RuntimeError("Overloaded torch operator invoked from Python failed to match any "
@@ -185,6 +194,29 @@ class OpOverloadPacket:
 
     def __reduce__(self):
         return (_lookup, (*self._qualified_op_name.split("::"), None))
+
+
+def routed(text):
+    """Whether torchish runs the ATen overload of schema `text`: those taking or returning
+    Tensors (`sum.int(int[] self) -> int`, `add.str` are TorchScript's scalar and list
+    helpers) and naming no dimensions (Dimname overloads: torchish has no named tensors)."""
+    return "Tensor" in text and "Dimname" not in text
+
+
+class _Refused:
+    """The kernel of an overload torchish lists (PyTorch's full set) but does not run."""
+
+    def __init__(self, text):
+        self._name = text.split("::")[1].split("(")[0]
+
+    def __call__(self, *args, **kwargs):
+        from .._unsupported import missing
+        raise missing("torchish.ops.aten", self._name)
+
+
+def _is_tensor(value):
+    from .._tensor import Tensor
+    return isinstance(value, Tensor)
 
 
 class _OpNamespace(types.ModuleType):
