@@ -423,30 +423,74 @@ def index_vector_check(name, index):
                                f"{legacy_name(index)}")
 
 
+def _index_copy_checks(input, d, index, source):
+    """index_copy_'s own checks, in ATen's order: its scalar-source and dimensionality checks
+    come between the index's rank and its dtype; the index count comes last."""
+    from .pointwise import legacy_name
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    n = index.size
+    if source.ndim == 0 and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {n})")
+    if source.ndim != input.ndim and source.ndim and input.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({input.ndim})")
+    index_vector_check("index_copy_", index)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {legacy_name(input)} and (source) "
+                           f"{legacy_name(source)}")
+    # both slice shapes drop `dim` (a 0-dim tensor has nothing to drop)
+    mine, theirs = list(input.shape), list(source.shape)
+    del mine[d:d + 1], theirs[d:d + 1]
+    if mine != theirs:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, mine))} at "
+                           f"dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, theirs))} at dimension 0.")
+    if source.ndim and n != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
+                         f"source.size(dim) ({source.shape[d]})")
+
+
+def index_source_check(name, input, d, index, source):
+    """The source checks index_add_ and index_reduce_ share (after `index_vector_check`), in
+    ATen's order; `d` is the wrapped dim."""
+    from .pointwise import legacy_name
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): self ({legacy_name(input)}) and source "
+                           f"({legacy_name(source)}) must have the same scalar type")
+    if d != 0 and d >= source.ndim:
+        raise RuntimeError(f"{name}(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {source.ndim}")
+    n = index.size
+    if n != (source.shape[d] if source.ndim else 1):
+        if not source.ndim:   # (ATen fails reading a 0-dim source's size for its message)
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(f"{name}(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    mine, theirs = list(input.shape), list(source.shape)
+    if input.ndim and source.ndim:   # (so a 0-dim one only matches a 0-dim one)
+        del mine[d], theirs[d]
+    if mine != theirs:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+
+
 def _index_update(name, input, dim, index, source, update):
     """Apply `update(ref, source)` at `index` along `dim` (a 0-dim input acts as 1-D)."""
     if name == "index_fill_":   # (it checks its index before its dim, the others after)
         index_vector_check(name, index)
     d = _dim(dim, input.ndim)
-    index_vector_check(name, index)
-    if source is not None and jnp.ndim(source) and source.dtype != input.dtype:
-        from .pointwise import legacy_name
-        if name == "index_add_":
-            raise RuntimeError(f"index_add_(): self ({legacy_name(input)}) and source "
-                               f"({legacy_name(source)}) must have the same scalar type")
-        raise RuntimeError(f"{name}(): self and source expected to have the same dtype, but "
-                           f"got (self) {legacy_name(input)} and (source) "
-                           f"{legacy_name(source)}")
-    if source is not None and jnp.ndim(source) and input.ndim and (
-            jnp.ndim(source) != input.ndim or any(
-                a != b for k, (a, b) in enumerate(zip(source.shape, input.shape)) if k != d)):
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(input.shape)} "
-                           f"source.shape = {list(source.shape)}")
-    if source is not None and jnp.ndim(source) and input.ndim and \
-            source.shape[d] != index.size:
-        raise RuntimeError(f"{name}(): Number of indices ({index.size}) should be equal to "
-                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    if name == "index_copy_":
+        _index_copy_checks(input, d, index, source)
+    else:
+        index_vector_check(name, index)
+        if source is not None:
+            index_source_check(name, input, d, index, source)
     if input.ndim == 0:
         src = source if source is None or not jnp.ndim(source) else source.reshape(-1)
         return update(input.reshape(1).at[index.reshape(-1)], src).reshape(())
