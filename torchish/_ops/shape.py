@@ -336,10 +336,16 @@ def _transpose_perm(ndim, dim0, dim1):
     return tuple(perm)
 
 
-@op(promote=P.NONE, grad_fn="TransposeBackward0", saves=(), aliases=("swapaxes", "swapdims"),
+@op(promote=P.NONE, grad_fn="TransposeBackward0", saves=(), aliases=("swapdims",),
     view=lambda t, dim0, dim1: [("permute", _transpose_perm(t.ndim, dim0, dim1))])
 def transpose(input, dim0, dim1):
     return jnp.transpose(input, _transpose_perm(input.ndim, dim0, dim1))
+
+
+@op(promote=P.NONE, grad_fn="TransposeBackward0", saves=(), tensors=("input",),
+    view=lambda t, axis0, axis1: [("permute", _transpose_perm(t.ndim, axis0, axis1))])
+def swapaxes(input, axis0, axis1):   # (transpose with numpy's parameter names)
+    return transpose.body(input, axis0, axis1)
 
 
 def _t_check(ndim):
