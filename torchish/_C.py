@@ -25,4 +25,14 @@ def _get_function_stack_at(i):
     return _MODES[i]
 
 
+def _log_api_usage_once(event):
+    # PyTorch's usage logging (torchvision calls it from every model): nothing to log here
+    if not isinstance(event, str):
+        raise TypeError("bad argument type for built-in operation")
+
+
+def _get_tracing_state():
+    return None   # torch.jit tracing is never active in torchish
+
+
 __getattr__ = _module_getattr(__name__)

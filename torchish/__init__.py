@@ -85,6 +85,7 @@ from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enab
 
 from ._torch_ops import ops  # noqa: E402,F401  (torch.ops.aten.X, torch.ops.<custom ns>)
 from . import library  # noqa: E402,F401
+from . import types, functional, _utils  # noqa: E402,F401  (there after a plain `import torch`)
 from ._unsupported import module_getattr as _module_getattr  # noqa: E402
 
 from ._torch_alias import install_submodule_alias as _install_submodule_alias  # noqa: E402

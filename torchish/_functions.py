@@ -22,7 +22,9 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
            "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
            "sym_sum", "SymInt", "SymFloat", "SymBool", "OutOfMemoryError", "AcceleratorError",
            "get_device_module", "compiled_with_cxx11_abi", "has_mkl", "has_lapack",
-           "has_openmp", "has_spectral"]
+           "has_openmp", "has_spectral", "_check", "_check_with", "_check_value",
+           "_check_index", "_check_type", "_check_not_implemented", "_check_is_size",
+           "_check_tensor_all", "_check_tensor_all_with", "_assert"]
 
 # as torch/__init__.py: Python's floats (torch.pi is math.pi); `x[:, torch.newaxis]` is None
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -48,7 +50,7 @@ def is_complex(input):
 
 def is_nonzero(input):
     if input.numel() != 1:
-        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(input.item() != 0)
 
 
@@ -405,6 +407,86 @@ def compiled_with_cxx11_abi():
 
 
 has_mkl = has_lapack = has_openmp = has_spectral = True   # (PyTorch's build flags)
+
+# ---- torch._check and kin: the asserts of fake kernels and shape checks in model code. A
+# condition is a Python bool (sizes are concrete here); only a failing one looks at the message.
+
+def _check_with(error_type, cond, message=None):
+    if not isinstance(cond, (bool, SymBool)):
+        if isinstance(cond, Tensor):
+            raise TypeError("cond must be a bool, but got a Tensor. For tensor conditions, use "
+                            "torch._check_tensor_all() to assert that all elements are true.")
+        raise TypeError(f"cond must be a bool, but got {type(cond)}")
+    if cond:
+        return
+    if not (isinstance(error_type, type) and issubclass(error_type, Exception)
+            and not issubclass(error_type, Warning)):
+        raise AssertionError(f"error_type must be a subclass of Exception but not Warning, "
+                             f"got {error_type}")
+    if message is None:
+        text = ("Expected cond to be True, but got False. (Could this error message be "
+                "improved? If so, please report an enhancement request to PyTorch.)")
+    elif not callable(message):
+        raise TypeError("message must be a callable")
+    else:
+        text = str(message())
+    raise error_type(text)
+
+
+def _check(cond, message=None):
+    _check_with(RuntimeError, cond, message)
+
+
+def _check_value(cond, message=None):
+    _check_with(ValueError, cond, message)
+
+
+def _check_index(cond, message=None):
+    _check_with(IndexError, cond, message)
+
+
+def _check_type(cond, message=None):
+    _check_with(TypeError, cond, message)
+
+
+def _check_not_implemented(cond, message=None):
+    _check_with(NotImplementedError, cond, message)
+
+
+def _check_is_size(i, message=None, *, max=None):
+    import warnings
+    warnings.warn("_check_is_size will be removed in a future PyTorch release along with "
+                  "guard_size_oblivious.     Use _check(i >= 0) instead.", FutureWarning,
+                  stacklevel=2)
+    _check(i >= 0, message)
+    if max is not None:
+        _check(i <= max, message)
+
+
+def _check_tensor_all_with(error_type, cond, message=None):
+    if not isinstance(cond, Tensor):
+        raise TypeError(f"cond must be a tensor, but got {type(cond)}")
+    from ._dtype import bool as _bool
+    if cond.dtype != _bool:
+        raise TypeError(f"cond tensor must have dtype torch.bool, but got {cond.dtype}")
+    flag = cond.all()._data
+    if isinstance(flag, jax.core.Tracer):
+        return   # a traced condition has no value to check (PyTorch defers it to run time)
+    _check_with(error_type, bool(flag), message)
+
+
+def _check_tensor_all(cond, message=None):
+    _check_tensor_all_with(RuntimeError, cond, message)
+
+
+def _assert(condition, message):
+    """torch._assert (torchvision's models check shapes with it): Python's `assert`, kept
+    under `python -O`; a traced tensor condition has no value to check."""
+    if isinstance(condition, Tensor) and isinstance(condition._data, jax.core.Tracer):
+        return
+    if not condition:
+        raise AssertionError(message)
+
 
 for _cls in (SymInt, SymFloat, SymBool, OutOfMemoryError, AcceleratorError):
     _cls.__module__ = "torchish"   # (torch.OutOfMemoryError; PyTorch's name under its alias)

@@ -1,27 +1,49 @@
-"""`torch.types`: the type aliases PyTorch's annotations use (`Number`, `Device`, `_size`)."""
-from typing import Sequence, Tuple, Union
+"""`torch.types`: the type aliases PyTorch code writes in annotations (`torch.types.Number`,
+`torch.types.Device`, `_size`, ...).
 
-from ._device import device as _device_cls
-from ._dtype import dtype as _dtype_cls
-from ._tensor import Size, Tensor
+Custom operators read these hints to build their schema (`m: torch.types.Number` is a
+`Scalar`), so the aliases are the same typing objects PyTorch's are, spelt with torchish's
+classes."""
+import os
+from collections.abc import Sequence
+import typing
 
-__all__ = ["Number", "Device", "Storage", "_TensorOrTensors", "_size", "_int", "_float",
-           "_bool", "_complex", "_dtype", "_device", "_layout", "_dispatchkey", "IntLikeType",
-           "FloatLikeType", "BoolLikeType", "PySymType", "py_sym_types"]
+from ._tensor import Tensor, Size
+from ._dtype import dtype as _dtype
+from ._device import device as _device
+from ._layout import layout
+from . import SymInt, SymFloat, SymBool
 
-_int, _float, _bool, _complex = int, float, bool, complex
-_dtype = _dtype_cls
-_device = _device_cls
-_size = Union[Size, Sequence[int]]
-_layout = object
-_dispatchkey = Union[str, object]
+Any, IO, Union = typing.Any, typing.IO, typing.Union   # PyTorch's module has them too
+_layout = layout
+_bool, _bytes, _complex, _float, _int, _str = bool, bytes, complex, float, int, str
+
+# PyTorch writes these with `|`; Number stays a typing.Union (the same alias to every
+# consumer) because torchish.library's schema inference reads only typing.Union as `Scalar`
 Number = Union[int, float, bool]
-Device = Union[_device_cls, str, int, None]
-Storage = object
-_TensorOrTensors = Union[Tensor, Sequence[Tensor]]
-IntLikeType = int
-FloatLikeType = float
-BoolLikeType = bool
-PySymType = Union[int, float, bool]
-py_sym_types = (int, float, bool)
-_TupleOfInts = Tuple[int, ...]
+_Number = (int, float, bool)
+_dispatchkey = Union[str, object]   # torchish has no DispatchKey: dispatch keys are strings
+Device = _device | str | int | None
+IntLikeType = int | SymInt
+FloatLikeType = float | SymFloat
+BoolLikeType = bool | SymBool
+PySymType = SymInt | SymFloat | SymBool
+py_sym_types = (SymInt, SymFloat, SymBool)
+
+_size = Size | list[int] | tuple[int, ...]
+_symsize = Size | Sequence[int | SymInt]
+_TensorOrTensors = Tensor | Sequence[Tensor]
+_TensorOrOptionalTensors = Tensor | Sequence[Tensor | None]
+
+FileLike = Union[str, os.PathLike[str], IO[bytes]]
+
+
+class Storage:
+    """The annotation-only storage protocol of `torch.types` (real storages are
+    `torch.UntypedStorage`)."""
+    _cdata: int
+    device: _device
+    dtype: _dtype
+
+
+__all__ = ["Number", "Device", "FileLike", "Storage"]
