@@ -1,6 +1,6 @@
 """Mismatches found by the sweep-27 PROG27E programs (GP regression, double DQN, character
-LSTM), differential against real PyTorch: index_copy_'s source-shape errors (strict xfails
-until gather_scatter.py's owner takes them), cdist's refused double backward, torch.cholesky's
+LSTM), differential against real PyTorch: index_copy_/index_add_/index_reduce_'s source-shape
+errors, cdist's refused double backward, torch.cholesky's
 deprecation warning, an RNN's hidden state in another dtype than its weights, and what
 `x[key] = value` refuses (a list, a numpy array)."""
 import pytest
@@ -35,14 +35,7 @@ SHAPES = [((32, 6), 0, (0,), (1, 5)), ((32, 6), 0, (0,), (2, 6)), ((32, 6), 1, (
           ((4, 6), 0, 0, (6,)), ((4, 6), 1, (0,), (1,)), ((4, 6, 2), -2, (1, 3), (4, 2, 2))]
 NAMES = ("index_copy_", "index_add_", "index_copy", "index_add", "torch.index_copy",
          "torch.index_add", "index_reduce_")
-_SCATTER = ("index_reduce lives in torchish/_ops/scatter.py (not IDX27's): it has no source "
-            "shape checks yet; IDX27's REQUESTS.txt line asks it to call "
-            "gather_scatter.index_source_check")
-# index_reduce_ cases ours already gets right (the valid ones, and the dim/index/dtype errors)
-_REDUCE_OK = {11, 22, 23, 26}
-CALLS = [pytest.param(n, c, id=f"{n}{i}", marks=[pytest.mark.xfail(reason=_SCATTER, strict=True)]
-                      if n == "index_reduce_" and i not in _REDUCE_OK else [])
-         for n in NAMES for i, c in enumerate(SHAPES)]
+CALLS = [pytest.param(n, c, id=f"{n}{i}") for n in NAMES for i, c in enumerate(SHAPES)]
 
 
 def _index_call(name, case, source_dtype=None):

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._warnings import warn_once
-from .gather_scatter import _dim, _scatter_reduce, index_vector_check
+from .gather_scatter import _dim, _scatter_reduce, index_source_check, index_vector_check
 from .errors import scalar_overflow
 from .pointwise import legacy_name
 from .registry import Promote, op
@@ -129,10 +129,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     index_vector_check("index_reduce_", index)
-    if source.dtype != input.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({legacy_name(input)}) and source "
-                           f"({legacy_name(source)}) must have the same scalar type")
     d = _dim(dim, input.ndim)
+    index_source_check("index_reduce_", input, d, index, source)
     if input.ndim == 0:
         return _scatter_reduce(input, 0, index.reshape(-1), source.reshape(-1), reduce,
                                include_self)
