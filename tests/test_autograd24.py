@@ -293,8 +293,6 @@ def _grad_transform_refusal(L):
         return str(exc)
 
 
-@pytest.mark.xfail(strict=True, reason="torch.func transforms differentiate the traced forward "
-                   "with JAX, never a recorded node's backward: the refusal is not asked")
 def test_clamp_complex_bound_refused_under_func_grad():
     assert _grad_transform_refusal(torchish) == _grad_transform_refusal(torch)
 

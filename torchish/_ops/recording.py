@@ -114,9 +114,8 @@ NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 
 
 def _refuse(plan):
-    def refuse(leaves, cts):
-        raise RuntimeError(f"derivative for aten::{kernel_name(plan)} is not implemented")
-    return refuse
+    return raising_vjp(RuntimeError(f"derivative for aten::{kernel_name(plan)} is not "
+                                    "implemented"))
 
 
 def _undefined_grads(plan):
@@ -306,6 +305,7 @@ def raising_vjp(exc):
     """A pullback that raises `exc` (a backward refusal)."""
     def refuse(leaves, cts):
         raise type(exc)(*exc.args)   # (a fresh one each time: no traceback piles up)
+    refuse.refusal = exc   # (read by the func transforms: see func/_refusals.py)
     return refuse
 
 

@@ -49,6 +49,7 @@ from .. import _random_trace, _storage
 from . import _vmap_inplace
 from ..utils import _pytree
 from ..autograd import grad_mode
+from ._refusals import refused_backward
 from ._tape import (_PROBES, _Names, _apply, _count, _grad_names, _is_t, _leaves, _node_name,
                     _probe_key, _remember, _to_arrays, _to_tensors)
 
@@ -122,6 +123,8 @@ class _Traced:
         # set by `_apply` when the tape records the transform: `namer(tensors, out)` then
         # reads PyTorch's grad_fn names off the inner graph into `probe` (see `_Names`)
         self.want_names, self.namer, self.probe = False, None, None
+        self.refusal = None   # (reverse mode: what PyTorch's backward would raise, see
+        # `_refusals`; the transform raises it where PyTorch's backward runs)
 
     def __call__(self, *arrays, **kwargs):
         if self.differentiates:
@@ -140,6 +143,10 @@ class _Traced:
                     t._requires_grad = True
             with grad_mode.set_grad_enabled(reverse or grad_mode.GRAD_ENABLED[0]):
                 out = self.func(*tensors, **kwargs)
+                if reverse:
+                    self.refusal = refused_backward(
+                        _leaves(out[0] if self.has_aux and isinstance(out, tuple) else out),
+                        _leaves(_selected(tensors, self.argnums)))
                 if self.want_names and self.namer is not None and self.probe is None:
                     try:
                         self.probe = self.namer(tensors, out)
@@ -218,6 +225,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
         g, value = _apply(lambda *a: vg(*a, **kwargs)[::-1], args, "GradBackward", func,
                           _Names(traced, lambda shape, probe: probe))
         _remember(key, traced)
+        if traced.refusal is not None:
+            raise traced.refusal
         value = _reorder((traced.main(), traced.aux()) if has_aux else traced.main(), value)
         return _reorder(_selected(args, argnums), g), value
     return wrapper
@@ -247,6 +256,8 @@ def vjp(func, *primals, has_aux=False):
     pullback = out[1]
 
     def vjp_fn(*cotangents):
+        if traced.refusal is not None:
+            raise traced.refusal
         cts = cotangents[0] if len(cotangents) == 1 else cotangents
         return _reorder(primals, _apply(lambda pb, c: pb(c), (pullback, cts), "VjpBackward",
                                         names=_Names(traced, lambda shape, probe: probe[1])))
@@ -340,6 +351,8 @@ def _jacobian(transform, func, argnums, has_aux, depth, name, reverse=None):
         out = _apply(lambda *a: jac(*a, **kwargs), args, name, func, _Names(
             traced, lambda shape, probe: ["ViewBackward0"] * _count(shape[0] if has_aux
                                                                     else shape) + probe))
+        if traced.refusal is not None:
+            raise traced.refusal
         layout = traced.main()
         for _ in range(depth):
             layout = _graft(layout, _structure(_selected(args, argnums)))
