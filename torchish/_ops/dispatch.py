@@ -19,6 +19,7 @@ from ..autograd.graph import edge_of
 from .errors import NumberArgumentError
 from .opdef import given
 from .plans import _INT64_MAX, _INT64_MIN, _NP_SCALAR, _SCALARS, _get_plan, _kind_of, big_int
+from .forward_refusals import forward_ad_refusal
 from .recording import _record
 from .torch_function import _PLAIN, _PROCEED, _TF_MODES, _torch_function
 
@@ -244,7 +245,7 @@ def _records_in_forward(tensors):
 FORWARD_AD = [False]   # inside a dual_level
 
 
-def _forward_tangents(plan, leaves, tensors, outputs):
+def _forward_tangents(plan, leaves, tensors, outputs, inplace=False):
     """Give `outputs` the tangents the op maps its operands' tangents to; on the tape of the
     tangents and primals that require grad (forward-over-reverse), as PyTorch's."""
     from ..autograd.forward_ad import set_tangent, tangent_of
@@ -254,6 +255,9 @@ def _forward_tangents(plan, leaves, tensors, outputs):
         return
     jvp = plan.jvps.get(mask)
     if jvp is None:
+        refusal = forward_ad_refusal(plan, inplace)
+        if refusal is not None:
+            raise refusal
         jvp = plan.jvps[mask] = _jvp_of(plan, mask)
     primals = plan.materialize(leaves)
     moving = [t for t in tangents if t is not None]

@@ -25,7 +25,7 @@ from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect
 from .plans import _get_plan
 from .recording import (NOT_IMPLEMENTED, _grad_name, _pack_saved, _plan_vjp, _saved_of,
                         backward_refusal, kernel_name, op_edges, raising_vjp, saved_outputs,
-                        saved_positions)
+                        saved_positions, shown_edges)
 from .torch_function import _PROCEED, _TF_MODES, _torch_function
 
 
@@ -247,7 +247,7 @@ def dispatch_inplace(definition, targs, sargs):
         out = _with_gradient_of(out, old) if self.requires_grad and out.dtype == old.dtype \
             else jax.lax.stop_gradient(out)
     if FORWARD_AD[0]:   # (before the write: a tangent's node reads the operands' old edges)
-        _forward_tangents(plan, leaves, tensors, [self])
+        _forward_tangents(plan, leaves, tensors, [self], inplace=True)
     write_inplace(self, out, plan if record else None, leaves, tensors, kinds)
     if FORWARD_AD[0] and self._base is not None:
         _tangent_into_base(self)
@@ -313,7 +313,7 @@ def write_inplace(self, value, plan, leaves, tensors, kinds):
         vjp = _not_implemented(plan) if name == NOT_IMPLEMENTED else _plan_vjp(plan, mask, (True,))
         node = Node(name, edges, leaves, tensors, vjp,
                     [(self.shape, self.dtype)], saved, plan.fwd)
-        node._shown = plan.shown
+        node._shown = shown_edges(plan, name, edges)
         if saved:
             node._storage_refs = storage_refs(leaves, [None] + list(tensors[1:]), positions)
         self._grad_fn = node

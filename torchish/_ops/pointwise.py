@@ -201,7 +201,7 @@ def _mul_scalar(input, other):
     return input * other
 
 
-@op(grad_fn="FloorDivideBackward0", inplace=True, differentiable=False,
+@op(grad_fn=NOT_IMPLEMENTED, inplace=True,   # (PyTorch records it; its backward refuses)
     dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"), scalar_operands=True)
 def floor_divide(input, other):
     _reject("div_floor_cpu", input, "bc")
@@ -467,8 +467,7 @@ def logaddexp2(input, other):
     return jnp.logaddexp2(input, other)
 
 
-@op(grad_fn="HeavisideBackward0", differentiable=False, inplace=True,
-    scalar_operands=False)
+@op(grad_fn=NOT_IMPLEMENTED, inplace=True, scalar_operands=False)   # (as floor_divide)
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")

@@ -42,10 +42,7 @@ def _record(plan, leaves, tensors, outs, kinds):
     name, vjp, saved_at, saved_outs = _record_info(plan, mask, diff_out)
     saved = None if saved_at is None else _saved_of(tensors, saved_at)
     node = Node(name, edges, leaves, tensors, vjp, avals, saved, plan.fwd)
-    node._shown = plan.shown
-    if name == NOT_IMPLEMENTED:   # (PyTorch's NotImplemented node has edges only where needed)
-        node._shown = [i for i in (range(len(edges)) if plan.shown is None else plan.shown)
-                       if i is not None and edges[i] is not None]
+    node._shown = shown_edges(plan, name, edges)
     if saved:
         node._storage_refs = storage_refs(leaves, tensors, saved_at)
     for i, o in enumerate(outs):
@@ -59,6 +56,14 @@ def _record(plan, leaves, tensors, outs, kinds):
     if saved_tensors.active():
         _pack_saved(node, leaves, tensors, saved_at)
     return node
+
+
+def shown_edges(plan, name, edges):
+    """Which of `edges` the node lists in next_functions (see `Node._shown`)."""
+    if name == NOT_IMPLEMENTED:   # (PyTorch's NotImplemented node has edges only where needed)
+        return [i for i in (range(len(edges)) if plan.shown is None else plan.shown)
+                if i is not None and edges[i] is not None]
+    return plan.shown
 
 
 def _edgeless_grad(tensors, plan):
