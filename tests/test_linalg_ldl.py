@@ -62,7 +62,7 @@ def test_ldl_factor_namedtuple_and_only_lower_triangle_read():
     a_upper_garbage = np.tril(a) + np.triu(np.full((5, 5), 7.0), 1)
     ours = _fn("ldl_factor")(torchish.tensor(a_upper_garbage))
     theirs = torch.linalg.ldl_factor(torch.tensor(a_upper_garbage))
-    assert type(ours).__name__ == "linalg_ldl_factor" and ours._fields == ("LD", "pivots")
+    assert type(ours).__name__ == "linalg_ldl_factor" and ours.__match_args__ == ("LD", "pivots")
     np.testing.assert_allclose(_np(ours.LD), theirs.LD.numpy(), atol=1e-10)
     np.testing.assert_array_equal(_np(ours.pivots), theirs.pivots.numpy())
 

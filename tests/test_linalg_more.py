@@ -28,7 +28,7 @@ def _same(actual, expected, values=True, grad_fn=True, tol=1e-7):
         assert type(actual).__name__ == type(expected).__name__
         assert len(actual) == len(expected)
         if hasattr(expected, "n_fields"):  # a torch.return_types structseq: same field names
-            for f in actual._fields:
+            for f in actual.__match_args__:
                 getattr(expected, f)
         for a, e in zip(actual, expected):
             _same(a, e, values, grad_fn, tol)
@@ -78,7 +78,7 @@ def test_svd_legacy(mats):
     (ta,), (oa,) = _leaves(A)
     for some in (True, False):
         e, a = torch.svd(ta, some=some), torchish.svd(oa, some=some)
-        assert type(a).__name__ == "svd" and a._fields == ("U", "S", "V")
+        assert type(a).__name__ == "svd" and a.__match_args__ == ("U", "S", "V")
         _same(a, e, values=False)
         # singular vectors are unique up to sign (PyTorch documents it): compare S and A
         np.testing.assert_allclose(_np(a.S), _np(e.S), rtol=1e-10)
@@ -102,7 +102,7 @@ def test_qr_legacy(mats):
         with pytest.warns(UserWarning, match="torch.qr is deprecated"):
             a = torchish.qr(oa, some)
         e = torch.qr(ta, some)
-        assert a._fields == ("Q", "R")
+        assert a.__match_args__ == ("Q", "R")
         _same(a, e, tol=1e-10)
     _grads(torch.qr(ta), torchish.qr(oa), [ta], [oa])
 
@@ -113,7 +113,7 @@ def test_triangular_solve(mats):
     for args in ((), (False,), (True, True), (False, True, True)):
         e = torch.triangular_solve(tb, ts, *args)
         a = torchish.triangular_solve(ob, os_, *args)
-        assert a._fields == ("solution", "cloned_coefficient")
+        assert a.__match_args__ == ("solution", "cloned_coefficient")
         _same(a, e, tol=1e-10)
         _grads(e, a, [ts, tb], [os_, ob])
     with pytest.raises(RuntimeError, match="Expected b to have at least 2 dimensions, but it has 1 "
@@ -146,7 +146,7 @@ def test_cholesky_ex(mats):
     for upper in (False, True):
         e, a = torch.linalg.cholesky_ex(ts, upper=upper), torchish.linalg.cholesky_ex(
             os_, upper=upper)
-        assert a._fields == ("L", "info")
+        assert a.__match_args__ == ("L", "info")
         _same(a, e, tol=1e-10)
         _grads(e[0], a[0], [ts], [os_])
     bad = torch.tensor([[[1.0, 2.0], [2.0, 1.0]], [[4.0, 0.0], [0.0, -1.0]],
@@ -164,7 +164,7 @@ def test_solve_inv_ex(mats):
     _, S, B = mats
     (ts, tb), (os_, ob) = _leaves(S, B)
     e, a = torch.linalg.solve_ex(ts, tb), torchish.linalg.solve_ex(os_, ob)
-    assert a._fields == ("result", "info")
+    assert a.__match_args__ == ("result", "info")
     _same(a, e, tol=1e-10)
     _grads(e[0], a[0], [ts, tb], [os_, ob])
     e = torch.linalg.solve_ex(ts, tb.mT, left=False)
@@ -172,7 +172,7 @@ def test_solve_inv_ex(mats):
     e, a = torch.linalg.solve_ex(ts, tb[..., 0]), torchish.linalg.solve_ex(os_, ob[..., 0])
     _same(a, e, tol=1e-10)
     e, a = torch.linalg.inv_ex(ts), torchish.linalg.inv_ex(os_)
-    assert a._fields == ("inverse", "info")
+    assert a.__match_args__ == ("inverse", "info")
     _same(a, e, tol=1e-10)
     _grads(e[0], a[0], [ts], [os_])
     sing = torch.zeros(3, 3, dtype=torch.float64)
@@ -196,7 +196,7 @@ def test_lstsq(mats):
     C = torch.randn(2, 4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     (ta, tc), (oa, oc) = _leaves(A, C)
     e, a = torch.linalg.lstsq(ta, tc), torchish.linalg.lstsq(oa, oc)
-    assert a._fields == ("solution", "residuals", "rank", "singular_values")
+    assert a.__match_args__ == ("solution", "residuals", "rank", "singular_values")
     _same(a, e, tol=1e-10)
     _grads(e.solution, a.solution, [ta, tc], [oa, oc])
     for driver in ("gels", "gelsd", "gelss"):
@@ -218,21 +218,21 @@ def test_lu_factor_lu_unpack(mats):
     for M in (A, A.mT, S):
         (tm,), (om,) = _leaves(M)
         e, a = torch.linalg.lu_factor_ex(tm), torchish.linalg.lu_factor_ex(om)
-        assert a._fields == ("LU", "pivots", "info")
+        assert a.__match_args__ == ("LU", "pivots", "info")
         _same(a, e, tol=1e-10)
         _grads(e[0], a[0], [tm], [om])
         e, a = torch.linalg.lu_factor(tm), torchish.linalg.lu_factor(om)
-        assert a._fields == ("LU", "pivots")
+        assert a.__match_args__ == ("LU", "pivots")
         _same(a, e, tol=1e-10)
         e, a = torch.linalg.lu(tm), torchish.linalg.lu(om)
-        assert a._fields == ("P", "L", "U")
+        assert a.__match_args__ == ("P", "L", "U")
         _same(a, e, tol=1e-10)
         _grads(e, a, [tm], [om])
         LU, piv = torch.linalg.lu_factor(M)
         (tl,), (ol,) = _leaves(LU)
         for flags in ((True, True), (False, True), (True, False)):
             e, a = torch.lu_unpack(tl, piv, *flags), torchish.lu_unpack(ol, _ours(piv), *flags)
-            assert a._fields == ("P", "L", "U")
+            assert a.__match_args__ == ("P", "L", "U")
             _same(a, e, tol=1e-10)
         e, a = torch.lu_unpack(tl, piv), torchish.lu_unpack(ol, _ours(piv))
         _grads(e, a, [tl], [ol])
@@ -305,7 +305,7 @@ def test_eig(mats):
     S = mats[1][0] + torch.triu(mats[1][1])  # nonsymmetric
     (ts,), (os_,) = _leaves(S)
     e, a = torch.linalg.eig(ts), torchish.linalg.eig(os_)
-    assert a._fields == ("eigenvalues", "eigenvectors")
+    assert a.__match_args__ == ("eigenvalues", "eigenvectors")
     # geev on both sides: same order and normalisation (unit norm, real largest component)
     _same(a, e, tol=1e-9)
     e, a = torch.linalg.eigvals(ts), torchish.linalg.eigvals(os_)
@@ -357,7 +357,7 @@ def test_out_and_namespaces(mats):
     assert torchish.cholesky_solve(_ours(B), _ours(torch.linalg.cholesky(S)), out=o) is o
     with pytest.raises(TypeError):
         torchish.linalg.vander(_ours(B[0, :, 0]), out=o)
-    assert torchish.lu(_ours(S), get_infos=True)._fields == ("LU", "pivots", "info")
+    assert torchish.lu(_ours(S), get_infos=True).__match_args__ == ("LU", "pivots", "info")
     assert _ours(S).lu()[1].dtype == torchish.int32
     assert _ours(S).cholesky_inverse().shape == (2, 3, 3)
     assert type(_ours(S).svd()).__name__ == "svd"

@@ -36,8 +36,9 @@ def same(expected, actual, exact=False, where="result"):
     elif isinstance(expected, torch.dtype):
         assert repr(actual) == repr(expected), where
     elif type(expected).__module__ == "torch.return_types":  # named tuples (structseq)
-        fields = getattr(actual, "_fields", None)
-        assert fields is not None, f"{where}: {type(actual).__name__} is not a named tuple"
+        fields = getattr(actual, "__match_args__", None)   # (structseqs have no _fields)
+        assert type(actual).__module__.endswith("return_types") and fields is not None, \
+            f"{where}: {type(actual).__name__} is not a return type"
         assert type(actual).__name__ == type(expected).__name__, f"{where}: type name"
         assert len(fields) == expected.n_fields, f"{where}: fields {fields}"
         for f in fields:

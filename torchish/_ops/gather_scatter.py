@@ -205,7 +205,8 @@ def _scatter_check(compute, input, index, src=None, *args, dim, **kw):
     if kw.get("reduce") is not None and isinstance(src, Tensor):
         warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will "
                   "be removed in a future PyTorch release. Use torch.scatter_reduce instead "
-                  "for more reduction options.")
+                  "for more reduction options. (Triggered internally at /__w/pytorch/pytorch/"
+                  "aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)")
     # a 0-d tensor `src` is a tensor (the src overload), though the body sees a 0-d array as
     # for a number (the value overload)
     if isinstance(src, Tensor) and src.ndim == 0 and index.numel():

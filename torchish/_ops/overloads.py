@@ -63,8 +63,10 @@ def _fits(kind, value):
         return isinstance(value, (int, float, numpy.number, numpy.bool_)) or (
             kind == "Number" and isinstance(value, complex))
     if kind.startswith("tuple of "):
-        if not isinstance(value, (tuple, list)):   # (an `int[1]` takes one number)
-            return kind != "tuple of Tensors" and _fits(_ELEMENT[kind], value) or (
+        if not isinstance(value, (tuple, list)):   # (an `int[1]` takes one number; a float list
+            # none)
+            return kind not in ("tuple of Tensors", "tuple of floats") and \
+                _fits(_ELEMENT[kind], value) or (
                 kind == "tuple of ints" and isinstance(value, Tensor) and value.numel() == 1
                 and _fits("int", value.reshape(())))
         return not value or _fits(_ELEMENT[kind], value[0]) and (

@@ -10,6 +10,8 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from .._warnings import user_stacklevel
+from . import overloads
+from .errors import _parser_type
 from .pointwise import CPP_NAMES
 from .registry import Promote, op
 from .return_types import RETURN_TYPES, _rt
@@ -204,7 +206,34 @@ def _histogram_edges(input, bins, weight, density=False):
     return _count(input, bins, weight, density), bins
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):
+def _parsed(name, args, kwargs, method=False):
+    """PyTorch's argument parser on a call of its `name` (with several overloads): the overload
+    taken and its arguments by name, or the parser's TypeError. The parser tests a list's
+    first element only, then reads every element of the overload taken (its own errors)."""
+    index, bound = overloads.parse(name, overloads.table(name, method), args, kwargs)
+    if bound.get("range") is not None:
+        for i, v in enumerate(bound["range"]):
+            if not overloads._fits("float", v):
+                raise TypeError(f"{name}(): argument 'range' must be tuple of floats, but found "
+                                f"element of type {_parser_type(v)} at pos {i + 1}")
+        bound["range"] = tuple(float(v) for v in bound["range"])
+    return index, bound
+
+
+def histogram(*args, **kwargs):
+    _, bound = _parsed("histogram", args, kwargs)
+    return _histogram(**bound)
+
+
+def _histogram_method(self, *args, **kwargs):
+    _, bound = _parsed("histogram", args, kwargs, method=True)
+    return _histogram(self, **bound)
+
+
+_histogram_method.__name__ = _histogram_method.__qualname__ = "histogram"
+
+
+def _histogram(input, bins=100, *, range=None, weight=None, density=False):
     # PyTorch's histogram is a 1-d histogramdd of the values (its messages say so)
     if isinstance(bins, Tensor):
         _edge_checks(input, [bins], weight, True)
@@ -213,13 +242,14 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
             raise _not_implemented("histogram_cpu", input)
         return _HISTOGRAM(*_histogram_edges(input, bins, weight, density))
     _bins_positive([bins])
-    if range is not None:
-        range = tuple(float(v) for v in range)
+    if range is not None and len(range) != 2:
+        raise RuntimeError(f"torch.histogramdd: for a 1-dimensional histogram range should have "
+                           f"2 elements, but got {len(range)}")
     _outer_edges(input, input._data.reshape(-1, 1), 1, range)
     _edge_checks(input, [], weight, True)
     if not input.dtype.is_floating_point:
         raise _not_implemented("histogram_cpu", input)
-    return _HISTOGRAM(*_histogram_count(input, weight, int(bins), range, density))
+    return _HISTOGRAM(*_histogram_count(input, weight, bins, range, density))
 
 
 _HISTOGRAMDD = _rt("histogramdd", ("hist", "bin_edges"))
@@ -268,9 +298,44 @@ def _histogramdd_count(input, weight, edges, bins, range=None, density=False):
     return (hist,) + tuple(all_edges)
 
 
-def histogramdd(input, bins, *, range=None, weight=None, density=False):
+def _tensor_list(bins):
+    """The parser's refusal of a list taken as `tuple of Tensors` (its first element is no int)
+    with an element that is no Tensor."""
+    for i, b in enumerate(bins):
+        if not isinstance(b, Tensor):
+            return TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                             f"{_parser_type(b)}")
+    return None
+
+
+def _int_list(name, bins):
+    """The ints of a list taken as `tuple of ints`, read as the parser reads them (a bool is
+    one; the first element alone was tested)."""
+    out = []
+    for i, b in enumerate(bins):
+        if not (isinstance(b, bool) or overloads._fits("int", b)):
+            raise TypeError(f"{name}(): argument 'bins' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{_parser_type(b)}\"")
+        out.append(int(b))
+    return out
+
+
+def histogramdd(*args, **kwargs):
     """torch.histogramdd: the histogram of the rows of `input` (..., D) over D dims; `bins` an
     int, one int per dim, or one edges tensor per dim."""
+    bins = args[1] if len(args) > 1 else kwargs.get("bins")
+    if isinstance(bins, (list, tuple)) and bins and not overloads._fits("int", bins[0]):
+        error = _tensor_list(bins)
+        if error is not None:
+            raise error
+    index, bound = _parsed("histogramdd", args, kwargs)
+    if index == 1:
+        bound["bins"] = _int_list("histogramdd", bound["bins"])
+    return _histogramdd(**bound)
+
+
+def _histogramdd(input, bins, range=None, weight=None, density=False):
     if input.ndim == 0:
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if input.ndim < 2:
@@ -279,11 +344,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     if isinstance(bins, int):
         bins = [bins] * D
     bins = list(bins)
-    if not builtins.all(isinstance(b, int) for b in bins):   # PyTorch's tensor-list overload
-        for i, b in enumerate(bins):
-            if not isinstance(b, Tensor):
-                raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
-                                f"{type(b).__name__}")
+    if bins and isinstance(bins[0], Tensor):   # PyTorch's tensor-list overload
         if len(bins) != D:
             raise RuntimeError(f"torch.histogramdd: expected {D} sequences of bin edges for a "
                                f"{D}-dimensional histogram but got {len(bins)}")
@@ -293,11 +354,9 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
             raise _not_implemented("histogram_cpu", input)
         out = _histogramdd_count(input, weight, bins, (0,) * D, None, density)
         return _HISTOGRAMDD(out[0], tuple(out[1:]))
-    if range is not None:
-        range = tuple(float(v) for v in range)
-        if len(range) != 2 * D:
-            raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range "
-                               f"should have {2 * D} elements, but got {len(range)}")
+    if range is not None and len(range) != 2 * D:
+        raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range "
+                           f"should have {2 * D} elements, but got {len(range)}")
     if range is None and input.dtype not in (_dtype.float32, _dtype.float64):
         raise _not_implemented("histogramdd", input)
     if len(bins) != D:
@@ -413,7 +472,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 def _bind():
     Tensor.cov = cov
     Tensor.corrcoef = corrcoef
-    Tensor.histogram = histogram
+    Tensor.histogram = _histogram_method
 
 
 _bind()

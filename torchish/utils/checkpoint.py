@@ -42,23 +42,23 @@ _EARLY_STOP = [True]
 
 
 @contextlib.contextmanager
-def set_checkpoint_debug_enabled(enabled):
-    prev, _DEBUG[0] = _DEBUG[0], enabled
+def _overriding(flag, value):
+    """Set the one-item list `flag` to `value` for the block, restoring it on the way out."""
+    prev, flag[0] = flag[0], value
     try:
         yield
     finally:
-        _DEBUG[0] = prev
+        flag[0] = prev
 
 
-@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    return _overriding(_DEBUG, enabled)
+
+
 def set_checkpoint_early_stop(enable):
     # (recomputation here never stops early or late: nothing is freed; the flag is kept for
     # code that sets it)
-    prev, _EARLY_STOP[0] = _EARLY_STOP[0], enable
-    try:
-        yield
-    finally:
-        _EARLY_STOP[0] = prev
+    return _overriding(_EARLY_STOP, enable)
 
 
 class DefaultDeviceType:
