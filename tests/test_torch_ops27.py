@@ -444,11 +444,6 @@ def test_library_define_impl():
     assert got[0] == got[1]
 
 
-def test_opcheck_is_refused():
-    with pytest.raises(NotImplementedError, match="torch.library.opcheck is not supported"):
-        torchish.library.opcheck(None, ())
-
-
 def test_library_deleted_takes_its_ops():
     import gc
     ns = _ns()
