@@ -35,6 +35,9 @@ def plain_functions():
     from .._tensor import Tensor
     for name in pointwise_math.INPLACE_FUNCTIONS:  # torch.relu_(t) is t.relu_()
         out[name] = getattr(Tensor, name)
+    from .arg_parser import PARSED_FUNCTIONS
+    from .declare import parsed
     from .out_arg import accept_out
     from ..overrides import entry   # (they dispatch __torch_function__ once, at their entry)
-    return {name: entry(accept_out(name, fn), "torch." + name) for name, fn in out.items()}
+    return {name: entry(accept_out(name, parsed(fn, name) if name in PARSED_FUNCTIONS else fn),
+                        "torch." + name) for name, fn in out.items()}

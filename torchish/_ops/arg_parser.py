@@ -14,6 +14,25 @@ NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",)}
 _PYTHON_LEVEL = frozenset({"cdist", "norm", "split", "tensordot"})
 
 
+# torch.X functions torchish writes in Python (`_ops.plain_functions`) that PyTorch binds in
+# C++: they are bound through `declare.parsed`, so that a call leaving out a required
+# argument, passing an unknown keyword or too many positional arguments gets the parser's
+# TypeError (checked against PyTorch 2.13 in tests/test_mend28.py)
+PARSED_FUNCTIONS = frozenset("""
+    allclose arange argwhere as_strided as_strided_ as_tensor asarray bartlett_window bernoulli
+    bincount binomial blackman_window broadcast_to cat chunk clone column_stack combinations
+    concat concatenate corrcoef cosine_similarity cov detach_ diagflat dsplit dstack empty_like
+    equal eye fill fill_ flatten fliplr flipud float_power full full_like geqrf gradient
+    hamming_window hann_window hsplit hstack imag index_put index_put_ is_same_size
+    kaiser_window linspace logdet logspace lu_solve lu_unpack masked_select matmul matrix_exp
+    multinomial nonzero normal orgqr pairwise_distance pdist poisson qr rand_like randint_like
+    randn_like randperm ravel real repeat_interleave resize_as_ rot90 row_stack scalar_tensor
+    segment_reduce select slogdet split_with_sizes std std_mean svd take_along_dim tensor
+    tensor_split triangular_solve tril_indices triu_indices unflatten var var_mean
+    view_as_complex view_as_real vsplit vstack where zero_
+    """.split())
+
+
 class _Required:
     """The default a generated binding gives its required parameters and the NumPy names,
     so that a call leaving one out reaches `parse` instead of Python's TypeError."""
@@ -25,11 +44,15 @@ class _Required:
 REQUIRED = _Required()
 
 
+# `nn=True` ops whose `nn.functional` form PyTorch writes in Python (`F.sigmoid(input)`),
+# while it binds `torch.X` in C++: their `F.X` is a binding of its own (`declare.functional_ops`)
+PYTHON_FUNCTIONAL = frozenset({"sigmoid", "tanh"})
+
+
 def parsed_by_pytorch(definition, fname, dunder):
-    """Whether PyTorch's parser reads this binding's arguments (the operators' are Python's,
-    so are those of `nn.functional`, which shares the op's function)."""
-    return not (dunder or definition.bindings["nn"] or fname in _PYTHON_LEVEL
-                or definition.name in _PYTHON_LEVEL)
+    """Whether PyTorch's parser reads this binding's arguments (the operators' are Python's;
+    an `nn=True` op's `F.X`, the op's own function, is C++ but for `PYTHON_FUNCTIONAL`)."""
+    return not (dunder or fname in _PYTHON_LEVEL or definition.name in _PYTHON_LEVEL)
 
 
 def numpy_names(sig, self_param):

@@ -204,8 +204,8 @@ def python_level_ints(name, names, values, input=None):
     if bad is None:
         return
     import sys
-    from .errors import _PACKAGE, _entry_name, _keywords_of_call, type_name
-    method = not sys._getframe(2).f_code.co_filename.startswith(_PACKAGE)
+    from .errors import _entry_name, _keywords_of_call, called_as_method, type_name
+    method = called_as_method(sys._getframe(2))
     keywords = _keywords_of_call(_entry_name()[1])
     if input is not None:
         from .overloads import parser_error

@@ -7,7 +7,8 @@ import inspect
 import sys
 
 from .._tensor import Tensor
-from .arg_parser import _PYTHON_LEVEL, REQUIRED, numpy_names, parse, parsed_by_pytorch
+from .arg_parser import (_PYTHON_LEVEL, PYTHON_FUNCTIONAL, REQUIRED, numpy_names, parse,
+                         parsed_by_pytorch)
 from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
 from .errors import (_PACKAGE, _WRAPPERS, ArgumentTypeError, hidden_overloads,
@@ -253,7 +254,8 @@ def _from_result(definition, backward):
     return variant
 
 
-def _generate(definition, sig, entry, fname=None, out=False, self_param=None, dunder=False):
+def _generate(definition, sig, entry, fname=None, out=False, self_param=None, dunder=False,
+              python=False):
     """A Python function with the body's exact signature that calls the dispatcher.
 
     Generated source (like namedtuple) keeps argument parsing at Python's native speed.
@@ -267,11 +269,12 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
     call that leaves one out or uses those names. As PyTorch's parser, a binding then checks
     the positional count first, a missing argument before an unknown keyword (`**_kw`), and
     words a count the listed overload(s) cannot take as "invalid combination" where PyTorch
-    has several (or deprecated hidden ones: `errors._HIDDEN_OVERLOADS`).
+    has several (or deprecated hidden ones: `errors._HIDDEN_OVERLOADS`). `python=True`: a
+    binding PyTorch writes in Python (`arg_parser.PYTHON_FUNCTIONAL`), whose calls Python parses.
     """
     fname = fname or definition.name
     params, defaults, required = [], {}, []
-    parsed = parsed_by_pytorch(definition, fname, dunder)
+    parsed = not python and parsed_by_pytorch(definition, fname, dunder)
     aliases = numpy_names(sig, self_param) if parsed else {}
     star = False
     # PyTorch also takes the sizes as one sequence by keyword (`x.permute(dims=(1, 0))`)
@@ -412,7 +415,13 @@ def parsed(fn, name=None, method=False):
     with a required argument left out, an unknown keyword or too many positional arguments
     PyTorch's parser's TypeError (with its overloads' wording where it lists several; as
     Tensor `method`, positions counted without self) instead of Python's. A valid call pays
-    one more Python call (~60 ns) and the flag tests."""
+    one more Python call (~60 ns) and the flag tests.
+
+    The wrapper is compiled as if it stood at `fn`'s `def` (as `overrides.entry`'s are), so
+    the code that looks for the user's frame (a message's keywords and positional count, a
+    warning's stacklevel) counts it as torchish's; `errors.called_as_method` reads which form
+    it is from its globals."""
+    fn = getattr(fn, "_python_level", fn)   # (re-binding a wrapped function wraps it once)
     name = name or fn.__name__
     sig = inspect.signature(fn)
     params, call, defaults, required, star = [], [], {}, [], False
@@ -440,11 +449,15 @@ def parsed(fn, name=None, method=False):
            f"    return _fn({', '.join(call)})\n")
     from .errors import parser_refusal
     namespace = dict(defaults, _fn=fn, _op=_PythonLevel(fn, name), _REQUIRED=REQUIRED,
-                     _refuse=parser_refusal, _caller=_caller)
-    exec(src, namespace)
-    wrapper = functools.update_wrapper(namespace[name], fn)
+                     _refuse=parser_refusal, _caller=_caller, _parsed_method=method)
+    code = fn.__code__
+    exec(compile(src, code.co_filename, "exec"), namespace)
+    wrapper = namespace[name]
+    wrapper.__code__ = wrapper.__code__.replace(co_firstlineno=code.co_firstlineno)
+    wrapper = functools.update_wrapper(wrapper, fn)
     del wrapper.__wrapped__   # (introspection sees `fn`'s signature through __signature__)
     wrapper.__signature__ = sig
+    wrapper._python_level = fn
     return wrapper
 
 
@@ -572,4 +585,12 @@ def public_functions():
 
 
 def functional_ops():
-    return {d.name: d.function for d in REGISTRY.values() if d.bindings["nn"]}
+    """name -> function for every `nn=True` op, as `torch.nn.functional` binds it."""
+    out = {}
+    for d in REGISTRY.values():
+        if d.bindings["nn"]:
+            out[d.name] = d.function
+            if d.name in PYTHON_FUNCTIONAL:   # (Python parses its calls: a binding of its own)
+                out[d.name] = _generate(d, d.sig, "dispatch", python=True)
+                _register(out[d.name], d, "torch.nn.functional." + d.name)
+    return out

@@ -338,7 +338,9 @@ def unexpected_keywords(op, name, self_param, values, extra, caller):
     from .overloads import parser_error
     from .declare import _VARARGS_KEYWORD
     caller = _outside(caller)
-    missing = [n for n in op.sig.parameters if values.get(n) is REQUIRED and n != op.varargs]
+    # (a parameter with a default is never missing, a marker one (`axis=REQUIRED`) included)
+    missing = [n for n, p in op.sig.parameters.items()
+               if values.get(n) is REQUIRED and n != op.varargs and p.default is p.empty]
     sizes = _VARARGS_KEYWORD.get(op.name)
     if values.get("_varargs") == () and values.get(sizes) is REQUIRED:
         missing.append(sizes)   # (`x.permute()`: no sizes, as separate ints or by keyword)
@@ -394,10 +396,15 @@ def missing_error(op, name, self_param, first):
     params = [p for p in op.sig.parameters.values()
               if p.name != self_param and (p.kind is not p.VAR_POSITIONAL or sizes)]
     at = [p.name for p in params].index(first)
-    names = [f'"{sizes if p.kind is p.VAR_POSITIONAL else p.name}"' for p in params[at:]
-             if p.default is p.empty]
+    # (a function's `self` is "input" in PyTorch's signatures)
+    names = [f'"{sizes if p.kind is p.VAR_POSITIONAL else _shown(p.name, self_param)}"'
+             for p in params[at:] if p.default is p.empty]
     return TypeError(f"{name}() missing {len(names)} required positional argument"
                      f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+
+def _shown(param, self_param):
+    return "input" if param == "self" and self_param is None else param
 
 
 # PyTorch's functions and methods with one overload it lists and deprecated ones it does not
@@ -550,6 +557,17 @@ def _entry_name():
             break
         frame = frame.f_back
     return name, frame
+
+
+def called_as_method(frame):
+    """Whether a Python-level function here that is also a Tensor method (`narrow`, `select`)
+    was called as the method, `frame` being its caller's: a `declare.parsed` wrapper was made
+    for one form; otherwise torchish's own code calls the function form (`torch.narrow` goes
+    through `overrides.entry`), the user the method."""
+    method = frame.f_globals.get("_parsed_method")
+    if method is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        return method
+    return not frame.f_code.co_filename.startswith(_PACKAGE)
 
 
 def user_frame(depth):

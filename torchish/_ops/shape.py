@@ -13,6 +13,7 @@ from .. import _dtype as dt
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor
 from ..autograd.saved_tensors import ABSENT
+from .declare import parsed
 from .registry import Promote, given, omitted, op
 from .argcheck import _is_index, python_level_ints
 from .errors import int_list_error, tensor_element_error
@@ -112,6 +113,9 @@ def _view_method(self, *shape, dtype=None, **unknown):
         given = {} if dtype is None else {"dtype": dtype}
         raise parser_error("view", True, list(shape), {**given, **unknown})
     if dtype is None:
+        if not shape:   # (neither overload: the parser lists them)
+            from .overloads import parser_error
+            raise parser_error("view", True, [], {})
         if len(shape) != 1 or shape[0].__class__ is not _dtype_cls:
             sizes = _sizes(shape)
             if sizes and sizes[0].__class__ is not int and not _is_index(sizes[0]):
@@ -237,6 +241,8 @@ def reshape(input, *sizes, shape=None):
         if sizes:
             raise TypeError("reshape() got multiple values for argument 'shape'")
         sizes = (shape,)
+    elif not sizes:   # (PyTorch's parser: `shape` is required, `x.reshape()` refused)
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     shape = infer_shape(_sizes(sizes), input.numel(), "reshape", sizes)
     if _view_steps(input, shape) is not None:
         # PyTorch views a contiguous input (ViewBackward0) and aliases a strided one
@@ -261,10 +267,22 @@ def _reshape_error(given, i, value):
 
 
 def view_as(input, other):
+    if not isinstance(other, Tensor):
+        raise _not_tensor("view_as", other)
     return view(input, other.shape)
 
 
+def _not_tensor(name, other):
+    """PyTorch's parser's TypeError for the method `name`'s `other` that is no Tensor."""
+    from .errors import _entry_name, _keywords_of_call, type_name
+    where = "" if "other" in _keywords_of_call(_entry_name()[1]) else " (position 1)"
+    return TypeError(f"{name}(): argument 'other'{where} must be Tensor, not "
+                     f"{type_name(type(other))}")
+
+
 def reshape_as(input, other):
+    if not isinstance(other, Tensor):
+        raise _not_tensor("reshape_as", other)
     return reshape(input, other.shape)
 
 
@@ -458,6 +476,8 @@ def expand(input, *size, implicit=omitted(False)):
 
 
 def expand_as(input, other):
+    if not isinstance(other, Tensor):
+        raise _not_tensor("expand_as", other)
     return expand(input, other.shape)
 
 
@@ -721,6 +741,16 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
+def _python_method(fn):
+    """A copy of `fn` that Python's own TypeErrors name `Tensor.<name>()`."""
+    import types
+    method = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                                fn.__closure__)
+    method.__kwdefaults__, method.__doc__ = fn.__kwdefaults__, fn.__doc__
+    method.__qualname__ = "Tensor." + fn.__name__
+    return method
+
+
 def _bind_plain():
     """Bind the Python-level shape functions above as Tensor methods."""
     _view_method.__qualname__ = "view"   # (Python's TypeErrors name it: `view() got an ...`)
@@ -729,9 +759,16 @@ def _bind_plain():
              "unflatten", "expand_as", "broadcast_to", "as_strided"]
     for n in names:
         setattr(Tensor, n, globals()[n])
+    # (PyTorch binds these in C++: a bad call gets its argument parser's TypeError)
+    for n in ("select", "narrow", "view_as", "reshape_as", "flatten", "ravel", "expand_as",
+              "broadcast_to", "as_strided"):
+        setattr(Tensor, n, parsed(globals()[n], method=True))
+    # (PyTorch's Tensor.unflatten is Python's: its TypeErrors name it `Tensor.unflatten()`)
+    Tensor.unflatten = _python_method(unflatten)
 
 
 _bind_plain()
+narrow = parsed(narrow)
 
 from .structure import block_diag, cartesian_prod  # noqa: E402,F401  (public via PLAIN)
 

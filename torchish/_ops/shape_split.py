@@ -5,6 +5,7 @@ import numpy as np
 from .._views import _apply_steps
 from .._tensor import Tensor
 from ..autograd.saved_tensors import ABSENT
+from .declare import parsed
 from .registry import Promote, given, omitted, op
 from .arg_parser import REQUIRED, numpy_axis
 from .argcheck import _is_index, python_level_ints
@@ -230,10 +231,10 @@ def _bind():
     """Bind the Python-level splitting functions above as Tensor methods."""
     for name, method in (("split_with_sizes", _split_with_sizes_method),
                          ("tensor_split", _tensor_split_method)):
-        method.__qualname__ = name   # (Python's TypeErrors name it: `split_with_sizes() got ...`)
-        setattr(Tensor, name, method)
+        # (PyTorch binds these in C++: a bad call gets its argument parser's TypeError)
+        setattr(Tensor, name, parsed(method, name, method=True))
     for n in ("chunk", "hsplit", "vsplit", "dsplit"):
-        setattr(Tensor, n, globals()[n])
+        setattr(Tensor, n, parsed(globals()[n], method=True))
 
 
 _bind()

@@ -4,6 +4,7 @@ import numpy as np
 
 import torchish
 from ..._ops import nn_ops as _nn
+from ..._ops.declare import parsed as _parsed
 from ...autograd import sparse_grad as _sparse_grad
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -244,3 +245,6 @@ def one_hot(input, num_classes=-1):
             raise RuntimeError("Class values must be smaller than num_classes.")
     classes = torchish.arange(num_classes, dtype=torchish.int64, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
+
+
+one_hot = _parsed(one_hot)   # (PyTorch binds it in C++: its parser's TypeErrors)
