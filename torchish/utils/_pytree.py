@@ -9,7 +9,8 @@ __all__ = ["register_pytree_node", "tree_flatten", "tree_unflatten", "tree_leave
            "tree_structure", "tree_iter", "tree_map", "tree_map_", "tree_map_only",
            "tree_map_only_", "tree_all", "tree_any", "tree_all_only", "tree_any_only",
            "tree_is_leaf", "TreeSpec", "LeafSpec", "SUPPORTED_NODES", "is_namedtuple",
-           "is_namedtuple_class", "is_namedtuple_instance"]
+           "is_namedtuple_class", "is_namedtuple_instance", "is_structseq",
+           "is_structseq_class", "is_structseq_instance"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,15 +35,35 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
 _register_pytree_node = register_pytree_node
 
 
+def is_structseq_class(cls):
+    """A structseq class (`torch.return_types.max`, `os.stat_result`)."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and all(
+        isinstance(getattr(cls, n, None), int)
+        for n in ("n_fields", "n_sequence_fields", "n_unnamed_fields"))
+
+
+def is_structseq_instance(obj):
+    return is_structseq_class(type(obj))
+
+
+def is_structseq(obj):
+    """Whether `obj` (a class or an instance) is a structseq."""
+    return is_structseq_class(obj if isinstance(obj, type) else type(obj))
+
+
 def is_namedtuple_class(cls):
-    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+    # (torchish's return types keep a class-level `_fields` for its own code: structseqs)
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") \
+        and not is_structseq_class(cls)
 
 
 def is_namedtuple_instance(obj):
     return is_namedtuple_class(type(obj))
 
 
-is_namedtuple = is_namedtuple_instance
+def is_namedtuple(obj):
+    """Whether `obj` (a class or an instance) is a named tuple."""
+    return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
 
 
 def _dict_flatten(d):
