@@ -21,6 +21,7 @@ from .registry import Promote, op
 from .plans import number_arg
 from .indexing import check_fill_value
 from . import float8, unsigned_support
+from .pointwise_math import _complex_sgn
 from .._layout import strided as _STRIDED
 from .creation_data import _dev, _factory_requires_grad, _leaf, tensor
 
@@ -298,7 +299,21 @@ def polar(abs, angle):
     if abs.dtype == angle.dtype == np.float16:
         raise NotImplementedError('"polar_cpu" not implemented for \'Half\'')
     _complex_parts_check(abs, angle)
-    return jax.lax.complex(*jnp.broadcast_arrays(abs * jnp.cos(angle), abs * jnp.sin(angle)))
+    return _polar(*jnp.broadcast_arrays(abs, angle))
+
+
+@jax.custom_jvp
+def _polar(r, theta):
+    return jax.lax.complex(r * jnp.cos(theta), r * jnp.sin(theta))
+
+
+@_polar.defjvp
+def _polar_jvp(primals, tangents):
+    # PyTorch's polar_backward reads the abs direction as sgn(result), not e^(i angle): no
+    # gradient to abs where it is 0, and its sign flipped where abs is negative
+    y = _polar(*primals)
+    dr, dtheta = tangents
+    return y, _complex_sgn(y) * dr + y * 1j * dtheta
 
 
 def _bind():

@@ -81,10 +81,27 @@ def _lgamma(x):
     return jsp.gammaln(x)
 
 
+@jax.custom_jvp
+def _complex_sgn(z):
+    return jnp.sign(z)
+
+
+@_complex_sgn.defjvp
+def _complex_sgn_jvp(primals, tangents):
+    # JAX differentiates sign as a step function (zero); z / |z| has PyTorch's
+    # sgn_backward, (g - sgn^2 conj(g)) / (2 |z|), and zero at z = 0
+    (z,), (dz,) = primals, tangents
+    s, r = _complex_sgn(z), jnp.abs(z)   # (differentiable again: a create_graph backward)
+    d = (dz - s * s * jnp.conj(dz)) / (2 * jnp.where(r == 0, 1, r))
+    return s, jnp.where(r == 0, 0, d)
+
+
 def _sign(x):
     if _is_bool(x):
         return x
-    if _is_int(x) or jnp.iscomplexobj(x):
+    if jnp.iscomplexobj(x):
+        return _complex_sgn(x)
+    if _is_int(x):
         return jnp.sign(x)
     # PyTorch's (0 < x) - (x < 0): 0 (not nan, not -0) for nan and -0
     return jnp.where(x > 0, 1, jnp.where(x < 0, -1, jnp.zeros_like(x)))

@@ -9,6 +9,7 @@ import collections
 import heapq
 import itertools
 
+import jax
 import jax.numpy as jnp
 
 from . import anomaly, fused_backward, fused_views, grad_mode, saved_storage, saved_tensors
@@ -220,8 +221,12 @@ class _ViewAval(tuple):
 def torch_grad(x):
     """A cotangent in PyTorch's convention from JAX's, or back (an involution). For complex
     values PyTorch's vjp is conj(J)^T g where JAX's is J^T g: conjugating the cotangent on the
-    way into a JAX pullback and the gradients on the way out maps one onto the other."""
-    return jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x
+    way into a JAX pullback and the gradients on the way out maps one onto the other.
+    A zero imaginary part stays +0 (PyTorch's gradients of real-valued steps print `1.+0.j`;
+    a plain conj would turn every such zero into -0)."""
+    if x is None or not jnp.iscomplexobj(x):
+        return x
+    return jax.lax.complex(jnp.real(x), 0 - jnp.imag(x))
 
 
 def _aval(leaf):
