@@ -28,6 +28,9 @@ if XLA_LEVEL_0 and LEVEL_0_FLAG not in os.environ.get("XLA_FLAGS", ""):
 import pytest  # noqa: E402
 
 import torchish  # noqa: E402
+from fork_runner import share_mlir_context  # noqa: E402
+
+share_mlir_context()   # (one MLIR context per thread for the kernels' lowerings: see there)
 
 DEVICE = os.environ.get("TORCHISH_TEST_DEVICE", "cpu")
 

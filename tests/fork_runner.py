@@ -11,10 +11,36 @@ import os
 import select
 import subprocess
 import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def share_mlir_context(modules=256):
+    """Tests only: JAX lowers each kernel in one MLIR context per thread, renewed every `modules`
+    lowerings, instead of a fresh one each (loading its dialects is ~6 ms of a small kernel's
+    ~50-60 ms compile on the CPU; the suite compiles tens of thousands). The emitted modules are
+    the same; the renewal bounds what a context keeps (it interns every type and attribute)."""
+    try:
+        from jax._src.interpreters import mlir
+        make, local = mlir.make_ir_context, threading.local()
+    except (ImportError, AttributeError):   # (a JAX without that hook: lower as it does)
+        return
+
+    def shared():
+        if getattr(local, "left", 0) <= 0:
+            local.context, local.left = make(), modules
+        local.left -= 1
+        return local.context
+    mlir.make_ir_context = shared
+
 
 _SERVER = r'''
 import json, os, sys, traceback
 import torchish, torchish.__main__
+sys.path.insert(0, os.environ["FORK_RUNNER_DIR"])
+from fork_runner import share_mlir_context
+share_mlir_context()
 from jax._src import xla_bridge
 assert not xla_bridge._backends, "the server must not start JAX's backend before forking"
 for line in sys.stdin:
@@ -43,7 +69,7 @@ for line in sys.stdin:
 
 class ForkRunner:
     def __init__(self):
-        env = dict(os.environ, PYTHONHASHSEED="0")
+        env = dict(os.environ, PYTHONHASHSEED="0", FORK_RUNNER_DIR=HERE)
         self._proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, text=True, env=env)
 

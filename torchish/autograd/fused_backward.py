@@ -3,9 +3,9 @@
 A training loop builds the same graph every step. Run node by node, its backward costs one XLA
 dispatch per node plus one per `.grad` accumulation, and XLA cannot fuse across them. Once the
 same graph structure (ops, edges, output shapes, which leaves already hold a `.grad`) has been
-seen `_MIN_REPEATS` times, the engine's schedule for it is traced once - the same per-node
-pullbacks, called in the same order, summing gradients in the same order - and compiled with
-the accumulations into `.grad` as one `jax.jit`.
+seen `repeats_needed(nodes)` times (8, more for a large graph), the engine's schedule for it is
+traced once - the same per-node pullbacks, called in the same order, summing gradients in the
+same order - and compiled with the accumulations into `.grad` as one `jax.jit`.
 
 Only eager passes are fused (a traced one is compiled whole anyway), and only plain ones: no
 hooks, `retain_grad`, custom Functions, `create_graph`, `autograd.grad` or `inputs=`. Anything
@@ -20,10 +20,15 @@ from . import fused_views, grad_conj, graph, saved_storage
 from .._eager_jit import eager_jit
 
 # node-by-node runs of a structure before it is compiled whole: compiling costs about as much
-# as a couple of hundred passes save, so only a graph that repeats like a training loop's is
+# as a hundred or more passes save, so only a graph that repeats like a training loop's is
 # worth it; a short script (a few backward passes of one graph) skips the pause (2 made the
-# ported programs' suite ~18% slower in CPU time than 8)
+# ported programs' suite ~18% slower in CPU time than 8). A larger graph waits longer, one
+# pass per `_NODES_PER_REPEAT` nodes, up to `_MAX_REPEATS`: its compile grows with its size
+# (~14 ms a node at the tests' XLA level 0) and a script of a dozen steps of a transformer
+# paid 2-3 s for a few fused passes; a training loop of hundreds of steps still fuses early.
 _MIN_REPEATS = 8
+_MAX_REPEATS = 16   # (so benchmarks/autograd.py's 200-op chain, timed over passes 3-23, fuses)
+_NODES_PER_REPEAT = 2
 _MAX_KEYS = 1024   # structures counted; the counts restart when full
 _MAX_COMPILED = 64  # compiled passes kept (each holds an XLA executable); cleared when full
 # XLA takes about 8 ms per node to compile a pass on a 2-core CPU (112 nodes: 0.9 s); larger
@@ -73,7 +78,7 @@ def try_run(root_nodes, buffers, deps, retain_graph, marks=None, track=False):
     fn = _COMPILED.get(key)
     if fn is None:
         seen = _SEEN.get(key, 0)
-        if seen < _MIN_REPEATS:
+        if seen < repeats_needed(len(steps)):
             if len(_SEEN) >= _MAX_KEYS:
                 _SEEN.clear()
             _SEEN[key] = seen + 1
@@ -103,6 +108,12 @@ def try_run(root_nodes, buffers, deps, retain_graph, marks=None, track=False):
             if type(node) is not AccumulateGrad:
                 node.release()
     return True
+
+
+def repeats_needed(nodes):
+    """Node-by-node passes a graph of `nodes` nodes (AccumulateGrads included) runs before its
+    structure is compiled whole."""
+    return max(_MIN_REPEATS, min(_MAX_REPEATS, nodes // _NODES_PER_REPEAT))
 
 
 def _schedule(root_nodes, deps):
