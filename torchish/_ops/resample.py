@@ -8,6 +8,7 @@ PyTorch's CPU kernels (ATen's UpSample.h) so that every sampled position matches
 import functools
 import itertools
 import math
+import operator
 
 import numpy as np
 import jax
@@ -180,8 +181,9 @@ def _upsample(input, output_size, scales, mode, align_corners):
     if input.dtype == jnp.uint8 and mode in ("bilinear", "bicubic"):
         return _resample_uint8(input, output_size, scales, mode, align_corners, False)
     scales = scales if scales is not None else (None,) * nd
-    x = input
     ft = _opmath(input)
+    # a half input is interpolated in float32 (ATen's opmath) and rounded once at the end
+    x = input.astype(ft) if input.dtype in (jnp.float16, jnp.bfloat16) else input
     # the innermost dimension first, matching the nesting of PyTorch's interpolation loops
     for d in reversed(range(nd)):
         axis = 2 + d
@@ -193,7 +195,7 @@ def _upsample(input, output_size, scales, mode, align_corners):
             x = _interp_axis(x, axis, *_cubic_taps(n_in, n_out, s, align_corners, ft))
         else:
             x = _interp_axis(x, axis, *_linear_taps(n_in, n_out, s, align_corners, ft))
-    return x
+    return x.astype(input.dtype)
 
 
 def _aa_filter(mode, x, a=-0.5):
@@ -410,14 +412,18 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
         rows = jnp.stack([_weighted_sum(vals[i], jnp.stack(cx)) for i in range(4)])
         return _weighted_sum(rows, jnp.stack(cy))
     coords = [_pad_coord(c, n, padding_mode, align_corners) for c, n in zip(raw, sizes)]
+    if padding_mode != "zeros":
+        # a NaN coordinate (or an infinite one, mirrored) survives the clip as NaN: the 2-D
+        # kernel's vector max sends it to 0, the 3-D kernel's std::min to the last index
+        coords = [jnp.where(jnp.isnan(c), 0 if nd == 2 else n - 1, c)
+                  for c, n in zip(coords, sizes)]
     if mode == "nearest":
-        taps = [jnp.round(c).astype(jnp.int64)[None] for c in coords]
+        taps = [_tap_index(jnp.round(c))[None] for c in coords]
         return _gather_taps(flat, sizes, taps)[0]
     lows = [jnp.floor(c) for c in coords]
     fracs = [c - lo for c, lo in zip(coords, lows)]
     corners = list(itertools.product((0, 1), repeat=nd))   # nw, ne, sw, se in 2-D
-    taps = [jnp.stack([lows[d].astype(jnp.int64) + c[d] for c in corners])
-            for d in range(nd)]
+    taps = [jnp.stack([_tap_index(lows[d]) + c[d] for c in corners]) for d in range(nd)]
     weights = []
     for c in corners:
         w = None
@@ -425,7 +431,20 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
             wd = fracs[d] if bit else 1 - fracs[d]
             w = wd if w is None else w * wd
         weights.append(w)
-    return _weighted_sum(_gather_taps(flat, sizes, taps), jnp.stack(weights))
+    weights = jnp.stack(weights)
+    if nd == 3:
+        # the 3-D kernel skips a corner outside the input, so its (NaN) weight adds nothing;
+        # the 2-D kernel multiplies by a zero mask, which keeps a NaN
+        inside = functools.reduce(operator.and_,
+                                  [(t >= 0) & (t < n) for t, n in zip(taps, sizes)])
+        weights = jnp.where(inside, weights, jnp.zeros((), weights.dtype))
+    return _weighted_sum(_gather_taps(flat, sizes, taps), weights)
+
+
+def _tap_index(coord):
+    """An integral coordinate as an index; a non-finite one (x86's conversion gives INT_MIN)
+    far outside the input, where XLA's conversion would give 0 or a saturated value."""
+    return jnp.where(jnp.isfinite(coord), coord.astype(jnp.int64), -2 ** 40)
 
 
 _GRID = dict(promote=P.NONE, function=False, method=False, tensors=("input", "grid"))

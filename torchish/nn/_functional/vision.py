@@ -194,10 +194,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=_caller_stacklevel())
         align_corners = False
-    if input.dim() not in (4, 5) or grid.dim() != input.dim():
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same "
-                           f"number of dimensions, but got input with sizes "
-                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    # ATen's order: the checks common to both kernels, then the 2-D kernel's for a 4-D input,
+    # the 3-D kernel's for any other
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "
@@ -210,6 +208,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                                f"dimensions, but input has sizes {list(input.shape)} with "
                                f"dimension {d} being empty")
+    rank = 4 if input.dim() == 4 else 5
+    if input.dim() != rank or grid.dim() != rank:
+        raise RuntimeError(f"grid_sampler(): expected {rank}D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
     if input.dim() == 5 and mode == "bicubic":
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     # the CPU kernels: floating inputs, then a grid of the input's dtype
@@ -248,7 +251,7 @@ def affine_grid(theta, size, align_corners=None):
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
                       "grids when align_corners=True. This is not an intended use case of "
                       "affine_grid. See the documentation of affine_grid for details.",
-                      stacklevel=2)
+                      stacklevel=_caller_stacklevel())
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     if theta.shape[0] != size[0]:   # (ATen's bmm of the base grid by theta's transpose)
