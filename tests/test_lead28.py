@@ -30,3 +30,36 @@ def test_return_type_flattens_as_node():
     theirs = torch.utils._pytree.tree_flatten(torch.max(torch.ones(2, 2), 0))
     assert len(ours[0]) == len(theirs[0]) == 2
     assert repr(ours[1]) == repr(theirs[1])
+
+
+# ---- torch.reshape / torch.tile take one sequence; integer 0-d tensors as sizes ---------------
+
+def _shape_calls(m):
+    x = m.ones(2, 3)
+    return {
+        "tile_varargs": lambda: m.tile(x, 2, 2), "tile_missing": lambda: m.tile(x),
+        "tile_method_missing": lambda: x.tile(), "tile_method_varargs": lambda: x.tile(2, 2),
+        "tile_keyword": lambda: m.tile(x, dims=(2,)), "tile_bad_element": lambda: m.tile(x, (2, "a")),
+        "tile_int": lambda: m.tile(x, 2), "tile_method_keyword_int": lambda: x.tile(dims=2),
+        "tile_method_int": lambda: x.tile(2), "tile_named": lambda: m.tile(input=x, dims=[2]),
+        "reshape_varargs": lambda: m.reshape(x, 3, 2), "reshape_missing": lambda: m.reshape(x),
+        "reshape_bad_element": lambda: m.reshape(x, (3, "a")),
+        "reshape_keyword": lambda: m.reshape(x, shape=(6,)), "reshape_int": lambda: m.reshape(x, 6),
+        "reshape_named": lambda: m.reshape(input=x, shape=[6]),
+        "reshape_unknown_keyword": lambda: m.reshape(x, (6,), foo=1),
+        "reshape_method_int": lambda: x.reshape(6),
+        "reshape_method_keyword_int": lambda: x.reshape(shape=6),
+        "reshape_tensor_size": lambda: m.reshape(x, [m.tensor(6)]),
+        "tile_tensor_size": lambda: m.tile(x, (m.tensor(2),)),
+        "repeat_tensor_sizes": lambda: x.repeat(m.tensor(2), 1),
+        "repeat_tensor_sizes_tuple": lambda: x.repeat((m.tensor(2), 1)),
+        "repeat_tensor_sizes_list": lambda: x.repeat([1, m.tensor(2)]),
+        "repeat_tensor_second": lambda: x.repeat(1, m.tensor(2)),
+        "tile_method_tensor": lambda: x.tile(m.tensor(2), 1),
+    }
+
+
+@pytest.mark.parametrize("name", list(_shape_calls(torch)))
+def test_reshape_tile_calls(name):
+    from differential import same_printed
+    same_printed(lambda m: _shape_calls(m)[name](), torch)

@@ -30,6 +30,7 @@ def plain_functions():
                 random_binomial, set_ops):
         for name in mod.PLAIN:
             out[name] = getattr(mod, name)
+        out.update(getattr(mod, "FUNCTION_FORMS", {}))
     out.update(reduction.OVERLOADS)
     out["range"] = creation_ranges.range_
     from .._tensor import Tensor

@@ -29,7 +29,7 @@ PARSED_FUNCTIONS = frozenset("""
     randn_like randperm ravel real repeat_interleave resize_as_ rot90 row_stack scalar_tensor
     segment_reduce select slogdet split_with_sizes std std_mean svd take_along_dim tensor
     tensor_split triangular_solve tril_indices triu_indices unflatten var var_mean
-    view_as_complex view_as_real vsplit vstack where zero_
+    view_as_complex view_as_real vsplit vstack where zero_ reshape tile
     """.split())
 
 

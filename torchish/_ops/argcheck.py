@@ -192,6 +192,13 @@ def varargs_check(definition, sizes):
             raise argument_error(definition, definition.varargs, None, (), "mixed")
         raise argument_error(definition, definition.varargs, "tuple of ints", type(first),
                              index=0)
+    # integer 0-d tensors stand for their values (PyTorch's SymInt parsing): given as ints,
+    # so the plan sees static sizes
+    from .._tensor import Tensor
+    whole = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)) else sizes
+    if any(isinstance(s, Tensor) for s in whole):
+        ints = tuple(s.__index__() if isinstance(s, Tensor) else s for s in whole)
+        return (ints,) if whole is not sizes else ints
 
 
 def python_level_ints(name, names, values, input=None):

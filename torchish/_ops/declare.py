@@ -320,7 +320,7 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
             v = definition.varargs
             body = (f"    if {v} and ({v}[0].__class__ is not int or {v}[-1].__class__ is not "
                     f"int or len({v}) > 2 and sum({v}).__class__ is not int):\n"
-                    f"        _varargs_check(_op, {v})\n"
+                    f"        {v} = _varargs_check(_op, {v}) or {v}\n"
                     f"        _check_dims(_op, ({stat}))\n" + body)
         for d in sequence_dims(definition):   # (see `check_dims`)
             # (as a plan key, (0, 1.0) is (0, 1): the first and last element are tested

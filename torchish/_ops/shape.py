@@ -251,6 +251,19 @@ def reshape(input, *sizes, shape=None):
     return _reshape_copy(input.contiguous(), shape)
 
 
+def _reshape_function(input, shape):
+    """torch.reshape: unlike the method, `shape` is one sequence (an int is refused)."""
+    if not isinstance(shape, (tuple, list)):
+        raise int_list_error("reshape", "shape", type(shape), None, " (position 2)")
+    return reshape(input, shape)
+
+
+def _reshape_method(self, *sizes, shape=None):
+    if shape is not None and not isinstance(shape, (tuple, list)):   # (by keyword: a sequence)
+        raise int_list_error("reshape", "shape", type(shape), None, "")
+    return reshape(self, *sizes, shape=shape)
+
+
 def _reshape_error(given, i, value):
     """PyTorch's TypeError for reshape's size `value` at `i` that is no int; `given`: the
     sizes as passed (several, or one sequence or value). As a function, `shape` is the
@@ -759,6 +772,8 @@ def _bind_plain():
              "unflatten", "expand_as", "broadcast_to", "as_strided"]
     for n in names:
         setattr(Tensor, n, globals()[n])
+    _reshape_method.__qualname__ = _reshape_method.__name__ = "reshape"
+    Tensor.reshape = _reshape_method
     # (PyTorch binds these in C++: a bad call gets its argument parser's TypeError)
     for n in ("select", "narrow", "view_as", "reshape_as", "flatten", "ravel", "expand_as",
               "broadcast_to", "as_strided"):
@@ -769,6 +784,7 @@ def _bind_plain():
 
 _bind_plain()
 narrow = parsed(narrow)
+FUNCTION_FORMS = {"reshape": _reshape_function}   # (torch.X differing from Tensor.X)
 
 from .structure import block_diag, cartesian_prod  # noqa: E402,F401  (public via PLAIN)
 

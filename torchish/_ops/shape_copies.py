@@ -9,6 +9,7 @@ from .._memory_layout import lay_out, layout_strides, like_layout
 from ..autograd import grad_mode
 from .registry import Promote, op
 from .arg_parser import REQUIRED, numpy_axis
+from .errors import int_list_error
 from .shape import (_int_list_error, _int_sequence, _saved_int_list, _sizes, _unsq, _wrap_dim,
                     tensor_elements)
 
@@ -390,8 +391,19 @@ def _repeat_interleave_steps(input, repeats, dim, output_size):
 
 
 def _tile_method(self, *dim_args, dims=None):
+    if not dim_args and dims is None:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
+    if dims is not None and not isinstance(dims, (tuple, list)):   # (by keyword: a sequence)
+        raise int_list_error("tile", "dims", type(dims), None, "")
     # (PyTorch counts a method's arguments after self)
     return tile(self, *dim_args, dims=dims, _position=1)
+
+
+def _tile_function(input, dims):
+    """torch.tile: unlike the method, `dims` is one sequence (an int is refused)."""
+    if not isinstance(dims, (tuple, list)):
+        raise int_list_error("tile", "dims", type(dims), None, " (position 2)")
+    return tile(input, dims)
 
 
 def _repeat_interleave_method(self, repeats=None, dim=None, *, output_size=None):
@@ -413,6 +425,7 @@ def _bind():
 
 _bind()
 
+FUNCTION_FORMS = {"tile": _tile_function}   # (torch.X differing from Tensor.X)
 PLAIN = ["clone", "cat", "concat", "concatenate", "repeat_interleave", "hstack", "vstack",
          "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "fliplr",
          "flipud", "tile", "rot90"]
