@@ -19,10 +19,14 @@ Variable lengths (packed sequences) are run on the padded layout with a per-step
 finished sequence keeps its state and emits zeros; the reverse direction walks time backwards
 and so starts each sequence at its own last valid step, as PyTorch's packed reverse layer does.
 """
+import functools
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype as dt
+from .._cpu_features import onednn_bf16
 from .registry import Promote, op
 
 MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
@@ -101,7 +105,8 @@ def mkldnn_lstm(mode, dtype, has_proj):
     """Whether PyTorch's CPU LSTM runs oneDNN's layer kernel (a MkldnnRnnLayerBackward0 node
     per layer and direction): float32 and bfloat16 (AVX-512 CPUs), no projections. Elsewhere
     its output is the stack of the steps' hidden states (StackBackward0)."""
-    return mode == "LSTM" and not has_proj and dtype in (dt.float32, dt.bfloat16)
+    return mode == "LSTM" and not has_proj and (
+        dtype is dt.float32 or dtype is dt.bfloat16 and onednn_bf16())
 
 
 def _layer_grad_fn(kinds, statics):
@@ -216,9 +221,52 @@ def _lstm_cell_hidden(outgate, c):
     return outgate * jnp.tanh(c)
 
 
+# ---- packed sequences as index gathers ----------------------------------------------------
+# The packing pattern (`batch_sizes`) is data: its index maps are computed on the host with NumPy
+# and handed to the kernels as index arrays, so a kernel is keyed on shapes (T, B, N) alone and
+# a new set of lengths of the same shapes reuses it (variable-length training compiled a kernel
+# per length set when the pattern was a static argument).
+
+@functools.lru_cache(maxsize=256)
+def packed_maps(batch_sizes, total_length):
+    """(pack (N,), unpack (total_length, B), lengths (B,)) for a `batch_sizes` tuple: packed row
+    k is padded row `pack[k]` of the (T*B, *) flattening; padded [t, b] is packed row
+    `unpack[t, b]`, or N (the padding row) past the sequence's end."""
+    bs = np.asarray(batch_sizes, dtype=np.int64)
+    T, B, N = len(bs), int(bs[0]) if len(bs) else 0, int(bs.sum())
+    cols = np.arange(B)
+    valid = cols[None, :] < bs[:, None]                              # (T, B)
+    offsets = np.cumsum(bs) - bs
+    unpack = np.full((total_length, B), N, dtype=np.int32)
+    unpack[:T] = np.where(valid, offsets[:, None] + cols[None, :], N)
+    return (np.flatnonzero(valid).astype(np.int32), unpack,
+            valid.sum(0).astype(np.int64))
+
+
+def _packed_rows(padded, index):
+    flat = padded.reshape((-1,) + padded.shape[2:])
+    return flat.at[index].get(indices_are_sorted=True, unique_indices=True)
+
+
+@op("_pack_padded_rows", promote=Promote.NONE, grad_fn="PackPaddedSequenceBackward0",
+    function=False, method=False, tensors=("input", "index"))
+def _pack_padded_rows(input, index):
+    """`pack_padded_sequence`'s data: the rows `index` (see `packed_maps`) of (T, B, *) input."""
+    return _packed_rows(input, index)
+
+
 @op("_rnn_packed_output", promote=Promote.NONE, grad_fn="CatBackward0", function=False,
-    method=False, tensors=("padded",))
-def _rnn_packed_output(padded, batch_sizes):
+    method=False, tensors=("padded", "index"))
+def _rnn_packed_output(padded, index):
     """The packed data of a recurrent layer's padded (T, B, *) output. PyTorch's packed RNN
     kernels concatenate each step's rows (`at::cat`), so the data's node is CatBackward0."""
-    return jnp.concatenate([padded[t, :n] for t, n in enumerate(batch_sizes)], axis=0)
+    return _packed_rows(padded, index)
+
+
+@op("_pad_packed_rows", promote=Promote.NONE, grad_fn="torch::autograd::CopySlices",
+    function=False, method=False, tensors=("data", "index"))
+def _pad_packed_rows(data, index, padding_value):
+    """The padded (T, B, *) layout of packed data: rows `index` (see `packed_maps`) of the data
+    with a row of `padding_value` appended."""
+    fill = jnp.full((1,) + data.shape[1:], padding_value, data.dtype)
+    return jnp.concatenate([data, fill])[index]

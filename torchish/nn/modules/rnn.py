@@ -10,12 +10,10 @@ import math
 import numbers
 import warnings
 
-import numpy as np
-
 import torchish
 from ... import _autocast
-from ..._ops.nn_rnn import (_check_cell_shapes, _lstm_cell_hidden, _rnn_cell, _rnn_layer,
-                            _rnn_packed_output, mkldnn_lstm)
+from ..._ops.nn_rnn import (_check_cell_shapes, _lstm_cell_hidden, _pad_packed_rows, _rnn_cell,
+                            _rnn_layer, _rnn_packed_output, mkldnn_lstm, packed_maps)
 from ..._warnings import warn_once
 from .. import init
 from ..parameter import Parameter
@@ -38,32 +36,39 @@ def _is_packed(x):
     return cls is not None and isinstance(x, cls)
 
 
+def _first(batch_sizes):
+    """batch_sizes[0] as an int, read on the host (an index op would compile per length)."""
+    sizes = batch_sizes.tolist()
+    if not sizes:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    return int(sizes[0])
+
+
 def _apply_permutation(tensor, permutation, dim=1):
     return tensor.index_select(dim, permutation)
 
 
 class _PackedLayout:
-    """Index maps between packed data (sum(batch_sizes), *) and the padded (T, B, *) layout."""
+    """Index maps between packed data (sum(batch_sizes), *) and the padded (T, B, *) layout,
+    passed to the kernels as index tensors (keyed on shapes, not on the lengths). T is the
+    longest length rounded up to a multiple of `STEPS`: the layer's scan (seconds to compile,
+    forward and backward) is shared by every batch of a bucket; the steps past a sequence's
+    end are masked (its state kept, zeros emitted), so the extra ones change nothing."""
+    STEPS = 8
 
     def __init__(self, batch_sizes, device):
-        bs = np.asarray(batch_sizes.tolist(), dtype=np.int64)
-        self.T, self.B, self.N = len(bs), int(bs[0]), int(bs.sum())
-        self.sizes = tuple(int(n) for n in bs)
-        offsets = np.concatenate([[0], np.cumsum(bs)[:-1]])
-        cols = np.arange(self.B)
-        valid = cols[None, :] < bs[:, None]                      # (T, B)
-        # padded[t, b] = data[offsets[t] + b], or row N (a zero row) past a sequence's end
-        gather = np.where(valid, offsets[:, None] + cols[None, :], self.N)
-        self.to_padded = torchish.tensor(gather.reshape(-1), device=device)
-        self.lengths = torchish.tensor(valid.sum(0).astype(np.int64), device=device)
+        sizes = tuple(int(n) for n in batch_sizes.tolist())
+        steps = -(-len(sizes) // self.STEPS) * self.STEPS
+        pack, unpack, lengths = packed_maps(sizes, steps)
+        self.to_packed = torchish.tensor(pack, device=device)
+        self.to_padded = torchish.tensor(unpack, device=device)
+        self.lengths = torchish.tensor(lengths, device=device)
 
     def pad(self, data):
-        zero = data.new_zeros((1,) + tuple(data.shape[1:]))
-        rows = torchish.cat([data, zero]).index_select(0, self.to_padded)
-        return rows.reshape((self.T, self.B) + tuple(data.shape[1:]))
+        return _pad_packed_rows(data, self.to_padded, 0.0)
 
     def pack(self, padded):
-        return _rnn_packed_output(padded, self.sizes)
+        return _rnn_packed_output(padded, self.to_packed)
 
 
 class RNNBase(Module):
@@ -185,7 +190,7 @@ class RNNBase(Module):
 
     def get_expected_hidden_size(self, input, batch_sizes):
         if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
+            mini_batch = _first(batch_sizes)
         else:
             mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
@@ -292,7 +297,7 @@ class RNNBase(Module):
         orig_input = input
         if _is_packed(orig_input):
             input, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch_size = int(batch_sizes[0])
+            max_batch_size = _first(batch_sizes)
             if hx is None:
                 hx = self._zeros_state(input, max_batch_size, self.hidden_size)
             else:
@@ -371,7 +376,7 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input, batch_sizes):
         if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
+            mini_batch = _first(batch_sizes)
         else:
             mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
@@ -395,7 +400,7 @@ class LSTM(RNNBase):
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if _is_packed(orig_input):
             input, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch_size = int(batch_sizes[0])
+            max_batch_size = _first(batch_sizes)
             if hx is None:
                 hx = (self._zeros_state(input, max_batch_size, real_hidden_size),
                       self._zeros_state(input, max_batch_size, self.hidden_size))

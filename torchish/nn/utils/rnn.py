@@ -11,6 +11,7 @@ import numpy as np
 
 import torchish
 from ..._ops import nn_ops as _nn
+from ..._ops.nn_rnn import _pack_padded_rows, _pad_packed_rows, packed_maps
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
            "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",
@@ -157,7 +158,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if len(sizes) > input.shape[0]:
         raise RuntimeError(f"Expected sequence length to be larger than or equal to "
                            f"{len(sizes)}, but got {input.shape[0]}")
-    data = _nn._pack_padded_sequence(input, sizes)
+    pack, _, _ = packed_maps(sizes, len(sizes))
+    data = _pack_padded_rows(input, torchish.tensor(pack, device=input.device))
     batch_sizes = torchish.tensor(list(sizes), dtype=torchish.int64, device="cpu")  # as PyTorch
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
@@ -171,11 +173,11 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"sequence in input, but got total_length={total_length} and max "
                              f"sequence length being {max_seq_length}")
         max_seq_length = total_length
-    padded = _nn._pad_packed_sequence(sequence.data, sizes, float(padding_value),
-                                      int(max_seq_length))
-    batch = sizes[0] if sizes else 0
-    lengths = torchish.tensor([sum(1 for n in sizes if n > b) for b in range(batch)],
-                              dtype=torchish.int64, device="cpu")
+    _, unpack, lengths = packed_maps(sizes, int(max_seq_length))
+    data = sequence.data
+    padded = _pad_packed_rows(data, torchish.tensor(unpack, device=data.device),
+                              float(padding_value))
+    lengths = torchish.tensor(lengths, dtype=torchish.int64, device="cpu")
     if batch_first:
         padded = padded.transpose(0, 1)
     unsorted = sequence.unsorted_indices
