@@ -12,6 +12,7 @@ import warnings
 
 import torchish
 from ... import _autocast
+from ..._cpu_features import onednn_bf16
 from ..._ops.nn_rnn import (_check_cell_shapes, _lstm_cell_hidden, _pad_packed_rows, _rnn_cell,
                             _rnn_layer, _rnn_packed_output, mkldnn_lstm, packed_maps)
 from ..._warnings import warn_once
@@ -539,6 +540,11 @@ def _autocast_args(mode, input, tensors, fused=False, module_input=None):
     if not _autocast.enabled.get(device):
         return input, tensors, None
     low = _autocast.dtypes[device]
+    if fused and low is torchish.bfloat16 and device == "cpu" and not onednn_bf16():
+        # (PyTorch 2.13 still lowers the layer to oneDNN's bf16 kernel, which this CPU lacks)
+        raise RuntimeError("could not create a primitive descriptor for the LSTM forward "
+                           "propagation primitive. Run workload with environment variable "
+                           "ONEDNN_VERBOSE=all to get additional diagnostic information.")
     lowered = mode.startswith("RNN") or fused
     if lowered:
         input, = _autocast.cast_values(_autocast.LOWER, [input], device)
