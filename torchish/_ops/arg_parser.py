@@ -19,16 +19,16 @@ _PYTHON_LEVEL = frozenset({"cdist", "norm", "split", "tensordot"})
 # argument, passing an unknown keyword or too many positional arguments gets the parser's
 # TypeError (checked against PyTorch 2.13 in tests/test_mend28.py)
 PARSED_FUNCTIONS = frozenset("""
-    allclose arange argwhere as_strided as_strided_ as_tensor asarray bartlett_window bernoulli
+    allclose arange argwhere as_strided as_strided_ as_tensor asarray bartlett_window 
     bincount binomial blackman_window broadcast_to cat chunk clone column_stack combinations
     concat concatenate corrcoef cosine_similarity cov detach_ diagflat dsplit dstack empty_like
     equal eye fill fill_ flatten fliplr flipud float_power full full_like geqrf gradient
     hamming_window hann_window hsplit hstack imag index_put index_put_ is_same_size
     kaiser_window linspace logdet logspace lu_solve lu_unpack masked_select matmul matrix_exp
-    multinomial nonzero normal orgqr pairwise_distance pdist poisson qr rand_like randint_like
-    randn_like randperm ravel real repeat_interleave resize_as_ rot90 row_stack scalar_tensor
+    multinomial nonzero  orgqr pairwise_distance pdist poisson qr  randint_like
+    randn_like  ravel real repeat_interleave resize_as_ rot90 row_stack scalar_tensor
     segment_reduce select slogdet split_with_sizes std std_mean svd take_along_dim tensor
-    tensor_split triangular_solve tril_indices triu_indices unflatten var var_mean
+    tensor_split triangular_solve   unflatten var var_mean
     view_as_complex view_as_real vsplit vstack where zero_ reshape tile
     """.split())
 
