@@ -66,9 +66,12 @@ def try_run(root_nodes, buffers, deps, retain_graph, marks=None, track=False):
             if grad is not None:
                 old_grads.append(grad._data)
         else:
+            # gradients handed to a view node the per-node engine runs fused with this one
+            # (fused_views) pass no wall: XLA then folds them as that engine's kernel does
+            views = () if track else fused_views.fusable_views(node, deps, buffers, None, None)
             key.append((node._vjp, tuple(node._out_avals),
                         tuple(None if e is None else (index[id(e[0])], e[1])
-                              for e in node._edges)))
+                              for e in node._edges), views))
             leaves.append(node._leaves)
     key = (tuple(key), tuple((index[id(node)], nr) for node, nr in roots))
     if track:   # which gradients PyTorch holds as conj views: fixed by the nodes' kinds
@@ -186,12 +189,14 @@ def _make_pass(key):
                     conj_bits.append(step and g is not None and
                                      grad_conj.grad_mark(g, marks) == grad_conj.G_CONJ)
                 continue
-            vjp, out_avals, edges = step
+            vjp, out_avals, edges, views = step
             node_leaves = next(leaves)
             if not any(g is not None for g in grads_in.values()):
                 continue
-            grads = vjp(node_leaves, [grads_in.get(k) for k in range(len(out_avals))])
-            grads = _wall(list(grads), zero)
+            grads = list(vjp(node_leaves, [grads_in.get(k) for k in range(len(out_avals))]))
+            walled = [k for k in range(len(grads)) if k not in views]
+            for k, g in zip(walled, _wall([grads[k] for k in walled], zero)):
+                grads[k] = g
             if marks is not None and (kinds[i] is not None or marks):
                 grad_conj.mark_grads(kinds[i], edges, grads_in.get(0), grads, marks)
             for e, g in zip(edges, grads):
