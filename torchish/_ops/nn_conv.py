@@ -11,6 +11,7 @@ from jax import lax
 from .._device import has_accelerator
 from .. import _dtype as dt
 from .. import _functions
+from .. import _cpu_features
 from .._tensor import Tensor
 from .._warnings import warn_once
 from .registry import Promote, op
@@ -107,9 +108,9 @@ def _use_mkldnn(x, weight, stride, dilation, groups, transposed, output_padding=
     if transposed and any(o >= s for o, s in zip(output_padding, stride)):
         return False
     if x.dtype == jnp.bfloat16:
-        # ATen always takes oneDNN for bfloat16 where the CPU has AVX-512 (BW/VL/DQ), as the
-        # machines PyTorch's outputs are recorded on do; float16 needs AVX512-FP16
-        return True
+        # ATen always takes oneDNN for bfloat16 where oneDNN has bf16 kernels (AVX-512 core),
+        # else the slow kernels; float16 needs AVX512-FP16
+        return _cpu_features.onednn_bf16()
     if x.dtype != jnp.float32:
         return False
     xs, ws = x.shape, weight.shape
