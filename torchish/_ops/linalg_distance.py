@@ -64,11 +64,31 @@ def _cdist_uses_mm(shape1, shape2, p, compute_mode):
 def _euclidean_dist_body(x1, x2):
     # [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, the second operand built transposed: XLA then
     # accumulates the product in PyTorch's order more often
-    n1 = jnp.sum(x1 * x1, -1, keepdims=True)
-    n2 = jnp.expand_dims(jnp.sum(x2 * x2, -1), -2)
+    n1 = _sequential_sum(x1 * x1)[..., None]
+    n2 = _sequential_sum(x2 * x2)[..., None, :]
     a = jnp.concatenate([x1 * -2, n1, jnp.ones_like(n1)], -1)
     b = jnp.concatenate([jnp.swapaxes(x2, -1, -2), jnp.ones_like(n2), n2], -2)
-    return _clamped_sqrt(jnp.matmul(a, b))
+    if a.shape[-1] > _SEQUENTIAL_MAX:
+        return _clamped_sqrt(jnp.matmul(a, b))
+    # few columns: the products summed one by one, in column order (as PyTorch's gemm does
+    # here), so a point's distance to itself comes out exactly 0 whatever the CPU's vector
+    # width; XLA's dot kernel orders its sums by the host's vector units
+    total = a[..., :, None, 0] * b[..., None, 0, :]
+    for k in range(1, a.shape[-1]):
+        total = total + a[..., :, None, k] * b[..., None, k, :]
+    return _clamped_sqrt(total)
+
+
+_SEQUENTIAL_MAX = 18   # feature columns + 2
+
+
+def _sequential_sum(products):
+    if products.shape[-1] + 2 > _SEQUENTIAL_MAX or not products.shape[-1]:
+        return jnp.sum(products, -1)
+    total = products[..., 0]
+    for k in range(1, products.shape[-1]):
+        total = total + products[..., k]
+    return total
 
 
 @jax.custom_jvp
