@@ -201,6 +201,8 @@ def dispatch(definition, targs, sargs):
     if _META[0] and _meta.involved(tensors):   # meta device: shapes only (see _meta.py)
         return _meta.dispatch(definition, plan, targs, leaves, tensors, kinds, record)
     error = _check(definition, plan, targs, leaves)
+    if FUNC_FORWARD:   # (a torchish.func forward-mode transform tracing: func/_forward.py)
+        _func_forward_refusal(plan, leaves)
     out = _run(plan, leaves)
     if error is not None:  # raised after the forward: shape and dtype errors come first
         raise error
@@ -243,6 +245,12 @@ def _records_in_forward(tensors):
 # ---- forward AD: tangents through the op's forward (see autograd/forward_ad.py) -----------
 
 FORWARD_AD = [False]   # inside a dual_level
+FUNC_FORWARD = []   # the JAX traces of the torchish.func forward-mode transforms tracing
+
+
+def _func_forward_refusal(plan, leaves, inplace=False):
+    from ..func._forward import refuse
+    refuse(plan, leaves, inplace)
 
 
 def _forward_tangents(plan, leaves, tensors, outputs, inplace=False):

@@ -20,8 +20,9 @@ from ..autograd.double_backward import READS_RESULT
 from ..autograd.saved_storage import result_ref, storage_refs
 from ..autograd.saved_tensors import MUTATION_WATCH
 from .call_jax import call_jax_record
-from .dispatch import (FORWARD_AD, _INDIRECT, _IS_BEING, _META, _check, _collect_for,
-                       _creation_error, _forward_tangents, _run)
+from .dispatch import (FORWARD_AD, FUNC_FORWARD, _INDIRECT, _IS_BEING, _META, _check,
+                       _collect_for, _creation_error, _forward_tangents, _func_forward_refusal,
+                       _run)
 from .plans import _get_plan
 from .recording import (NOT_IMPLEMENTED, _grad_name, _pack_saved, _plan_vjp, _saved_of,
                         backward_refusal, kernel_name, op_edges, raising_vjp, saved_outputs,
@@ -217,6 +218,8 @@ def dispatch_inplace(definition, targs, sargs):
                                       needs_grad and grad_mode.GRAD_ENABLED[0]
                                       and definition.differentiable)
     error = _check(definition, plan, targs, leaves)
+    if FUNC_FORWARD:
+        _func_forward_refusal(plan, leaves, inplace=True)
     try:
         out = _run(plan, leaves)
     except RuntimeError:

@@ -35,6 +35,9 @@ What JAX does differently from `torch.func`, and how it is bridged here:
   With inputs requiring grad (or inside `grad`) an eager vmap that may draw (randomness not
   "error") runs once, differentiated as it runs (`_tape._apply(once=True)`), so its samplers
   still read their batched parameters.
+- JAX's forward mode pushes a tangent through any op; inside `jvp`, `jacfwd`, `hessian` and
+  `linearize` an op PyTorch has no forward formula for raises its NotImplementedError when an
+  operand carries the transform's tangent (`_forward`).
 - An in-place op writing a tensor not batched at a vmap level with an operand batched there
   raises PyTorch's error (`_vmap_inplace`); JAX would batch the tensor silently.
 """
@@ -46,7 +49,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor, _wrap
 from .. import _random_trace, _storage
-from . import _vmap_inplace
+from . import _forward, _vmap_inplace
 from ..utils import _pytree
 from ..autograd import grad_mode
 from ._refusals import refused_backward
@@ -279,7 +282,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     traced.namer = lambda tensors, out: ()
     # PyTorch's primal outputs come out of dual tensors as aliases (the tangents' names, from
     # its forward-mode formulas, are not known here)
-    out = _apply(lambda p, t: jax.jvp(traced, tuple(p), tuple(t), has_aux=has_aux),
+    forward = _forward.marked(traced)
+    out = _apply(lambda p, t: jax.jvp(forward, tuple(p), tuple(t), has_aux=has_aux),
                  (tuple(primals), tuple(tangents)), "JvpBackward", func,
                  _Names(traced, lambda shape, probe: ["AliasBackward0"] * _count(shape[0])
                         + [None] * (_count(shape) - _count(shape[0]))))
@@ -294,7 +298,7 @@ def linearize(func, *primals):
     # and traced for the linear map
     value = func(*primals)
     traced = _Traced(func, False, primals)
-    jvp_fn = jax.linearize(traced, *_to_arrays(primals))[1]
+    jvp_fn = jax.linearize(_forward.marked(traced), *_to_arrays(primals))[1]
     primals_flat, primals_spec = _pytree.tree_flatten(primals)
 
     def linearized(*tangents):
@@ -368,7 +372,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    jacobian = _jacobian(jax.jacfwd, func, argnums, has_aux, 1, "JacfwdBackward")
+    jacobian = _jacobian(lambda f, argnums, has_aux: jax.jacfwd(
+        _forward.marked(f), argnums=argnums, has_aux=has_aux), func, argnums, has_aux, 1,
+        "JacfwdBackward")
 
     def wrapper(*args, **kwargs):
         _check_randomness(randomness)
@@ -380,8 +386,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
 
 def hessian(func, argnums=0):
-    return _jacobian(lambda f, argnums, has_aux: jax.hessian(f, argnums=argnums), func,
-                     argnums, False, 2, "HessianBackward", _check_hessian_inputs)
+    # (jax.hessian's composition, the forward-mode level marked for its refusals)
+    return _jacobian(lambda f, argnums, has_aux: jax.jacfwd(
+        _forward.marked(jax.jacrev(f, argnums=argnums)), argnums=argnums), func,
+        argnums, False, 2, "HessianBackward", _check_hessian_inputs)
 
 
 _RANDOMNESS_ERROR = _random_trace.RANDOMNESS_ERROR
