@@ -30,6 +30,7 @@ PARSED_FUNCTIONS = frozenset("""
     segment_reduce select slogdet split_with_sizes std std_mean svd take_along_dim tensor
     tensor_split triangular_solve   unflatten var var_mean
     view_as_complex view_as_real vsplit vstack where zero_ reshape tile
+    ones_like zeros_like tril_indices triu_indices
     """.split())
 
 
@@ -76,11 +77,24 @@ def parse(definition, name, self_param, values, names):
             raise TypeError(f"{name}() got an unexpected keyword argument "
                             f"'{given[-1] if len(given) > 1 else given[0]}'")
         values[param] = values[given[0]]
+    if self_param is not None and values[self_param] is REQUIRED:
+        self_param = None   # (no self: the function form, `torch.abs_()`, an in-place
+        # method PyTorch also binds as a function taking `input` first)
+    elif self_param is not None and name.endswith("_"):
+        from .._tensor import Tensor
+        if not isinstance(values[self_param], Tensor):   # (its first argument's check)
+            from .declare import _caller
+            from .errors import inplace_self_error
+            raise inplace_self_error(definition, name, self_param, values, _caller(1, name))
     ordered = [p for p in params.values()
                if p.name != self_param and p.kind is not p.VAR_POSITIONAL]
     missing = [i for i, p in enumerate(ordered) if values[p.name] is REQUIRED]
     if missing:
+        from .declare import _caller
+        from .errors import earlier_type_error
         raise _overloads_error(definition, name, self_param, values, ordered) or \
+            earlier_type_error(definition, name, self_param, values, _caller(1, name),
+                               ordered[missing[0]].name) or \
             _missing(definition, name, ordered, missing[0])
     return tuple(values[n] for n in names)
 

@@ -2,6 +2,8 @@
 declaration (`_argcheck`) and the check a new plan runs (`_check_arguments`)."""
 import inspect
 
+import numpy
+
 from .arg_parser import _PYTHON_LEVEL
 from .errors import argument_error, int_list_error, tensor_element_error
 from .opdef import DIM_NAMES, LIST_NAMES, Omitted, given
@@ -13,7 +15,7 @@ INT_NAMES = frozenset({"k", "chunks", "diagonal", "offset", "start_dim", "end_di
 BOOL_NAMES = frozenset({"keepdim", "largest", "sorted", "descending", "stable", "unbiased",
                         "upper", "hermitian", "return_inverse", "return_counts", "left",
                         "right", "out_int32", "unitriangular", "transpose", "some", "eigenvectors",
-                        "implicit"})
+                        "implicit", "cudnn_enable", "cudnn_enabled"})
 # ops whose `dim` PyTorch types `int[]` (besides those whose default here is a tuple)
 _INT_LIST_DIMS = frozenset({"logsumexp", "nansum", "nanmean"})
 # ops whose overloads (other than by an `omitted` default) make a wrong-typed dim the
@@ -35,6 +37,8 @@ _INTS = {**{f"conv{t}{n}d": ("groups",) for t in ("", "_transpose") for n in (1,
          "pixel_shuffle": ("upscale_factor",), "pixel_unshuffle": ("downscale_factor",),
          "unfold": ("size", "step")}
 _STR_OK = frozenset({("conv1d", "padding"), ("conv2d", "padding"), ("conv3d", "padding")})
+# ops' statics PyTorch types `Number` (a str or None there is its TypeError)
+_NUMBERS = {"histc": ("min", "max")}
 
 
 def _argcheck(opname, params, dyn, statics, scalar_operands, public):
@@ -61,13 +65,15 @@ def _argcheck(opname, params, dyn, statics, scalar_operands, public):
                  or p in _GEOMETRY.get(opname, ()) or p in _INTS.get(opname, ()))
     bools = tuple((i, defaults[p] is None or p == "stable")   # (PyTorch's `bool? stable`)
                   for i, p in enumerate(statics) if p in BOOL_NAMES)
-    return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims, bools
+    scalars = tuple(i for i, p in enumerate(statics) if p in _NUMBERS.get(opname, ()))
+    return numbers, LIST_NAMES.intersection(dyn), required.intersection(dyn), dims, bools, \
+        scalars
 
 
 def _check_arguments(definition, statics, kinds):
     """Raise PyTorch's TypeError for an operand its signature refuses (see `op`'s
     `scalar_operands`); asked when a plan is made, so valid calls never pay for it."""
-    numbers, lists, required, dims, bools = definition.argcheck
+    numbers, lists, required, dims, bools, scalars = definition.argcheck
     for pname, kind in zip(definition.tensors, kinds):
         if pname in lists and (kind is None or isinstance(kind, type) or kind[0] not in ("L", "?")):
             from .._tensor import Tensor   # (a Tensor, a number or None where a list goes)
@@ -102,6 +108,10 @@ def _check_arguments(definition, statics, kinds):
         value = statics[i]
         if value.__class__ is not bool and given(value) and not (value is None and nullable):
             raise argument_error(definition, definition.statics[i], "bool", type(value))
+    for i in scalars:
+        value = statics[i]
+        if not _is_number(value):
+            raise argument_error(definition, definition.statics[i], "Number", type(value))
     for name, needs in definition.given_with.items():
         value = statics[definition.statics.index(name)]
         if given(value) and not given(statics[definition.statics.index(needs)]):
@@ -164,6 +174,14 @@ def _int_type(opname, name, default, varargs):
             isinstance(getattr(default, "value", default), (tuple, list)):
         return "tuple of ints"
     return "int"
+
+
+def _is_number(value):
+    """A value PyTorch's parser takes for a `Number`: a Python or NumPy number (a bool
+    included) or a 0-d Tensor."""
+    from .._tensor import Tensor
+    return isinstance(value, (int, float, complex, numpy.number, numpy.bool_)) or (
+        isinstance(value, Tensor) and value.ndim == 0)
 
 
 def _is_index(value):

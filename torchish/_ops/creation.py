@@ -181,7 +181,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 def _like(fn):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-             memory_format=None, **kw):
+             memory_format=None, pin_memory=False):
         if not isinstance(input, Tensor):
             raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be "
                             f"Tensor, not {type(input).__name__}")
@@ -191,8 +191,8 @@ def _like(fn):
                                  device if device is not None else input.device, requires_grad)
         return like_layout(fn(input.shape, dtype=dtype or input.dtype,
                               device=device if device is not None else input.device,
-                              requires_grad=requires_grad, **kw), input, memory_format)
-    like.__name__ = fn.__name__ + "_like"
+                              requires_grad=requires_grad), input, memory_format)
+    like.__name__ = like.__qualname__ = fn.__name__ + "_like"
     return like
 
 
@@ -243,7 +243,16 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     return _leaf(np.eye(n, n if m is None else m, dtype=d.np), device, requires_grad)
 
 
-def _check_indices(name, row, col, dtype):
+def _check_indices(name, row, col, offset, dtype):
+    if row.__class__ is not int or col.__class__ is not int or offset.__class__ is not int:
+        from .errors import _entry_name, _keywords_of_call, type_name
+        from .overloads import _fits
+        keywords = _keywords_of_call(_entry_name()[1])
+        for i, (label, v) in enumerate((("row", row), ("col", col), ("offset", offset))):
+            if not _fits("int", v):   # (the parser's `int` check)
+                where = "" if label in keywords else f" (position {i + 1})"
+                raise TypeError(f"{name}(): argument '{label}'{where} must be int, not "
+                                f"{type_name(type(v))}")
     for label, v in (("row", row), ("col", col)):
         if v < 0:   # (sic: PyTorch prints no space before the number)
             raise RuntimeError(f"{label} must be non-negative, got{v}")
@@ -252,13 +261,13 @@ def _check_indices(name, row, col, dtype):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    _check_indices("tril_indices", row, col, dtype)
+    _check_indices("tril_indices", row, col, offset, dtype)
     r, c = np.tril_indices(row, offset, col)
     return _leaf(np.stack([r, c]).astype((dtype or dt.int64).np), device, False)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    _check_indices("triu_indices", row, col, dtype)
+    _check_indices("triu_indices", row, col, offset, dtype)
     r, c = np.triu_indices(row, offset, col)
     return _leaf(np.stack([r, c]).astype((dtype or dt.int64).np), device, False)
 

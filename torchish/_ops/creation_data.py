@@ -301,7 +301,7 @@ def _promote_all(dtypes):
     return out
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, *, dtype=None, device=None):
     if isinstance(data, Tensor):
         if (dtype is None or data.dtype is dtype) and (device is None or
                                                       Device(device) == data.device):
@@ -317,7 +317,34 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """`as_tensor` with PyTorch's `copy` (True: always a copy; False: an alias or
+    ValueError; None: an alias where one can be) and `requires_grad`."""
+    from .errors import type_name
+    if copy is not None and copy.__class__ is not bool:
+        raise TypeError(f"asarray(): argument 'copy' must be bool, not "
+                        f"{type_name(type(copy))}")
+    if not isinstance(obj, (Tensor, np.ndarray)):
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+    # (a NumPy array is read as the tensor sharing its memory first)
+    t = obj if isinstance(obj, Tensor) or copy else as_tensor(obj)
+    if isinstance(obj, np.ndarray) and copy:
+        t = tensor(obj)
+    wrong_device = device is not None and Device(device) != t.device
+    wrong_dtype = dtype is not None and dtype is not t.dtype
+    if copy is False and (wrong_device or wrong_dtype):
+        raise ValueError(f"can't alias tensor from device '{t.device}' to '{Device(device)}'."
+                         if wrong_device else f"can't alias tensor with dtype "
+                         f"'{t.dtype._legacy}' into dtype '{dtype._legacy}'.")
+    if wrong_device or wrong_dtype:
+        t = t.to(device=device, dtype=dtype)
+    elif copy and t is obj:
+        t = t.clone()
+    if requires_grad and t.is_leaf:
+        t.requires_grad_(True)
+    return t
 
 
 def from_numpy(ndarray):

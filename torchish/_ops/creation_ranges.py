@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from .creation import _scalar, full, ones
 from .creation_data import _leaf
+from .arg_parser import REQUIRED
 from .plans import number_arg
 from . import unsigned_support
 
@@ -82,10 +83,16 @@ def _arange_values(start, step, n, d):
     return out
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
-    if not (_is_number(start) and (end is None or _is_number(end)) and _is_number(step)):
+def arange(start=REQUIRED, end=None, step=1, *, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False):
+    if not ((start is REQUIRED or _is_number(start)) and (end is None or _is_number(end))
+            and _is_number(step)):
         raise _arange_error(start, end, step)
+    if start is REQUIRED:   # (`arange(end=3)` is PyTorch's `arange(Number end)` overload)
+        if end is None:
+            raise _no_end(out=out, dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad)
+        start, end = end, None
     dtype = dt.from_python_type(dtype)
     # (parsed as Numbers first: an int beyond uint64, a NumPy uint64 beyond int64 are errors)
     start, end, step = (None if v is None else number_arg(_scalar(v)) for v in (start, end, step))
@@ -130,6 +137,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return _leaf(_arange_values(xs, xst, n, dtype), device, requires_grad)
 
 
+def _no_end(**keywords):
+    """PyTorch's parser on an arange call without bounds (the keywords it passed)."""
+    from . import overloads
+    given = {k: v for k, v in keywords.items()
+             if v is not (False if k == "requires_grad" else None)}
+    return overloads._refusal("arange", overloads.table("arange", False), [], given)
+
+
 def _is_number(value):
     return value.__class__ is int or value.__class__ is float or isinstance(
         value, (Tensor, builtins.bool, builtins.complex, np.number, np.bool_))
@@ -140,9 +155,12 @@ def _arange_error(start, end, step):
     from .errors import _entry_name, _keywords_of_call
     from .overloads import parser_error
     values = {"start": start, "end": end, "step": step}
+    if start is REQUIRED:   # (not passed)
+        del values["start"]
     keywords = [k for k in _keywords_of_call(_entry_name()[1]) if k in values]
     passed = [n for n in values if n not in keywords]
-    while passed and values[passed[-1]] is {"start": 0, "end": None, "step": 1}[passed[-1]]:
+    while passed and values[passed[-1]] is {"start": REQUIRED, "end": None, "step": 1}[
+            passed[-1]]:
         passed.pop()   # (trailing defaults: not passed)
     return parser_error("arange", False, [values[n] for n in passed],
                         {k: values[k] for k in keywords}) or TypeError(

@@ -12,7 +12,8 @@ from .arg_parser import (_PYTHON_LEVEL, PYTHON_FUNCTIONAL, REQUIRED, numpy_names
 from .argcheck import _argcheck, check_dims, sequence_dims, varargs_check
 from .dispatch import dispatch, dispatch_out
 from .errors import (_PACKAGE, _WRAPPERS, ArgumentTypeError, hidden_overloads,
-                     hidden_overloads_error, too_many_positional, unexpected_keywords)
+                     hidden_overloads_error, inplace_self_error, too_many_positional,
+                     unexpected_keywords)
 from .inplace import dispatch_inplace
 from .result_layout import default_layout
 from .overloads import table
@@ -333,6 +334,12 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
             body = (f"    if {' or '.join(f'{n}.__class__ is not int' for n in names)}:\n"
                     f"        _op.ints_check[1](locals())\n" + body)
         body = _catch_argument_errors(body, fname, self_param, dunder)
+    if entry == "dispatch_inplace" and self_param is not None and not dunder:
+        body = "".join("    " + line + "\n" for line in body.splitlines())
+        body = ("    try:\n" + body + "    except AttributeError:\n"
+                f"        if isinstance({self_param}, _Tensor):\n            raise\n"
+                f"        raise _not_self(_op, {fname!r}, {self_param!r}, locals(), "
+                f"_caller(0, {fname!r})) from None\n")
     if required or numpy:   # (one comparison per name: a call pays only for the `is`)
         names = required + [n for n in aliases if n not in required]
         tests = [f"{n} is _REQUIRED" for n in required] + [
@@ -383,7 +390,8 @@ def _generate(definition, sig, entry, fname=None, out=False, self_param=None, du
                      _REQUIRED=REQUIRED, _varargs_check=varargs_check,
                      _parse=_parse_hidden if hidden_overloads(fname, method) else parse,
                      _check_dims=check_dims, _SEQUENCES=(tuple, list),
-                     _unexpected=unexpected_keywords, _too_many=too_many_positional)
+                     _unexpected=unexpected_keywords, _too_many=too_many_positional,
+                     _not_self=inplace_self_error)
     exec(src, namespace)
     fn = namespace[fname]
     if more or "**_kw" in params:   # (introspection sees the parameters PyTorch documents)
@@ -407,6 +415,7 @@ class _PythonLevel:
 
     def __init__(self, fn, name):
         self.name, self.sig, self.varargs = name, inspect.signature(fn), None
+        self.fn = fn   # (`errors.earlier_type_error` runs it to find a wrong-typed argument)
 
 
 def parsed(fn, name=None, method=False):
@@ -446,10 +455,16 @@ def parsed(fn, name=None, method=False):
            f"    if {' or '.join(tests)}:\n"
            f"        raise _refuse(_op, {name!r}, {self_param!r}, locals(), "
            f"_caller(0, {name!r}))\n"
-           f"    return _fn({', '.join(call)})\n")
-    from .errors import parser_refusal
+           f"    try:\n        return _fn({', '.join(call)})\n"
+           f"    except (AttributeError, TypeError):\n"
+           f"        _e = _retype(_op, {name!r}, {self_param!r}, locals(), "
+           f"_caller(0, {name!r}))\n"
+           f"        if _e is None:\n            raise\n"
+           f"        raise _e from None\n")
+    from .errors import not_a_tensor, parser_refusal
     namespace = dict(defaults, _fn=fn, _op=_PythonLevel(fn, name), _REQUIRED=REQUIRED,
-                     _refuse=parser_refusal, _caller=_caller, _parsed_method=method)
+                     _refuse=parser_refusal, _caller=_caller, _parsed_method=method,
+                     _retype=not_a_tensor)
     code = fn.__code__
     exec(compile(src, code.co_filename, "exec"), namespace)
     wrapper = namespace[name]
@@ -466,6 +481,11 @@ def _parse_hidden(definition, name, self_param, values, names):
     PyTorch lists are its "invalid combination" (`x.add()`), not a missing argument."""
     from .errors import _outside, call_arguments
     given = {k: v for k, v in values.items() if v is not REQUIRED}
+    if self_param is not None and self_param not in given:
+        self_param = None   # (the function form of an in-place method: `torch.addmv_()`)
+    elif self_param is not None and name.endswith("_") and \
+            not isinstance(given[self_param], Tensor):   # (`torch.addmv_("a")`)
+        raise inplace_self_error(definition, name, self_param, values, _caller(1, name))
     error = hidden_overloads_error(name, self_param is not None, *call_arguments(
         definition, self_param, given, _outside(_caller(1, name))))
     if error is not None:

@@ -10,6 +10,7 @@ which is a bug in an op body and must stay visible.
 """
 import math
 import os
+import warnings
 
 import jax
 import jaxlib
@@ -345,12 +346,17 @@ def unexpected_keywords(op, name, self_param, values, extra, caller):
     if values.get("_varargs") == () and values.get(sizes) is REQUIRED:
         missing.append(sizes)   # (`x.permute()`: no sizes, as separate ints or by keyword)
         values = dict(values, **{op.varargs: ()})
+    binding_values = values
     values = {k: v for k, v in {**values, **extra}.items() if v is not REQUIRED}
     args, kwargs = call_arguments(op, self_param, values, caller)
     method = self_param is not None
     if method and not values.get("_more") and \
             positional_count_of_call(caller) == len(args) + 1:
         method, args = False, [values[self_param]] + args   # (`torch.abs_(x, foo=1)`)
+    if method and values.get("_more") and positional_count_of_call(caller) == \
+            len(args) + 1 + len(values["_more"]):   # (`torch.abs_(x, 1, foo=1)`: the
+        # function form counts the positional arguments first)
+        return too_many_positional(op, name, self_param, binding_values, caller)
     if method and len(op.sig.parameters) == 1:
         return TypeError(f"TensorBase.{name}() takes no keyword arguments")
     error = parser_error(name, method, args, kwargs) or \
@@ -358,6 +364,10 @@ def unexpected_keywords(op, name, self_param, values, extra, caller):
     if error is not None:
         return error
     missing = [n for n in missing if n != self_param or not method]
+    error = earlier_type_error(op, name, self_param if method else None, binding_values,
+                               caller, missing[0] if missing else None)
+    if error is not None:
+        return error
     if missing and missing[0] == sizes:
         return TypeError(f'{name}() missing 1 required positional arguments: "{sizes}"')
     if missing:
@@ -384,7 +394,110 @@ def parser_refusal(op, name, self_param, values, caller):
     if error is not None:
         return error
     first = next(n for n in op.sig.parameters if values.get(n) is REQUIRED)
-    return missing_error(op, name, self_param, first)
+    return earlier_type_error(op, name, self_param, values, caller, first) or \
+        missing_error(op, name, self_param, first)
+
+
+def earlier_type_error(op, name, self_param, values, caller, missing=None):
+    """The TypeError PyTorch's parser raises for this call of `op`'s binding `name` before it
+    reports the required parameter `missing` left out (or, `missing` None, an unknown
+    keyword): it reads the parameters in order, checking each one's type, and only then the
+    keywords left over. None where no argument before `missing` has the wrong type.
+    (Asked on those error paths only.)"""
+    from .arg_parser import REQUIRED
+    order = list(op.sig.parameters)
+    before = order[:order.index(missing)] if missing in order else order
+    given = {k: v for k, v in values.items() if k in op.sig.parameters and v is not REQUIRED}
+    if not any(k in given for k in before):
+        return None
+    fn = getattr(op, "fn", None)
+    if fn is not None:   # (a Tensor parameter first: the probe would fail on it otherwise)
+        error = _not_a_tensor(op, name, self_param, given, caller, before)
+        if error is not None:
+            return error
+    try:
+        if fn is not None:   # (a Python-level function: its own checks, run on the call)
+            if not _probe_safe(name):
+                return None
+            with warnings.catch_warnings():   # (its warnings are not the call's)
+                warnings.simplefilter("ignore")
+                fn(**{k: values.get(k, REQUIRED) for k in order})
+        elif getattr(op, "argcheck", None) is not None and op.varargs is None:
+            from .argcheck import _check_arguments
+            from .dispatch import _collect_for
+            # (a tensor left out stands as one: its own check is not the one looked for)
+            from .._tensor import Tensor
+            targs = tuple(given[n] if n in given else
+                          Tensor.__new__(Tensor) if values.get(n) is REQUIRED else None
+                          for n in op.tensors)
+            _check_arguments(op, tuple(values.get(n, REQUIRED) for n in op.statics),
+                             _collect_for(op, targs)[0])
+    except ArgumentTypeError as exc:
+        if exc.op is op and exc.param in before:
+            return exc.finish(name, self_param, given, caller)
+    except TypeError as exc:
+        text, head = str(exc), f"{name}(): argument '"
+        if text.startswith(head) and text[len(head):].partition("'")[0] in before:
+            return exc
+    except Exception:   # (whatever else the probe finds is no parser error)
+        pass
+    return None
+
+
+def not_a_tensor(op, name, self_param, values, caller):
+    """For a `declare.parsed` function whose body failed (AttributeError, TypeError): PyTorch's
+    TypeError where an argument PyTorch types `Tensor` is none (`torch.flatten("a")`), where
+    it has overloads the "invalid combination" none takes, or None (the body's own error
+    stands)."""
+    from .arg_parser import REQUIRED
+    from .overloads import parser_error, table
+    given = {k: v for k, v in values.items() if k in op.sig.parameters and v is not REQUIRED}
+    if table(name, self_param is not None) is not None:   # (its overloads' word, if none fits)
+        return parser_error(name, self_param is not None,
+                            *call_arguments(op, self_param, given, _outside(caller)))
+    return _not_a_tensor(op, name, self_param, given, caller, list(op.sig.parameters))
+
+
+def _not_a_tensor(op, name, self_param, given, caller, names):
+    from .._tensor import Tensor
+    bad = next((k for k in names if k in _TENSOR_PARAMS and k in given and
+                not isinstance(given[k], Tensor)), None)
+    if bad is None:
+        return None
+    named = [k for k in op.sig.parameters if k != self_param]
+    where = "" if bad in _keywords_of_call(_outside(caller)) else \
+        f" (position {named.index(bad) + 1})"
+    return TypeError(f"{name}(): argument '{_shown(bad, self_param)}'{where} must be "
+                     f"Tensor, not {_parser_type(given[bad])}")
+
+
+# the parameters PyTorch types `Tensor` of the Python-level functions here that its parser
+# reads (`declare.parsed`): a value of another type there is its TypeError
+_TENSOR_PARAMS = frozenset({"input", "x1", "x2", "other", "LU_data", "LU_pivots", "mask", "A",
+                            "the_template", "input2", "count", "prob", "self"})
+
+
+def _probe_safe(name):
+    """Whether `earlier_type_error` may run the Python-level function `name` on the call's
+    arguments: not where it writes a tensor in place or draws random numbers."""
+    return not name.endswith("_") and not any(
+        w in name for w in ("rand", "binomial", "multinomial", "poisson", "bernoulli"))
+
+
+def inplace_self_error(op, name, self_param, values, caller):
+    """PyTorch's TypeError for an in-place method's `self` that is no Tensor: called as the
+    function PyTorch also binds (`torch.abs_("a")`), whose first argument is `input`."""
+    from .arg_parser import REQUIRED
+    from .overloads import parser_error
+    given = {k: v for k, v in values.items() if k in op.sig.parameters and v is not REQUIRED}
+    args, kwargs = call_arguments(op, None, given, _outside(caller))
+    error = parser_error(name, False, args, kwargs) or \
+        hidden_overloads_error(name, False, args, kwargs)
+    if error is not None:
+        return error
+    where = "" if self_param in kwargs else " (position 1)"
+    return TypeError(f"{name}(): argument '{_shown(self_param, None)}'{where} must be Tensor, "
+                     f"not {_parser_type(values[self_param])}")
 
 
 def missing_error(op, name, self_param, first):
@@ -472,8 +585,10 @@ def hidden_overloads_error(name, method, args, kwargs):
     if unknown:
         return TypeError(head + "unrecognized keyword arguments: " + ", ".join(unknown))
 
-    def shown(kind, value, desc):
-        return desc if kind is not None and _matches(kind, value) else f"!{desc}!"
+    def shown(kind, value, desc):   # (the formatter marks mismatches only where the call
+        # has as many arguments as the overload's text has slots)
+        return desc if len(args) + len(kwargs) != len(sig.items) or (
+            kind is not None and _matches(kind, value)) else f"!{desc}!"
     positional = [shown(slots[i][0] if i < len(slots) else None, v, _parser_type(v))
                   for i, v in enumerate(args)]
     by_name = {n: k for k, n in slots}

@@ -8,6 +8,7 @@ from .recording import NOT_IMPLEMENTED, _grad_name, kernel_name
 # tests/test_forward_ad_refusals.py checks each against live PyTorch)
 NO_FORWARD_FORMULA = {
     "CdistBackward0": "_cdist_forward", "PdistBackward0": "_pdist_forward",
+    "EuclideanDistBackward0": "_euclidean_dist",
     "CholeskyBackward0": "cholesky", "OrmqrBackward0": "ormqr",
     "MultiMarginLossBackward0": "multi_margin_loss",
     "MultilabelMarginLossBackward0": "multilabel_margin_loss_forward",

@@ -118,10 +118,24 @@ def trapz(*args, **kwargs):
     return trapezoid(**bound)
 
 
+def _parsed(name, binding):
+    """`binding` behind PyTorch's parser of its two overloads, `(y, Tensor x, *, int dim)` and
+    `(y, *, Number dx, int dim)`: arguments neither takes (`dx=None`, `x=None`) are its
+    "invalid combination" TypeError."""
+    signatures = overloads.table(name, False)
+
+    def parsed(*args, **kwargs):
+        overloads.parse(name, signatures, args, kwargs)
+        return binding(*args, **kwargs)
+    parsed.__name__ = parsed.__qualname__ = binding.__name__
+    parsed.__doc__ = binding.__doc__
+    return parsed
+
+
 OVERLOADS = {"trapz": trapz}
 # with a graph to record, they record PyTorch's inner nodes
 for _name, _steps in (("trapezoid", _trapezoid_steps),
                       ("cumulative_trapezoid", _cumulative_trapezoid_steps)):
-    _fns = composite(_name, _steps)
+    _fns = {n: _parsed(n, f) for n, f in composite(_name, _steps).items()}
     globals().update(_fns)
     OVERLOADS.update(_fns)

@@ -17,7 +17,7 @@ P = Promote
 
 
 @op(promote=P.NONE, grad_fn="CdistBackward0", method=False)
-def cdist(x1, x2, p=2.0, compute_mode=None):
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
@@ -45,7 +45,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return _p_norm(jnp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p, -1, all_ties=True)
 
 
-_CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                 "donot_use_mm_for_euclid_dist")
 
 
@@ -113,7 +113,7 @@ _cdist_fused = cdist
 
 
 @_autocast.casts("cdist")
-def _cdist_steps(x1, x2, p=2.0, compute_mode=None):
+def _cdist_steps(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """PyTorch's cdist when it takes the matmul route: `_euclidean_dist` of the operands
     (expanded to their common batch shape, as 3-d) viewed as the result (ViewBackward0)."""
     if not _cdist_uses_mm(tuple(x1.shape), tuple(x2.shape), p, compute_mode) \
@@ -200,5 +200,19 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 PLAIN = ["pdist", "cosine_similarity", "pairwise_distance"]
 # with a graph to record, cdist records PyTorch's inner nodes (see composite.py)
 _fns = composite("cdist", _cdist_steps)
+
+
+def _through_steps_with_tangents(binding):
+    """`binding`, which also takes PyTorch's inner ops where an operand carries a forward-AD
+    tangent: on the matmul route their `_euclidean_dist` is the op forward AD refuses."""
+    def cdist(*args, **kwargs):
+        operands = args[:2] + tuple(kwargs[k] for k in ("x1", "x2") if k in kwargs)
+        if any(getattr(a, "__dict__", {}).get("_fw_tangent") is not None for a in operands):
+            return _cdist_steps(*args, **kwargs)
+        return binding(*args, **kwargs)
+    return functools.wraps(binding)(cdist)
+
+
+_fns["cdist"] = _through_steps_with_tangents(_fns["cdist"])
 globals().update(_fns)
 PLAIN += list(_fns)

@@ -675,7 +675,8 @@ def _normalize_affine(axes, eps):
 @op(promote=P.NONE, grad_fn="NativeLayerNormBackward0", nn=True, method=False,
     tensors=("input", "weight", "bias"), saves=("input", "weight", "bias"),
     saved_as={"result1": _saved_stat(1, _layer_axes), "result2": _saved_stat(2, _layer_axes)})
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    # (`cudnn_enable`: torch.layer_norm's, not F.layer_norm's; no cuDNN here)
     mixed = _check_mixed(input, weight, bias)   # (PyTorch's first check here)
     axes = _normalized_axes(input, normalized_shape, ", ")
     for name, t in (("weight", weight), ("bias", bias)):
@@ -701,7 +702,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 
 @op(promote=P.NONE, grad_fn="NativeGroupNormBackward0", method=False,
     tensors=("input", "weight", "bias"), saves=("input", "weight"))
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    # (`cudnn_enabled`: torch.group_norm's, not F.group_norm's; no cuDNN here)
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
