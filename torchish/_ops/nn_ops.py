@@ -16,7 +16,7 @@ import numpy as np
 from . import float8
 from .half_grad import HALF, Rounder, unfolded
 from .pointwise import _true_div
-from .reduction import _vector_norm, order_zero
+from .reduction import _vector_norm, mean_by_count, order_zero
 from .registry import Promote, op
 
 P = Promote
@@ -30,7 +30,22 @@ def _reduce(loss, reduction):
     acc = jnp.float32 if loss.dtype in (jnp.bfloat16, jnp.float16) else None
     if reduction == "sum":
         return jnp.sum(loss, dtype=acc).astype(loss.dtype)
-    return jnp.mean(loss, dtype=acc).astype(loss.dtype)
+    return _loss_mean(loss)
+
+
+@jax.custom_jvp
+def _loss_mean(loss):
+    """A 'mean' reduction: PyTorch's sum divided by the count. Its derivative stays the
+    product with 1 / n that XLA makes of JAX's mean, as the loss backward kernels (huber's,
+    soft margin's) scale the gradient by 1 / numel."""
+    return mean_by_count(loss)
+
+
+@_loss_mean.defjvp
+def _loss_mean_jvp(primals, tangents):
+    (loss,), (t,) = primals, tangents
+    acc = jnp.float32 if loss.dtype in HALF else None
+    return _loss_mean(loss), jnp.mean(t, dtype=acc).astype(loss.dtype)
 
 
 def _grad_scaled(value, scale):
